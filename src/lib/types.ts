@@ -16,7 +16,9 @@ export type ReleaseTarget = (typeof RELEASE_TARGETS)[number];
 export type ReleaseRefusal =
   | "refused_terminal_same_holder"
   | "refused_not_holder"
-  | "refused_lease_live";
+  | "refused_lease_live"
+  /** The leaseToken sent is not the current claim's: the job was claimed again since. */
+  | "refused_stale_token";
 
 /** The `job` object in every successful answer. Dates use PocketBase's text form. */
 export interface JobView {
@@ -34,15 +36,24 @@ export interface ClaimRequest {
   workerId: string;
   leaseSeconds?: number;
 }
-export type RenewRequest = ClaimRequest;
+export interface RenewRequest extends ClaimRequest {
+  /** Fencing: when sent, the renew is refused unless it is the current claim's token. */
+  leaseToken?: string;
+}
 export interface ReleaseRequest {
   jobId: string;
   workerId: string;
   status: ReleaseTarget;
+  /** Fencing: when sent, the release is refused (refused_stale_token) unless it is the current claim's token. */
+  leaseToken?: string;
 }
 
+/**
+ * `leaseToken` is new in pb-fleet (the reference has none): a fresh random token
+ * per winning claim, repeated on an alreadyHeld answer.
+ */
 export type ClaimResponse =
-  | { claimed: true; job: JobView; alreadyHeld?: true }
+  | { claimed: true; job: JobView; alreadyHeld?: true; leaseToken: string }
   | { claimed: false };
 export type RenewResponse = { renewed: true; job: JobView } | { renewed: false };
 export type ReleaseResponse =
@@ -52,4 +63,34 @@ export type ReleaseResponse =
 /** Body of every HTTP 400. */
 export interface ErrorResponse {
   error: string;
+}
+
+export interface ClaimNextRequest {
+  workerId: string;
+  leaseSeconds?: number;
+  /** How many jobs to claim at most: an integer 1..100, default 1. */
+  limit?: number;
+  /** Only jobs whose probe_key starts with this text. */
+  probeKeyPrefix?: string;
+}
+export interface ClaimedJob {
+  job: JobView;
+  leaseToken: string;
+}
+/** Oldest claimable jobs first; empty when there is nothing to do. */
+export interface ClaimNextResponse {
+  jobs: ClaimedJob[];
+}
+
+/** GET /api/fleet/stats (JSON; `?format=prometheus` gives the same in Prometheus text). */
+export interface FleetStats {
+  counts: Record<JobStatus, number>;
+  total: number;
+  /** Seconds since the oldest pending job was created (or re-queued); null when none is pending. */
+  oldestPendingAgeSeconds: number | null;
+  /** claimed/running rows whose lease has passed: work for the sweeper. */
+  expiredLeases: number;
+  /** Rows whose consecutive_orphan_count has reached the server's cap. */
+  pastOrphanCap: number;
+  orphanCap: number;
 }
