@@ -17,6 +17,18 @@ export const ROUTES = [
   { method: "POST", path: "/api/fleet/claim", module: "./src/handlers/claim.ts", handler: "handleClaim" },
   { method: "POST", path: "/api/fleet/renew", module: "./src/handlers/renew.ts", handler: "handleRenew" },
   { method: "POST", path: "/api/fleet/release", module: "./src/handlers/release.ts", handler: "handleRelease" },
+  { method: "POST", path: "/api/fleet/claim-next", module: "./src/handlers/claim-next.ts", handler: "handleClaimNext" },
+  { method: "POST", path: "/api/fleet/sweep", module: "./src/handlers/sweep.ts", handler: "handleSweep" },
+  { method: "GET", path: "/api/fleet/stats", module: "./src/handlers/stats.ts", handler: "handleStats" },
+];
+
+/** Cron jobs (cronAdd ids); each schedule is read when PocketBase loads the file. */
+export const CRONS = [
+  {
+    id: "pb-fleet-sweeper",
+    schedule: { module: "./src/handlers/sweep.ts", handler: "scheduleFromEnv" },
+    job: { module: "./src/handlers/sweep.ts", handler: "runScheduledSweep" },
+  },
 ];
 
 const BANNER = `// GENERATED FILE - DO NOT EDIT.
@@ -28,8 +40,8 @@ const BANNER = `// GENERATED FILE - DO NOT EDIT.
 
 const CONTEXT_PARAM = "__context";
 
-/** One handler, bundled alone and turned into the body of `(__context) => { ... }`. */
-async function bundleHandler({ module, handler }) {
+/** One exported function, bundled alone with what it uses, as the body of a closure that calls it. */
+async function bundleFunction({ module, handler }, callArgs) {
   const result = await esbuild.build({
     stdin: { contents: `export { ${handler} as default } from ${JSON.stringify(module)};`, resolveDir: root, loader: "ts", sourcefile: "entry.ts" },
     bundle: true,
@@ -49,17 +61,22 @@ async function bundleHandler({ module, handler }) {
   const match = exportLine.exec(text);
   if (!match) throw new Error(`esbuild output for ${module} has no default export line to turn into a call`);
   if (new RegExp(`\\b${CONTEXT_PARAM}\\b`).test(text)) throw new Error(`${module} uses the reserved name ${CONTEXT_PARAM}`);
-  const body = text.replace(exportLine, `return ${match[1]}(${CONTEXT_PARAM});`).trim();
+  const body = text.replace(exportLine, `return ${match[1]}(${callArgs});`).trim();
   return body.split("\n").map((line) => (line ? "  " + line : line)).join("\n");
 }
 
 export async function buildHooks() {
   const parts = [BANNER];
   for (const route of ROUTES) {
-    const body = await bundleHandler(route);
+    const body = await bundleFunction(route, CONTEXT_PARAM);
     parts.push(
       `routerAdd(${JSON.stringify(route.method)}, ${JSON.stringify(route.path)}, (${CONTEXT_PARAM}) => {\n${body}\n}, $apis.requireAdminAuth());\n`,
     );
+  }
+  for (const cron of CRONS) {
+    const schedule = await bundleFunction(cron.schedule, "");
+    const job = await bundleFunction(cron.job, "");
+    parts.push(`cronAdd(${JSON.stringify(cron.id)}, (() => {\n${schedule}\n})(), () => {\n${job}\n});\n`);
   }
   return parts.join("\n");
 }

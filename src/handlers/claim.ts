@@ -2,11 +2,11 @@
 import { jobView } from "../lib/job-row";
 import type { ClaimResponse } from "../lib/types";
 import { decideClaim } from "../lib/transitions";
-import { validateJobRequest } from "../lib/validate";
-import { findJob, readRow, requestBody, writePatch } from "./record";
+import { validateClaimRequest } from "../lib/validate";
+import { findJob, newLeaseToken, readRow, requestBody, writePatch } from "./record";
 
 export function handleClaim(c: echo.Context): void {
-  const req = validateJobRequest(requestBody(c));
+  const req = validateClaimRequest(requestBody(c));
   if (!req.ok) return c.json(400, { error: req.error });
   const { jobId, workerId, leaseSeconds } = req.value;
 
@@ -16,15 +16,16 @@ export function handleClaim(c: echo.Context): void {
       const rec = findJob(tx, jobId);
       if (rec === null) return;
       const row = readRow(rec);
-      const decision = decideClaim(row, workerId, leaseSeconds, Date.now());
+      const leaseToken = newLeaseToken();
+      const decision = decideClaim(row, workerId, leaseSeconds, Date.now(), leaseToken);
       if (decision.kind === "refused") return;
       if (decision.kind === "already_held") {
-        answer = { claimed: true, job: jobView(row), alreadyHeld: true };
+        answer = { claimed: true, job: jobView(row), alreadyHeld: true, leaseToken: decision.leaseToken };
         return;
       }
       writePatch(rec, decision.patch);
       tx.saveRecord(rec);
-      answer = { claimed: true, job: jobView(row, decision.patch) };
+      answer = { claimed: true, job: jobView(row, decision.patch), leaseToken };
     });
   } catch {
     // The transaction rolled back (sqlite error, failed save): nothing was

@@ -5,6 +5,7 @@
  * without the file's top level), so this module is written once and emitted
  * per handler.
  */
+import type { WhereClause } from "../lib/queries";
 import {
   JOB_ROW_NUMBER_FIELDS,
   JOB_ROW_TEXT_FIELDS,
@@ -37,4 +38,29 @@ export function readRow(rec: models.Record): JobRow {
 
 export function writePatch(rec: models.Record, patch: JobPatch): void {
   for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
+}
+
+/** Rows matching a where clause from src/lib/queries, in the given order. */
+export function findJobs(
+  dao: daos.Dao,
+  where: WhereClause,
+  order: readonly string[],
+  limit: number,
+): models.Record[] {
+  const records = arrayOf(new Record());
+  dao.recordQuery(JOBS_COLLECTION)
+    .andWhere($dbx.exp(where.sql, where.params))
+    .orderBy(...order)
+    .limit(limit)
+    .all(records);
+  return records;
+}
+
+/** A fencing token for a new claim: unguessable, so only the claim's own answer carries it. */
+export function newLeaseToken(): string {
+  return $security.randomString(24);
+}
+
+export function getenv(name: string): string {
+  return $os.getenv(name);
 }

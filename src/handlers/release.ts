@@ -1,4 +1,4 @@
-/** POST /api/fleet/release { jobId, workerId, status: done|failed|pending } */
+/** POST /api/fleet/release { jobId, workerId, status: done|failed|pending, leaseToken? } */
 import { jobView } from "../lib/job-row";
 import type { ReleaseResponse } from "../lib/types";
 import { decideRelease } from "../lib/transitions";
@@ -8,7 +8,7 @@ import { findJob, readRow, requestBody, writePatch } from "./record";
 export function handleRelease(c: echo.Context): void {
   const req = validateReleaseRequest(requestBody(c));
   if (!req.ok) return c.json(400, { error: req.error });
-  const { jobId, workerId, target } = req.value;
+  const { jobId } = req.value;
 
   let answer: ReleaseResponse = { released: false, reason: "refused_not_holder" };
   try {
@@ -16,7 +16,7 @@ export function handleRelease(c: echo.Context): void {
       const rec = findJob(tx, jobId);
       if (rec === null) return; // unknown job: the caller holds nothing
       const row = readRow(rec);
-      const decision = decideRelease(row, workerId, target, Date.now());
+      const decision = decideRelease(row, req.value, Date.now());
       if (decision.kind === "refused") {
         answer = { released: false, reason: decision.reason };
         return;

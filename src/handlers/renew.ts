@@ -1,14 +1,14 @@
-/** POST /api/fleet/renew { jobId, workerId, leaseSeconds? } */
+/** POST /api/fleet/renew { jobId, workerId, leaseSeconds?, leaseToken? } */
 import { jobView } from "../lib/job-row";
 import type { RenewResponse } from "../lib/types";
 import { decideRenew } from "../lib/transitions";
-import { validateJobRequest } from "../lib/validate";
+import { validateRenewRequest } from "../lib/validate";
 import { findJob, readRow, requestBody, writePatch } from "./record";
 
 export function handleRenew(c: echo.Context): void {
-  const req = validateJobRequest(requestBody(c));
+  const req = validateRenewRequest(requestBody(c));
   if (!req.ok) return c.json(400, { error: req.error });
-  const { jobId, workerId, leaseSeconds } = req.value;
+  const { jobId } = req.value;
 
   let answer: RenewResponse = { renewed: false };
   try {
@@ -16,7 +16,7 @@ export function handleRenew(c: echo.Context): void {
       const rec = findJob(tx, jobId);
       if (rec === null) return;
       const row = readRow(rec);
-      const patch = decideRenew(row, workerId, leaseSeconds, Date.now());
+      const patch = decideRenew(row, req.value, Date.now());
       if (patch === null) return;
       writePatch(rec, patch);
       tx.saveRecord(rec);

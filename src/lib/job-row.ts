@@ -16,6 +16,8 @@ export interface JobRow {
   version: number;
   reclaim_count: number;
   consecutive_orphan_count: number;
+  /** Fencing token of the current claim (pb-fleet's addition); `""` when none. */
+  lease_token: string;
 }
 
 /** Field values to write; dates in PocketBase's text form. */
@@ -29,9 +31,14 @@ export interface JobPatch {
   requeued_at?: string;
   reclaim_count?: number;
   consecutive_orphan_count?: number;
+  lease_token?: string;
+  /** JSON; written only when the server itself gives up on a job. */
+  result?: unknown;
 }
 
-export const JOB_ROW_TEXT_FIELDS = ["probe_key", "status", "claimed_by", "lease_expires_at"] as const;
+export const JOB_ROW_TEXT_FIELDS = [
+  "probe_key", "status", "claimed_by", "lease_expires_at", "lease_token",
+] as const;
 export const JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"] as const;
 
 /** The `job` object of an answer: the row as it is after the patch. */

@@ -14,39 +14,56 @@ export function isTerminalStatus(status: string): boolean {
   return status === "done" || status === "failed";
 }
 
+/** Claimable: pending, or held with an expired lease (the holder is presumed dead). Terminal rows never are. */
+export function isClaimable(row: JobRow, nowMs: number): boolean {
+  return row.status === "pending" ||
+    (isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs));
+}
+
 export type ClaimDecision =
   | { kind: "win"; patch: JobPatch; steal: boolean }
-  | { kind: "already_held" }
+  | { kind: "already_held"; leaseToken: string }
   | { kind: "refused" };
 
 /**
- * Claimable: pending, or held with an expired lease (the holder is presumed dead
- * and the lease is stolen). Terminal rows never are. The current holder asking
- * again on a live lease is a retry after a lost answer: it is told it holds the
- * job, and the lease is not extended (its heartbeat does that).
+ * A claimable row is won, and a held one is stolen (reclaim_count + 1). The
+ * current holder asking again on a live lease is a retry after a lost answer:
+ * it is told it holds the job (with its token), and the lease is not extended
+ * (its heartbeat does that).
  */
 export function decideClaim(
   row: JobRow,
   workerId: string,
   leaseSeconds: unknown,
   nowMs: number,
+  newLeaseToken: string,
 ): ClaimDecision {
-  const held = isHeldStatus(row.status);
-  const live = held && isLeaseLive(row.lease_expires_at, nowMs);
-  if (row.status !== "pending" && !(held && !live)) {
-    return live && row.claimed_by === workerId ? { kind: "already_held" } : { kind: "refused" };
+  if (!isClaimable(row, nowMs)) {
+    const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
+    return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
   }
-  const steal = held;
+  const steal = isHeldStatus(row.status);
   const patch: JobPatch = {
     status: "claimed",
     claimed_by: workerId,
     lease_expires_at: leaseEnd(nowMs, leaseSeconds),
+    lease_token: newLeaseToken,
     version: row.version + 1,
     // Re-stamped on a steal: queue latency is measured to the last claim.
     claimed_at: formatPbDate(nowMs),
   };
   if (steal) patch.reclaim_count = row.reclaim_count + 1;
   return { kind: "win", patch, steal };
+}
+
+export interface HolderRequest {
+  workerId: string;
+  /** When given, the request is refused unless it is the current claim's token. */
+  leaseToken: string | undefined;
+}
+
+function isStaleToken(row: JobRow, req: HolderRequest): boolean {
+  return req.leaseToken !== undefined && req.leaseToken !== row.lease_token;
 }
 
 /**
@@ -56,16 +73,15 @@ export function decideClaim(
  */
 export function decideRenew(
   row: JobRow,
-  workerId: string,
-  leaseSeconds: unknown,
+  req: HolderRequest & { leaseSeconds: unknown },
   nowMs: number,
 ): JobPatch | null {
   if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== workerId) return null;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
   if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
   return {
     status: "running",
-    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
     version: row.version + 1,
   };
 }
@@ -82,43 +98,47 @@ export type ReleaseDecision =
  */
 export function decideRelease(
   row: JobRow,
-  workerId: string,
-  target: ReleaseTarget,
+  req: HolderRequest & { target: ReleaseTarget },
   nowMs: number,
 ): ReleaseDecision {
   if (!isHeldStatus(row.status)) {
-    // A terminal row still names its last holder, and only that holder's own
-    // release can have put it there: its earlier release committed.
-    const ownCommit = isTerminalStatus(row.status) && row.claimed_by === workerId;
-    return refused(ownCommit ? "refused_terminal_same_holder" : "refused_not_holder");
+    // A terminal row still names its last holder (and keeps its token), and
+    // only that holder's own release can have put it there.
+    if (isTerminalStatus(row.status) && row.claimed_by === req.workerId) {
+      return refused(isStaleToken(row, req) ? "refused_stale_token" : "refused_terminal_same_holder");
+    }
+    return refused("refused_not_holder");
   }
-  if (row.claimed_by !== workerId) return refused("refused_not_holder");
+  if (row.claimed_by !== req.workerId) return refused("refused_not_holder");
+  if (isStaleToken(row, req)) return refused("refused_stale_token");
   const live = isLeaseLive(row.lease_expires_at, nowMs);
-  if (target === "pending") {
-    if (live) return refused("refused_lease_live");
-    return {
-      kind: "release",
-      patch: {
-        status: "pending",
-        claimed_by: "",
-        // The expired lease stays as the row's "last in flight" marker.
-        reclaim_count: row.reclaim_count + 1,
-        consecutive_orphan_count: row.consecutive_orphan_count + 1,
-        requeued_at: formatPbDate(nowMs),
-        version: row.version + 1,
-      },
-    };
+  if (req.target === "pending") {
+    return live ? refused("refused_lease_live") : { kind: "release", patch: requeuePatch(row, nowMs) };
   }
   if (!live) return refused("refused_not_holder");
   return {
     kind: "release",
     patch: {
-      status: target,
+      status: req.target,
       finished_at: formatPbDate(nowMs),
       // A finished job starts any later orphaning with a fresh budget.
       consecutive_orphan_count: 0,
       version: row.version + 1,
     },
+  };
+}
+
+/** Back to pending on behalf of a holder whose lease lapsed (a release to pending, or the server sweeper). */
+export function requeuePatch(row: JobRow, nowMs: number): JobPatch {
+  return {
+    status: "pending",
+    claimed_by: "",
+    lease_token: "",
+    // The expired lease stays as the row's "last in flight" marker.
+    reclaim_count: row.reclaim_count + 1,
+    consecutive_orphan_count: row.consecutive_orphan_count + 1,
+    requeued_at: formatPbDate(nowMs),
+    version: row.version + 1,
   };
 }
 

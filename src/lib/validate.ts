@@ -6,17 +6,32 @@ import { RELEASE_TARGETS, type ReleaseTarget } from "./types";
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: string };
 
-export interface JobRequestFields {
+export interface ClaimRequestFields {
   jobId: string;
   workerId: string;
   /** Raw caller value; clampLeaseSeconds decides what it means. */
   leaseSeconds: unknown;
 }
 
+export interface RenewRequestFields extends ClaimRequestFields {
+  /** Fencing token of the caller's claim, when it sent one. */
+  leaseToken: string | undefined;
+}
+
 export interface ReleaseRequestFields {
   jobId: string;
   workerId: string;
   target: ReleaseTarget;
+  leaseToken: string | undefined;
+}
+
+export const MAX_CLAIM_NEXT_LIMIT = 100;
+
+export interface ClaimNextRequestFields {
+  workerId: string;
+  leaseSeconds: unknown;
+  limit: number;
+  probeKeyPrefix: string;
 }
 
 type Body = Record<string, unknown>;
@@ -25,26 +40,78 @@ function asBody(data: unknown): Body {
   return typeof data === "object" && data !== null ? (data as Body) : {};
 }
 
-/** claim and renew: `{ jobId, workerId, leaseSeconds? }`. */
-export function validateJobRequest(data: unknown): Validated<JobRequestFields> {
+function fail(error: string): { ok: false; error: string } {
+  return { ok: false, error };
+}
+
+/** claim: `{ jobId, workerId, leaseSeconds? }`. */
+export function validateClaimRequest(data: unknown): Validated<ClaimRequestFields> {
   const body = asBody(data);
   const { jobId, workerId } = body;
-  if (!jobId || !workerId) return { ok: false, error: "jobId and workerId are required" };
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
   // A number would be coerced into the text claimed_by column, and the holder's
   // later string-typed renew would never match it again: the row would wedge.
-  if (typeof workerId !== "string") return { ok: false, error: "workerId must be a string" };
-  if (typeof jobId !== "string") return { ok: false, error: "jobId must be a string" };
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
-/** release: `{ jobId, workerId, status }`; status has no default (a missing one is a caller bug). */
+/** renew: a claim request plus an optional `leaseToken`. */
+export function validateRenewRequest(data: unknown): Validated<RenewRequestFields> {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const leaseToken = readLeaseToken(data);
+  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  return { ok: true, value: Object.assign({ leaseToken }, ids.value) };
+}
+
+/** release: `{ jobId, workerId, status, leaseToken? }`; status has no default (a missing one is a caller bug). */
 export function validateReleaseRequest(data: unknown): Validated<ReleaseRequestFields> {
-  const ids = validateJobRequest(data);
+  const ids = validateClaimRequest(data);
   if (!ids.ok) return ids;
   const target = asBody(data)["status"];
-  if (!target) return { ok: false, error: "status is required (done|failed|pending)" };
-  if (!isReleaseTarget(target)) return { ok: false, error: "status must be done|failed|pending" };
-  return { ok: true, value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target } };
+  if (!target) return fail("status is required (done|failed|pending)");
+  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
+  const leaseToken = readLeaseToken(data);
+  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  return { ok: true, value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken } };
+}
+
+const INVALID = null;
+const LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+
+/**
+ * Absent means "not fenced" (reference clients send none); anything sent must be
+ * a real token, or a typo would silently turn fencing off.
+ */
+function readLeaseToken(data: unknown): string | undefined | typeof INVALID {
+  const token = asBody(data)["leaseToken"];
+  if (token === undefined) return undefined;
+  return typeof token === "string" && token !== "" ? token : INVALID;
+}
+
+/** claim-next: `{ workerId, leaseSeconds?, limit?, probeKeyPrefix? }`. */
+export function validateClaimNextRequest(data: unknown): Validated<ClaimNextRequestFields> {
+  const body = asBody(data);
+  const { workerId, limit, probeKeyPrefix } = body;
+  if (!workerId) return fail("workerId is required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (limit !== undefined &&
+      (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
+    return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
+  }
+  if (probeKeyPrefix !== undefined && typeof probeKeyPrefix !== "string") {
+    return fail("probeKeyPrefix must be a string");
+  }
+  return {
+    ok: true,
+    value: {
+      workerId,
+      leaseSeconds: body["leaseSeconds"],
+      limit: limit === undefined ? 1 : limit,
+      probeKeyPrefix: probeKeyPrefix === undefined ? "" : probeKeyPrefix,
+    },
+  };
 }
 
 function isReleaseTarget(value: unknown): value is ReleaseTarget {

@@ -1,0 +1,59 @@
+/**
+ * The server-side sweeper: re-queues held jobs whose lease has passed, in one
+ * transaction, with the bookkeeping of a `pending` release; a job orphaned
+ * PB_FLEET_MAX_ORPHANS times in a row is failed instead. Runs from cronAdd
+ * (PB_FLEET_SWEEP_CRON) and on demand from POST /api/fleet/sweep.
+ */
+import { orphanCap, SWEEP_BATCH, sweepSchedule } from "../lib/config";
+import { expiredLeaseWhere } from "../lib/queries";
+import { decideSweep } from "../lib/sweep";
+import { findJobs, getenv, readRow, writePatch } from "./record";
+
+export interface SweepOutcome {
+  requeued: number;
+  gaveUp: number;
+}
+
+export function sweepExpiredLeases(): SweepOutcome {
+  const cap = orphanCap(getenv);
+  let outcome: SweepOutcome = { requeued: 0, gaveUp: 0 };
+  $app.dao().runInTransaction((tx) => {
+    outcome = { requeued: 0, gaveUp: 0 }; // counts only what this transaction commits
+    const now = Date.now();
+    for (const rec of findJobs(tx, expiredLeaseWhere(now), ["lease_expires_at ASC"], SWEEP_BATCH)) {
+      const decision = decideSweep(readRow(rec), now, cap);
+      if (decision.kind === "skip") continue;
+      writePatch(rec, decision.patch);
+      tx.saveRecord(rec);
+      if (decision.kind === "requeue") outcome.requeued++;
+      else outcome.gaveUp++;
+    }
+  });
+  return outcome;
+}
+
+/** cronAdd's job: log what it did; a failed sweep is logged and retried next tick. */
+export function runScheduledSweep(): void {
+  try {
+    const outcome = sweepExpiredLeases();
+    if (outcome.requeued > 0 || outcome.gaveUp > 0) {
+      $app.logger().info("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
+    }
+  } catch (err) {
+    $app.logger().error("pb-fleet sweep failed", "error", String(err));
+  }
+}
+
+/** POST /api/fleet/sweep: the same sweep now, for operators and tests. */
+export function handleSweep(c: echo.Context): void {
+  try {
+    return c.json(200, sweepExpiredLeases());
+  } catch {
+    return c.json(200, { requeued: 0, gaveUp: 0 }); // rolled back: nothing changed
+  }
+}
+
+/** The cron schedule, read once when PocketBase loads the hooks. */
+export function scheduleFromEnv(): string {
+  return sweepSchedule(getenv);
+}

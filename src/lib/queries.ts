@@ -1,0 +1,76 @@
+/**
+ * SQL fragments the handlers run through PocketBase's query builder, kept here
+ * (like pg-boss's SQL builders) so they are read and tested apart from the code
+ * that runs them. Values travel as bound parameters, never in the SQL text.
+ */
+import { formatPbDate } from "./lease";
+
+export interface WhereClause {
+  sql: string;
+  params: Record<string, string | number>;
+}
+
+/**
+ * Claimable rows: pending, or held with a lease that has passed. Stored dates are
+ * `YYYY-MM-DD HH:MM:SS.sssZ` text, which sorts as time; an empty lease sorts
+ * first and so counts as expired, like an unreadable one. decideClaim re-checks
+ * every row inside the transaction, so this only has to be a superset.
+ */
+export function claimableWhere(nowMs: number, probeKeyPrefix: string): WhereClause {
+  const params: Record<string, string | number> = { now: formatPbDate(nowMs) };
+  let sql = "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))";
+  if (probeKeyPrefix !== "") {
+    sql += " AND probe_key LIKE {:prefix} ESCAPE '\\'";
+    params["prefix"] = escapeLike(probeKeyPrefix) + "%";
+  }
+  return { sql, params };
+}
+
+/** Held rows whose lease has passed: the sweeper's work. */
+export function expiredLeaseWhere(nowMs: number): WhereClause {
+  return {
+    sql: "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
+    params: { now: formatPbDate(nowMs) },
+  };
+}
+
+/** Oldest first; id breaks ties between rows created in the same millisecond. */
+export const CLAIM_ORDER = ["created ASC", "id ASC"] as const;
+
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => "\\" + c);
+}
+
+/**
+ * Everything GET /api/fleet/stats reports, in one pass over probe_jobs. A pending
+ * job waits from its creation or its last re-queue, whichever is later.
+ */
+export function statsQuery(nowMs: number, orphanCap: number): WhereClause {
+  return {
+    sql: `SELECT
+  COALESCE(SUM(status = 'pending'), 0) AS pending,
+  COALESCE(SUM(status = 'claimed'), 0) AS claimed,
+  COALESCE(SUM(status = 'running'), 0) AS running,
+  COALESCE(SUM(status = 'done'), 0) AS done,
+  COALESCE(SUM(status = 'failed'), 0) AS failed,
+  COUNT(*) AS total,
+  COALESCE(MIN(CASE WHEN status = 'pending' THEN MAX(created, COALESCE(requeued_at, '')) END), '') AS oldest_pending,
+  COALESCE(SUM(status IN ('claimed', 'running') AND lease_expires_at < {:now}), 0) AS expired_leases,
+  COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
+FROM probe_jobs`,
+    params: { now: formatPbDate(nowMs), cap: orphanCap },
+  };
+}
+
+/** The row statsQuery answers. */
+export interface StatsRow {
+  pending: number;
+  claimed: number;
+  running: number;
+  done: number;
+  failed: number;
+  total: number;
+  oldest_pending: string;
+  expired_leases: number;
+  past_orphan_cap: number;
+}

@@ -1,0 +1,46 @@
+/** GET /api/fleet/stats: the numbers, and their Prometheus text form. */
+import { parsePbDate } from "./lease";
+import type { StatsRow } from "./queries";
+import { JOB_STATUSES, type FleetStats, type JobStatus } from "./types";
+
+export function buildStats(row: StatsRow, nowMs: number, orphanCap: number): FleetStats {
+  const counts = {} as Record<JobStatus, number>;
+  for (const status of JOB_STATUSES) counts[status] = row[status];
+  const oldest = parsePbDate(row.oldest_pending);
+  return {
+    counts,
+    total: row.total,
+    oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, (nowMs - oldest) / 1000),
+    expiredLeases: row.expired_leases,
+    pastOrphanCap: row.past_orphan_cap,
+    orphanCap,
+  };
+}
+
+export type StatsFormat = "json" | "prometheus";
+
+export function parseStatsFormat(raw: string): StatsFormat | null {
+  if (raw === "" || raw === "json") return "json";
+  return raw === "prometheus" ? "prometheus" : null;
+}
+
+/** Prometheus text exposition format 0.0.4. */
+export function formatPrometheus(stats: FleetStats): string {
+  const lines: string[] = [];
+  const gauge = (name: string, help: string, samples: [string, number][]) => {
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
+    for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`);
+  };
+  gauge("pb_fleet_jobs", "Jobs in probe_jobs by status.",
+    JOB_STATUSES.map((s): [string, number] => [`{status="${s}"}`, stats.counts[s]]));
+  // No sample when nothing is pending: an absent series, not a fake zero age.
+  gauge("pb_fleet_oldest_pending_age_seconds", "Seconds the oldest pending job has waited.",
+    stats.oldestPendingAgeSeconds === null ? [] : [["", stats.oldestPendingAgeSeconds]]);
+  gauge("pb_fleet_expired_leases", "Claimed or running jobs whose lease has passed, waiting for the sweeper.",
+    [["", stats.expiredLeases]]);
+  gauge("pb_fleet_past_orphan_cap", "Jobs whose consecutive orphaned leases reached the cap.",
+    [["", stats.pastOrphanCap]]);
+  gauge("pb_fleet_orphan_cap", "Consecutive orphaned leases after which the sweeper fails a job.",
+    [["", stats.orphanCap]]);
+  return lines.join("\n") + "\n";
+}
