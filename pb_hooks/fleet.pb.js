@@ -545,13 +545,16 @@ routerAdd("POST", "/api/fleet/claim-next", (__context) => {
 
   // src/lib/queries.ts
   function claimableWhere(nowMs, probeKeyPrefix) {
-    const params = { now: formatPbDate(nowMs) };
-    let sql = "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))";
-    if (probeKeyPrefix !== "") {
-      sql += " AND probe_key LIKE {:prefix} ESCAPE '\\'";
-      params["prefix"] = escapeLike(probeKeyPrefix) + "%";
-    }
-    return { sql, params };
+    return withPrefix(
+      "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))",
+      { now: formatPbDate(nowMs) },
+      probeKeyPrefix
+    );
+  }
+  function withPrefix(sql, params, probeKeyPrefix) {
+    if (probeKeyPrefix === "") return { sql, params };
+    params["prefix"] = escapeLike(probeKeyPrefix) + "%";
+    return { sql: `(${sql}) AND probe_key LIKE {:prefix} ESCAPE '\\'`, params };
   }
   var CLAIM_ORDER = ["created ASC", "id ASC"];
   function escapeLike(text) {
@@ -595,26 +598,27 @@ routerAdd("POST", "/api/fleet/claim-next", (__context) => {
   function fail(error) {
     return { ok: false, error };
   }
+  var INVALID = null;
   function validateClaimNextRequest(data) {
     const body = asBody(data);
-    const { workerId, limit, probeKeyPrefix } = body;
+    const { workerId, limit } = body;
     if (!workerId) return fail("workerId is required");
     if (typeof workerId !== "string") return fail("workerId must be a string");
     if (limit !== void 0 && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
       return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
     }
-    if (probeKeyPrefix !== void 0 && typeof probeKeyPrefix !== "string") {
-      return fail("probeKeyPrefix must be a string");
-    }
+    const probeKeyPrefix = readPrefix(data);
+    if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
     return {
       ok: true,
-      value: {
-        workerId,
-        leaseSeconds: body["leaseSeconds"],
-        limit: limit === void 0 ? 1 : limit,
-        probeKeyPrefix: probeKeyPrefix === void 0 ? "" : probeKeyPrefix
-      }
+      value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix }
     };
+  }
+  var PREFIX_ERROR = "probeKeyPrefix must be a string";
+  function readPrefix(data) {
+    const prefix = asBody(data)["probeKeyPrefix"];
+    if (prefix === void 0) return "";
+    return typeof prefix === "string" ? prefix : INVALID;
   }
 
   // src/handlers/record.ts
@@ -702,11 +706,20 @@ routerAdd("POST", "/api/fleet/sweep", (__context) => {
   }
 
   // src/lib/queries.ts
-  function expiredLeaseWhere(nowMs) {
-    return {
-      sql: "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
-      params: { now: formatPbDate(nowMs) }
-    };
+  function expiredLeaseWhere(nowMs, probeKeyPrefix) {
+    return withPrefix(
+      "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
+      { now: formatPbDate(nowMs) },
+      probeKeyPrefix
+    );
+  }
+  function withPrefix(sql, params, probeKeyPrefix) {
+    if (probeKeyPrefix === "") return { sql, params };
+    params["prefix"] = escapeLike(probeKeyPrefix) + "%";
+    return { sql: `(${sql}) AND probe_key LIKE {:prefix} ESCAPE '\\'`, params };
+  }
+  function escapeLike(text) {
+    return text.replace(/[\\%_]/g, (c) => "\\" + c);
   }
 
   // src/lib/transitions.ts
@@ -751,6 +764,25 @@ routerAdd("POST", "/api/fleet/sweep", (__context) => {
     };
   }
 
+  // src/lib/validate.ts
+  function asBody(data) {
+    return typeof data === "object" && data !== null ? data : {};
+  }
+  function fail(error) {
+    return { ok: false, error };
+  }
+  var INVALID = null;
+  function validateSweepRequest(data) {
+    const prefix = readPrefix(data);
+    return prefix === INVALID ? fail(PREFIX_ERROR) : { ok: true, value: { probeKeyPrefix: prefix } };
+  }
+  var PREFIX_ERROR = "probeKeyPrefix must be a string";
+  function readPrefix(data) {
+    const prefix = asBody(data)["probeKeyPrefix"];
+    if (prefix === void 0) return "";
+    return typeof prefix === "string" ? prefix : INVALID;
+  }
+
   // src/lib/job-row.ts
   var JOB_ROW_TEXT_FIELDS = [
     "probe_key",
@@ -763,6 +795,9 @@ routerAdd("POST", "/api/fleet/sweep", (__context) => {
 
   // src/handlers/record.ts
   var JOBS_COLLECTION = "probe_jobs";
+  function requestBody(c) {
+    return $apis.requestInfo(c).data;
+  }
   function readRow(rec) {
     const row = { id: rec.id };
     for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
@@ -782,13 +817,13 @@ routerAdd("POST", "/api/fleet/sweep", (__context) => {
   }
 
   // src/handlers/sweep.ts
-  function sweepExpiredLeases() {
+  function sweepExpiredLeases(probeKeyPrefix) {
     const cap = orphanCap(getenv);
     let outcome = { requeued: 0, gaveUp: 0 };
     $app.dao().runInTransaction((tx) => {
       outcome = { requeued: 0, gaveUp: 0 };
       const now = Date.now();
-      for (const rec of findJobs(tx, expiredLeaseWhere(now), ["lease_expires_at ASC"], SWEEP_BATCH)) {
+      for (const rec of findJobs(tx, expiredLeaseWhere(now, probeKeyPrefix), ["lease_expires_at ASC"], SWEEP_BATCH)) {
         const decision = decideSweep(readRow(rec), now, cap);
         if (decision.kind === "skip") continue;
         writePatch(rec, decision.patch);
@@ -800,8 +835,10 @@ routerAdd("POST", "/api/fleet/sweep", (__context) => {
     return outcome;
   }
   function handleSweep(c) {
+    const req = validateSweepRequest(requestBody(c));
+    if (!req.ok) return c.json(400, { error: req.error });
     try {
-      return c.json(200, sweepExpiredLeases());
+      return c.json(200, sweepExpiredLeases(req.value.probeKeyPrefix));
     } catch (e) {
       return c.json(200, { requeued: 0, gaveUp: 0 });
     }
@@ -838,7 +875,16 @@ routerAdd("GET", "/api/fleet/stats", (__context) => {
   }
 
   // src/lib/queries.ts
-  function statsQuery(nowMs, orphanCap2) {
+  function withPrefix(sql, params, probeKeyPrefix) {
+    if (probeKeyPrefix === "") return { sql, params };
+    params["prefix"] = escapeLike(probeKeyPrefix) + "%";
+    return { sql: `(${sql}) AND probe_key LIKE {:prefix} ESCAPE '\\'`, params };
+  }
+  function escapeLike(text) {
+    return text.replace(/[\\%_]/g, (c) => "\\" + c);
+  }
+  function statsQuery(nowMs, orphanCap2, probeKeyPrefix) {
+    const scope = withPrefix("1 = 1", { now: formatPbDate(nowMs), cap: orphanCap2 }, probeKeyPrefix);
     return {
       sql: `SELECT
     COALESCE(SUM(status = 'pending'), 0) AS pending,
@@ -850,8 +896,9 @@ routerAdd("GET", "/api/fleet/stats", (__context) => {
     COALESCE(MIN(CASE WHEN status = 'pending' THEN MAX(created, COALESCE(requeued_at, '')) END), '') AS oldest_pending,
     COALESCE(SUM(status IN ('claimed', 'running') AND lease_expires_at < {:now}), 0) AS expired_leases,
     COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
-  FROM probe_jobs`,
-      params: { now: formatPbDate(nowMs), cap: orphanCap2 }
+  FROM probe_jobs
+  WHERE ${scope.sql}`,
+      params: scope.params
     };
   }
 
@@ -921,7 +968,7 @@ routerAdd("GET", "/api/fleet/stats", (__context) => {
     if (format === null) return c.json(400, { error: "format must be json or prometheus" });
     const now = Date.now();
     const cap = orphanCap(getenv);
-    const query = statsQuery(now, cap);
+    const query = statsQuery(now, cap, c.queryParam("probeKeyPrefix"));
     const row = new DynamicModel({
       pending: 0,
       claimed: 0,
@@ -949,8 +996,10 @@ cronAdd("pb-fleet-sweeper", (() => {
   // src/lib/config.ts
   var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
   var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+  var SWEEP_OFF = "off";
   function sweepSchedule(getenv2) {
-    return getenv2(SWEEP_SCHEDULE_ENV).trim() || DEFAULT_SWEEP_SCHEDULE;
+    const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
+    return raw === "" || raw === SWEEP_OFF ? DEFAULT_SWEEP_SCHEDULE : raw;
   }
 
   // src/handlers/record.ts
@@ -965,9 +1014,14 @@ cronAdd("pb-fleet-sweeper", (() => {
   return scheduleFromEnv();
 })(), () => {
   // src/lib/config.ts
+  var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
+  var SWEEP_OFF = "off";
   var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
   var DEFAULT_ORPHAN_CAP = 5;
   var SWEEP_BATCH = 500;
+  function isSweepOff(getenv2) {
+    return getenv2(SWEEP_SCHEDULE_ENV).trim() === SWEEP_OFF;
+  }
   function orphanCap(getenv2) {
     const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
     return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
@@ -997,11 +1051,20 @@ cronAdd("pb-fleet-sweeper", (() => {
   }
 
   // src/lib/queries.ts
-  function expiredLeaseWhere(nowMs) {
-    return {
-      sql: "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
-      params: { now: formatPbDate(nowMs) }
-    };
+  function expiredLeaseWhere(nowMs, probeKeyPrefix) {
+    return withPrefix(
+      "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
+      { now: formatPbDate(nowMs) },
+      probeKeyPrefix
+    );
+  }
+  function withPrefix(sql, params, probeKeyPrefix) {
+    if (probeKeyPrefix === "") return { sql, params };
+    params["prefix"] = escapeLike(probeKeyPrefix) + "%";
+    return { sql: `(${sql}) AND probe_key LIKE {:prefix} ESCAPE '\\'`, params };
+  }
+  function escapeLike(text) {
+    return text.replace(/[\\%_]/g, (c) => "\\" + c);
   }
 
   // src/lib/transitions.ts
@@ -1077,13 +1140,13 @@ cronAdd("pb-fleet-sweeper", (() => {
   }
 
   // src/handlers/sweep.ts
-  function sweepExpiredLeases() {
+  function sweepExpiredLeases(probeKeyPrefix) {
     const cap = orphanCap(getenv);
     let outcome = { requeued: 0, gaveUp: 0 };
     $app.dao().runInTransaction((tx) => {
       outcome = { requeued: 0, gaveUp: 0 };
       const now = Date.now();
-      for (const rec of findJobs(tx, expiredLeaseWhere(now), ["lease_expires_at ASC"], SWEEP_BATCH)) {
+      for (const rec of findJobs(tx, expiredLeaseWhere(now, probeKeyPrefix), ["lease_expires_at ASC"], SWEEP_BATCH)) {
         const decision = decideSweep(readRow(rec), now, cap);
         if (decision.kind === "skip") continue;
         writePatch(rec, decision.patch);
@@ -1095,8 +1158,9 @@ cronAdd("pb-fleet-sweeper", (() => {
     return outcome;
   }
   function runScheduledSweep() {
+    if (isSweepOff(getenv)) return;
     try {
-      const outcome = sweepExpiredLeases();
+      const outcome = sweepExpiredLeases("");
       if (outcome.requeued > 0 || outcome.gaveUp > 0) {
         $app.logger().info("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
       }

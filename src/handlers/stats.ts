@@ -1,4 +1,4 @@
-/** GET /api/fleet/stats[?format=prometheus] */
+/** GET /api/fleet/stats[?format=prometheus][&probeKeyPrefix=...] */
 import { orphanCap } from "../lib/config";
 import { statsQuery, type StatsRow } from "../lib/queries";
 import { buildStats, formatPrometheus, parseStatsFormat } from "../lib/stats";
@@ -9,7 +9,7 @@ export function handleStats(c: echo.Context): void {
   if (format === null) return c.json(400, { error: "format must be json or prometheus" });
   const now = Date.now();
   const cap = orphanCap(getenv);
-  const query = statsQuery(now, cap);
+  const query = statsQuery(now, cap, c.queryParam("probeKeyPrefix"));
   const row = new DynamicModel({
     pending: 0, claimed: 0, running: 0, done: 0, failed: 0, total: 0,
     oldest_pending: "", expired_leases: 0, past_orphan_cap: 0,

@@ -2,25 +2,26 @@
  * The server-side sweeper: re-queues held jobs whose lease has passed, in one
  * transaction, with the bookkeeping of a `pending` release; a job orphaned
  * PB_FLEET_MAX_ORPHANS times in a row is failed instead. Runs from cronAdd
- * (PB_FLEET_SWEEP_CRON) and on demand from POST /api/fleet/sweep.
+ * (PB_FLEET_SWEEP_CRON; "off" disables it) and on demand from POST /api/fleet/sweep.
  */
-import { orphanCap, SWEEP_BATCH, sweepSchedule } from "../lib/config";
+import { isSweepOff, orphanCap, SWEEP_BATCH, sweepSchedule } from "../lib/config";
 import { expiredLeaseWhere } from "../lib/queries";
 import { decideSweep } from "../lib/sweep";
-import { findJobs, getenv, readRow, writePatch } from "./record";
+import { validateSweepRequest } from "../lib/validate";
+import { findJobs, getenv, readRow, requestBody, writePatch } from "./record";
 
 export interface SweepOutcome {
   requeued: number;
   gaveUp: number;
 }
 
-export function sweepExpiredLeases(): SweepOutcome {
+export function sweepExpiredLeases(probeKeyPrefix: string): SweepOutcome {
   const cap = orphanCap(getenv);
   let outcome: SweepOutcome = { requeued: 0, gaveUp: 0 };
   $app.dao().runInTransaction((tx) => {
     outcome = { requeued: 0, gaveUp: 0 }; // counts only what this transaction commits
     const now = Date.now();
-    for (const rec of findJobs(tx, expiredLeaseWhere(now), ["lease_expires_at ASC"], SWEEP_BATCH)) {
+    for (const rec of findJobs(tx, expiredLeaseWhere(now, probeKeyPrefix), ["lease_expires_at ASC"], SWEEP_BATCH)) {
       const decision = decideSweep(readRow(rec), now, cap);
       if (decision.kind === "skip") continue;
       writePatch(rec, decision.patch);
@@ -34,8 +35,9 @@ export function sweepExpiredLeases(): SweepOutcome {
 
 /** cronAdd's job: log what it did; a failed sweep is logged and retried next tick. */
 export function runScheduledSweep(): void {
+  if (isSweepOff(getenv)) return;
   try {
-    const outcome = sweepExpiredLeases();
+    const outcome = sweepExpiredLeases("");
     if (outcome.requeued > 0 || outcome.gaveUp > 0) {
       $app.logger().info("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
     }
@@ -44,10 +46,12 @@ export function runScheduledSweep(): void {
   }
 }
 
-/** POST /api/fleet/sweep: the same sweep now, for operators and tests. */
+/** POST /api/fleet/sweep { probeKeyPrefix? }: the same sweep now, for operators and tests. */
 export function handleSweep(c: echo.Context): void {
+  const req = validateSweepRequest(requestBody(c));
+  if (!req.ok) return c.json(400, { error: req.error });
   try {
-    return c.json(200, sweepExpiredLeases());
+    return c.json(200, sweepExpiredLeases(req.value.probeKeyPrefix));
   } catch {
     return c.json(200, { requeued: 0, gaveUp: 0 }); // rolled back: nothing changed
   }

@@ -6,6 +6,8 @@
 export const SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
 /** Every minute: a dead worker's job waits at most one lease plus a minute. */
 export const DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+/** PB_FLEET_SWEEP_CRON=off: no server sweeps (client sweepers, or POST /api/fleet/sweep, do it). */
+export const SWEEP_OFF = "off";
 
 export const ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 /** Consecutive orphaned leases after which the sweeper gives a job up as failed. */
@@ -15,8 +17,14 @@ export const DEFAULT_ORPHAN_CAP = 5;
 export const SWEEP_BATCH = 500;
 
 
+/** The cron expression to register; "off" registers the default one and isSweepOff makes each tick a no-op. */
 export function sweepSchedule(getenv: (name: string) => string): string {
-  return getenv(SWEEP_SCHEDULE_ENV).trim() || DEFAULT_SWEEP_SCHEDULE;
+  const raw = getenv(SWEEP_SCHEDULE_ENV).trim();
+  return raw === "" || raw === SWEEP_OFF ? DEFAULT_SWEEP_SCHEDULE : raw;
+}
+
+export function isSweepOff(getenv: (name: string) => string): boolean {
+  return getenv(SWEEP_SCHEDULE_ENV).trim() === SWEEP_OFF;
 }
 
 /** A positive integer, or the default when unset or not a positive integer. */

@@ -17,21 +17,27 @@ export interface WhereClause {
  * every row inside the transaction, so this only has to be a superset.
  */
 export function claimableWhere(nowMs: number, probeKeyPrefix: string): WhereClause {
-  const params: Record<string, string | number> = { now: formatPbDate(nowMs) };
-  let sql = "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))";
-  if (probeKeyPrefix !== "") {
-    sql += " AND probe_key LIKE {:prefix} ESCAPE '\\'";
-    params["prefix"] = escapeLike(probeKeyPrefix) + "%";
-  }
-  return { sql, params };
+  return withPrefix(
+    "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))",
+    { now: formatPbDate(nowMs) },
+    probeKeyPrefix,
+  );
 }
 
 /** Held rows whose lease has passed: the sweeper's work. */
-export function expiredLeaseWhere(nowMs: number): WhereClause {
-  return {
-    sql: "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
-    params: { now: formatPbDate(nowMs) },
-  };
+export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string): WhereClause {
+  return withPrefix(
+    "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
+    { now: formatPbDate(nowMs) },
+    probeKeyPrefix,
+  );
+}
+
+/** Narrows a condition to jobs whose probe_key starts with a prefix ("" = all jobs). */
+function withPrefix(sql: string, params: WhereClause["params"], probeKeyPrefix: string): WhereClause {
+  if (probeKeyPrefix === "") return { sql, params };
+  params["prefix"] = escapeLike(probeKeyPrefix) + "%";
+  return { sql: `(${sql}) AND probe_key LIKE {:prefix} ESCAPE '\\'`, params };
 }
 
 /** Oldest first; id breaks ties between rows created in the same millisecond. */
@@ -45,7 +51,8 @@ export function escapeLike(text: string): string {
  * Everything GET /api/fleet/stats reports, in one pass over probe_jobs. A pending
  * job waits from its creation or its last re-queue, whichever is later.
  */
-export function statsQuery(nowMs: number, orphanCap: number): WhereClause {
+export function statsQuery(nowMs: number, orphanCap: number, probeKeyPrefix: string): WhereClause {
+  const scope = withPrefix("1 = 1", { now: formatPbDate(nowMs), cap: orphanCap }, probeKeyPrefix);
   return {
     sql: `SELECT
   COALESCE(SUM(status = 'pending'), 0) AS pending,
@@ -57,8 +64,9 @@ export function statsQuery(nowMs: number, orphanCap: number): WhereClause {
   COALESCE(MIN(CASE WHEN status = 'pending' THEN MAX(created, COALESCE(requeued_at, '')) END), '') AS oldest_pending,
   COALESCE(SUM(status IN ('claimed', 'running') AND lease_expires_at < {:now}), 0) AS expired_leases,
   COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
-FROM probe_jobs`,
-    params: { now: formatPbDate(nowMs), cap: orphanCap },
+FROM probe_jobs
+WHERE ${scope.sql}`,
+    params: scope.params,
   };
 }
 

@@ -93,25 +93,34 @@ function readLeaseToken(data: unknown): string | undefined | typeof INVALID {
 /** claim-next: `{ workerId, leaseSeconds?, limit?, probeKeyPrefix? }`. */
 export function validateClaimNextRequest(data: unknown): Validated<ClaimNextRequestFields> {
   const body = asBody(data);
-  const { workerId, limit, probeKeyPrefix } = body;
+  const { workerId, limit } = body;
   if (!workerId) return fail("workerId is required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (limit !== undefined &&
       (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
     return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
   }
-  if (probeKeyPrefix !== undefined && typeof probeKeyPrefix !== "string") {
-    return fail("probeKeyPrefix must be a string");
-  }
+  const probeKeyPrefix = readPrefix(data);
+  if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
   return {
     ok: true,
-    value: {
-      workerId,
-      leaseSeconds: body["leaseSeconds"],
-      limit: limit === undefined ? 1 : limit,
-      probeKeyPrefix: probeKeyPrefix === undefined ? "" : probeKeyPrefix,
-    },
+    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === undefined ? 1 : limit, probeKeyPrefix },
   };
+}
+
+/** sweep: `{ probeKeyPrefix? }` narrows the sweep to one family of jobs. */
+export function validateSweepRequest(data: unknown): Validated<{ probeKeyPrefix: string }> {
+  const prefix = readPrefix(data);
+  return prefix === INVALID ? fail(PREFIX_ERROR) : { ok: true, value: { probeKeyPrefix: prefix } };
+}
+
+const PREFIX_ERROR = "probeKeyPrefix must be a string";
+
+/** An optional probe_key prefix; "" (all jobs) when absent. */
+export function readPrefix(data: unknown): string | typeof INVALID {
+  const prefix = asBody(data)["probeKeyPrefix"];
+  if (prefix === undefined) return "";
+  return typeof prefix === "string" ? prefix : INVALID;
 }
 
 function isReleaseTarget(value: unknown): value is ReleaseTarget {

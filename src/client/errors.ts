@@ -1,0 +1,82 @@
+/**
+ * Typed errors of the client. Protocol refusals (claimed:false, renewed:false,
+ * released:false + reason) are answers, not errors; everything else that goes
+ * wrong on the way (HTTP 4xx/5xx, no connection, a timeout, an answer of the
+ * wrong shape) is thrown as one of these, never swallowed.
+ */
+
+/** Base class: `op` names the client call that failed (e.g. "claim", "writeResult"). */
+export class FleetError extends Error {
+  readonly op: string;
+  constructor(op: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "FleetError";
+    this.op = op;
+  }
+}
+
+/** The server answered with an HTTP error status. `body` is its parsed JSON (or {}). */
+export class FleetHttpError extends FleetError {
+  readonly status: number;
+  readonly body: unknown;
+  constructor(op: string, status: number, message: string, body: unknown, options?: { cause?: unknown }) {
+    super(op, `${op}: HTTP ${status}: ${message}`, options);
+    this.name = "FleetHttpError";
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** HTTP 401 that a re-authentication did not cure (or a token-only client, which cannot re-authenticate). */
+export class FleetAuthError extends FleetHttpError {
+  constructor(op: string, message: string, body: unknown, options?: { cause?: unknown }) {
+    super(op, 401, message, body, options);
+    this.name = "FleetAuthError";
+  }
+}
+
+/** No answer within the request timeout. The request may or may not have taken effect. */
+export class FleetTimeoutError extends FleetError {
+  readonly timeoutMs: number;
+  constructor(op: string, timeoutMs: number, options?: { cause?: unknown }) {
+    super(op, `${op}: no answer within ${timeoutMs} ms`, options);
+    this.name = "FleetTimeoutError";
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The request never got an HTTP answer (connection refused or reset, DNS, ...). */
+export class FleetNetworkError extends FleetError {
+  constructor(op: string, message: string, options?: { cause?: unknown }) {
+    super(op, `${op}: ${message}`, options);
+    this.name = "FleetNetworkError";
+  }
+}
+
+/** A 200 answer whose body does not have the protocol's shape (a server of another version?). */
+export class FleetProtocolError extends FleetError {
+  readonly body: unknown;
+  constructor(op: string, message: string, body: unknown) {
+    super(op, `${op}: ${message}`);
+    this.name = "FleetProtocolError";
+    this.body = body;
+  }
+}
+
+/** The request was cancelled through the caller's own AbortSignal. */
+export class FleetAbortError extends FleetError {
+  constructor(op: string, options?: { cause?: unknown }) {
+    super(op, `${op}: aborted by the caller`, options);
+    this.name = "FleetAbortError";
+  }
+}
+
+/**
+ * Worth retrying after a pause: no answer (timeout, network) or a server-side
+ * failure (5xx, 429). A 4xx is the caller's bug and will fail the same way again.
+ */
+export function isTransientError(err: unknown): boolean {
+  if (err instanceof FleetTimeoutError || err instanceof FleetNetworkError) return true;
+  if (err instanceof FleetHttpError) return err.status >= 500 || err.status === 429;
+  return false;
+}

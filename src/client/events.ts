@@ -1,0 +1,140 @@
+/**
+ * The events Worker and Sweeper emit (typed EventEmitter maps) and the optional
+ * structured logger that receives the same facts as plain objects.
+ */
+import { EventEmitter } from "node:events";
+import type { ReleaseRefusal, ReleaseTarget } from "../lib/types.js";
+
+export interface ClaimedEvent {
+  jobId: string;
+  probeKey: string;
+  workerId: string;
+  /** The row's version right after the claim. */
+  version: number;
+  leaseToken: string | undefined;
+  alreadyHeld: boolean;
+}
+export interface RenewedEvent {
+  jobId: string;
+  workerId: string;
+  version: number;
+  leaseExpiresAt: string;
+}
+export type LeaseLostReason =
+  /** A renew answered renewed:false: the lease lapsed or the job was claimed again. */
+  | "renew_refused"
+  /** The lease ran out locally while renews could not reach the server. */
+  | "lease_expired"
+  /** The terminal release was refused (reason of the refusal). */
+  | ReleaseRefusal;
+export interface LeaseLostEvent {
+  jobId: string;
+  workerId: string;
+  reason: LeaseLostReason;
+}
+export interface ReleasedEvent {
+  jobId: string;
+  workerId: string;
+  status: ReleaseTarget;
+  /** The row's version after the release; null when the answer was refused_terminal_same_holder. */
+  version: number | null;
+  /**
+   * "released": this call committed. "refused_terminal_same_holder": an earlier
+   * attempt of the same worker committed and its answer was lost.
+   */
+  committed: "released" | "refused_terminal_same_holder";
+}
+export interface ResultWrittenEvent {
+  jobId: string;
+  workerId: string;
+  status: "done" | "failed";
+}
+export interface FailedEvent {
+  jobId: string;
+  workerId: string;
+  /** The handler's error message, as written to the result. */
+  error: string;
+}
+export interface SweptEvent {
+  jobId: string;
+  /** The holder whose expired lease was handed back. */
+  claimedBy: string;
+  consecutiveOrphanCount: number;
+}
+export interface GaveUpEvent {
+  jobId: string;
+  claimedBy: string;
+  consecutiveOrphanCount: number;
+}
+export interface ErrorEvent {
+  /** What was being done: "claimNext", "renew", "release", "writeResult", "sweep", ... */
+  op: string;
+  jobId?: string;
+  error: Error;
+}
+
+/** Event name -> listener arguments, for `EventEmitter<FleetEvents>`. */
+export interface FleetEvents {
+  claimed: [ClaimedEvent];
+  renewed: [RenewedEvent];
+  lease_lost: [LeaseLostEvent];
+  released: [ReleasedEvent];
+  result_written: [ResultWrittenEvent];
+  failed: [FailedEvent];
+  swept: [SweptEvent];
+  gave_up: [GaveUpEvent];
+  error: [ErrorEvent];
+}
+export type FleetEventName = keyof FleetEvents;
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+/** One structured log entry: the event's fields plus `level`, `event`, `source` and `time` (epoch ms). */
+export type FleetLogEntry = Record<string, unknown> & {
+  level: LogLevel;
+  event: string;
+  source: "worker" | "sweeper";
+  time: number;
+};
+export type FleetLogger = (entry: FleetLogEntry) => void;
+
+const LEVELS: Record<FleetEventName, LogLevel> = {
+  claimed: "debug",
+  renewed: "debug",
+  lease_lost: "warn",
+  released: "info",
+  result_written: "debug",
+  failed: "warn",
+  swept: "info",
+  gave_up: "warn",
+  error: "error",
+};
+
+/**
+ * EventEmitter that also hands every event to the logger. An "error" event with
+ * no listener is only logged: Node would otherwise throw it and take the whole
+ * process down over one failed request.
+ */
+export class FleetEmitter extends EventEmitter<FleetEvents> {
+  readonly #source: "worker" | "sweeper";
+  readonly #logger: FleetLogger | undefined;
+
+  constructor(source: "worker" | "sweeper", logger: FleetLogger | undefined) {
+    super();
+    this.#source = source;
+    this.#logger = logger;
+  }
+
+  protected report<K extends FleetEventName>(event: K, payload: FleetEvents[K][0]): void {
+    if (this.#logger) {
+      const fields: Record<string, unknown> = { ...payload };
+      if (event === "error") {
+        const { error } = payload as ErrorEvent;
+        fields["error"] = error.message;
+        fields["errorName"] = error.name;
+      }
+      this.#logger({ ...fields, level: LEVELS[event], event, source: this.#source, time: Date.now() });
+    }
+    if (event === "error" && this.listenerCount("error") === 0) return;
+    (this.emit as (e: K, p: FleetEvents[K][0]) => boolean)(event, payload);
+  }
+}
