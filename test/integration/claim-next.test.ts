@@ -1,0 +1,75 @@
+// POST /api/fleet/claim-next: the oldest claimable jobs, atomically, scoped by prefix.
+import { describe, expect, it } from "vitest";
+import { createJob, futureDate, getJob, pastDate, post, randomKey } from "./support/fleet-api";
+
+function claimNext(body: unknown) {
+  return post("/api/fleet/claim-next", body);
+}
+
+/** Jobs created one after another, so `created` orders them. */
+async function createJobs(prefix: string, n: number, fields: Record<string, unknown> = {}) {
+  const jobs = [];
+  for (let i = 0; i < n; i++) jobs.push(await createJob({ probe_key: `${prefix}${i}`, ...fields }));
+  return jobs;
+}
+
+describe("claim-next", () => {
+  it.each([
+    [{}, "workerId is required"],
+    [{ workerId: "" }, "workerId is required"],
+    [{ workerId: 5 }, "workerId must be a string"],
+    [{ workerId: "w", limit: 0 }, "limit must be an integer from 1 to 100"],
+    [{ workerId: "w", limit: 101 }, "limit must be an integer from 1 to 100"],
+    [{ workerId: "w", limit: 1.5 }, "limit must be an integer from 1 to 100"],
+    [{ workerId: "w", limit: "2" }, "limit must be an integer from 1 to 100"],
+    [{ workerId: "w", probeKeyPrefix: 3 }, "probeKeyPrefix must be a string"],
+  ])("%j is a 400: %s", async (body, error) => {
+    expect(await claimNext(body)).toEqual({ status: 400, body: { error } });
+  });
+
+  it("claims the oldest claimable jobs first, up to limit, with the claim bookkeeping", async () => {
+    const prefix = randomKey("cn") + "/";
+    const jobs = await createJobs(prefix, 4);
+    const res = await claimNext({ workerId: "w1", limit: 3, probeKeyPrefix: prefix, leaseSeconds: 120 });
+    expect(res.status).toBe(200);
+    expect(res.body.jobs.map((j: { job: { id: string } }) => j.job.id)).toEqual(jobs.slice(0, 3).map((j) => j.id));
+    for (const { job, leaseToken } of res.body.jobs) {
+      expect(job).toMatchObject({ status: "claimed", claimed_by: "w1", version: 1 });
+      const row = await getJob(job.id);
+      expect(row).toMatchObject({ status: "claimed", claimed_by: "w1", version: 1, lease_token: leaseToken, reclaim_count: 0 });
+      expect(row.claimed_at).not.toBe("");
+      expect(Date.parse(row.lease_expires_at) - Date.now()).toBeGreaterThan(100_000);
+    }
+    expect((await getJob(jobs[3]!.id)).status).toBe("pending");
+  });
+
+  it("default limit is 1, and an empty queue answers an empty list", async () => {
+    const prefix = randomKey("cn1") + "/";
+    await createJobs(prefix, 2);
+    expect((await claimNext({ workerId: "w", probeKeyPrefix: prefix })).body.jobs).toHaveLength(1);
+    expect((await claimNext({ workerId: "w", probeKeyPrefix: prefix })).body.jobs).toHaveLength(1);
+    expect(await claimNext({ workerId: "w", probeKeyPrefix: prefix })).toEqual({ status: 200, body: { jobs: [] } });
+  });
+
+  it("steals expired leases (reclaim_count + 1) and skips live, terminal and other-prefix rows", async () => {
+    const prefix = randomKey("cns") + "/";
+    const live = await createJob({ probe_key: prefix + "live", status: "running", claimed_by: "a", lease_expires_at: futureDate() });
+    const expired = await createJob({ probe_key: prefix + "expired", status: "running", claimed_by: "a", lease_expires_at: pastDate(), version: 4 });
+    const done = await createJob({ probe_key: prefix + "done", status: "done", claimed_by: "a" });
+    await createJob({ probe_key: randomKey("other") });
+    const res = await claimNext({ workerId: "b", limit: 10, probeKeyPrefix: prefix });
+    expect(res.body.jobs.map((j: { job: { id: string } }) => j.job.id)).toEqual([expired.id]);
+    expect(await getJob(expired.id)).toMatchObject({ claimed_by: "b", status: "claimed", version: 5, reclaim_count: 1, consecutive_orphan_count: 0 });
+    expect(await getJob(live.id)).toMatchObject({ claimed_by: "a", status: "running" });
+    expect((await getJob(done.id)).status).toBe("done");
+  });
+
+  it("treats % and _ in the prefix literally", async () => {
+    const base = randomKey("cnl");
+    const literal = await createJob({ probe_key: `${base}%_x` });
+    const lookalike = await createJob({ probe_key: `${base}ab-x` });
+    const res = await claimNext({ workerId: "w", limit: 10, probeKeyPrefix: `${base}%_` });
+    expect(res.body.jobs.map((j: { job: { id: string } }) => j.job.id)).toEqual([literal.id]);
+    expect((await getJob(lookalike.id)).status).toBe("pending");
+  });
+});
