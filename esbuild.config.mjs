@@ -61,8 +61,8 @@ async function bundleFunction({ module, handler }, callArgs) {
   const match = exportLine.exec(text);
   if (!match) throw new Error(`esbuild output for ${module} has no default export line to turn into a call`);
   if (new RegExp(`\\b${CONTEXT_PARAM}\\b`).test(text)) throw new Error(`${module} uses the reserved name ${CONTEXT_PARAM}`);
-  const body = text.replace(exportLine, `return ${match[1]}(${callArgs});`).trim();
-  return body.split("\n").map((line) => (line ? "  " + line : line)).join("\n");
+  // Not re-indented: that would change the text inside multi-line template literals.
+  return text.replace(exportLine, `return ${match[1]}(${callArgs});`).trim();
 }
 
 export async function buildHooks() {

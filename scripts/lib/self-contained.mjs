@@ -31,8 +31,13 @@ export const PB_LOADER_ONLY_GLOBALS = [
   "routerAdd", "routerUse", "routerPre", "cronAdd", "cronRemove", "migrate",
 ];
 
-/** The ECMAScript builtins, read from a fresh context so no Node global slips in. */
-export const JS_BUILTINS = vm.runInNewContext("Object.getOwnPropertyNames(globalThis)");
+/** V8 globals that goja (PocketBase 0.22's engine) does not implement. */
+export const GOJA_LACKS = ["Intl", "WebAssembly", "SharedArrayBuffer", "Atomics", "WeakRef", "FinalizationRegistry"];
+
+/** The ECMAScript builtins goja has: a fresh V8 context's globals (no Node ones) less those goja lacks. */
+export const JS_BUILTINS = vm
+  .runInNewContext("Object.getOwnPropertyNames(globalThis)")
+  .filter((name) => !GOJA_LACKS.includes(name));
 
 const RUNTIME_ALLOWED = new Set([...JS_BUILTINS, ...PB_RUNTIME_GLOBALS]);
 const LOADER_ALLOWED = new Set([...RUNTIME_ALLOWED, ...PB_LOADER_ONLY_GLOBALS]);

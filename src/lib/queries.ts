@@ -33,19 +33,19 @@ export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string): WhereC
   );
 }
 
-/** Narrows a condition to jobs whose probe_key starts with a prefix ("" = all jobs). */
+/**
+ * Narrows a condition to jobs whose probe_key starts with a prefix ("" = all
+ * jobs). Not LIKE: SQLite's LIKE ignores ASCII case, so "A-" would match "a-1";
+ * and comparing a substring needs no escaping of % and _.
+ */
 function withPrefix(sql: string, params: WhereClause["params"], probeKeyPrefix: string): WhereClause {
   if (probeKeyPrefix === "") return { sql, params };
-  params["prefix"] = escapeLike(probeKeyPrefix) + "%";
-  return { sql: `(${sql}) AND probe_key LIKE {:prefix} ESCAPE '\\'`, params };
+  params["prefix"] = probeKeyPrefix;
+  return { sql: `(${sql}) AND substr(probe_key, 1, length({:prefix})) = {:prefix}`, params };
 }
 
 /** Oldest first; id breaks ties between rows created in the same millisecond. */
 export const CLAIM_ORDER = ["created ASC", "id ASC"] as const;
-
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => "\\" + c);
-}
 
 /**
  * Everything GET /api/fleet/stats reports, in one pass over probe_jobs. A pending

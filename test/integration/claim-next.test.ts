@@ -64,12 +64,14 @@ describe("claim-next", () => {
     expect((await getJob(done.id)).status).toBe("done");
   });
 
-  it("treats % and _ in the prefix literally", async () => {
+  it("matches the prefix literally: % and _ are plain characters, and case counts", async () => {
     const base = randomKey("cnl");
-    const literal = await createJob({ probe_key: `${base}%_x` });
-    const lookalike = await createJob({ probe_key: `${base}ab-x` });
-    const res = await claimNext({ workerId: "w", limit: 10, probeKeyPrefix: `${base}%_` });
+    const literal = await createJob({ probe_key: `${base}%_X` });
+    const wildcardLookalike = await createJob({ probe_key: `${base}ab-X` });
+    const caseLookalike = await createJob({ probe_key: `${base}%_x`.toUpperCase() });
+    const res = await claimNext({ workerId: "w", limit: 10, probeKeyPrefix: `${base}%_X` });
     expect(res.body.jobs.map((j: { job: { id: string } }) => j.job.id)).toEqual([literal.id]);
-    expect((await getJob(lookalike.id)).status).toBe("pending");
+    expect((await getJob(wildcardLookalike.id)).status).toBe("pending");
+    expect((await getJob(caseLookalike.id)).status).toBe("pending");
   });
 });

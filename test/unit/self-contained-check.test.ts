@@ -1,0 +1,119 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CRONS, OUTPUT, ROUTES } from "../../esbuild.config.mjs";
+import {
+  checkSelfContained,
+  JS_BUILTINS,
+  PB_LOADER_ONLY_GLOBALS,
+  PB_RUNTIME_GLOBALS,
+} from "../../scripts/lib/self-contained.mjs";
+
+const REPO = join(import.meta.dirname, "..", "..");
+
+const LEAKED = `function helper() { return 1; }
+routerAdd("POST", "/api/leak", (c) => {
+  return c.json(200, { n: helper() });
+}, $apis.requireAdminAuth());
+`;
+
+const route = (body: string) => `routerAdd("GET", "/api/x", (c) => {\n${body}\n}, $apis.requireAdminAuth());\n`;
+
+describe("checkSelfContained", { timeout: 20_000 }, () => {
+  it("passes the committed bundle, with one handler per route and cron", () => {
+    const { violations, handlers } = checkSelfContained(readFileSync(OUTPUT, "utf8"));
+    expect(violations).toEqual([]);
+    expect(handlers.map((h) => h.name)).toEqual([
+      ...ROUTES.map((r) => `routerAdd(${JSON.stringify(r.method)}, ${JSON.stringify(r.path)})`),
+      ...CRONS.map((c) => `cronAdd(${JSON.stringify(c.id)})`),
+    ]);
+    for (const h of handlers) {
+      expect(h.bytes).toBeGreaterThan(0);
+      for (const id of h.freeIdentifiers) expect([...JS_BUILTINS, ...PB_RUNTIME_GLOBALS]).toContain(id);
+    }
+  });
+
+  it("names both the top-level helper and the handler's free identifier", () => {
+    const { violations, handlers } = checkSelfContained(LEAKED);
+    expect(violations).toHaveLength(2);
+    expect(violations[0]).toMatch(/^top-level code other than a route or cron registration \("function helper\(\)/);
+    expect(violations[1]).toMatch(/^routerAdd\("POST", "\/api\/leak"\): "helper" is not declared inside the handler/);
+    expect(handlers.map((h) => h.freeIdentifiers)).toEqual([["helper"]]);
+  });
+
+  it.each(["fetch", "setTimeout", "setImmediate", "Buffer", "structuredClone", "window"])("flags %s, which goja does not define", (name) => {
+    const { violations } = checkSelfContained(route(`  ${name}("x");\n  return c.json(200, {});`));
+    expect(violations).toEqual([expect.stringContaining(`"${name}" is not declared inside the handler`)]);
+  });
+
+  it("flags a loader-only registrar used inside a handler", () => {
+    const { violations } = checkSelfContained(route(`  routerAdd("GET", "/late", () => {});`));
+    expect(violations).toEqual([expect.stringContaining(`"routerAdd" is not declared inside the handler`)]);
+  });
+
+  it("accepts a handler that uses only its own declarations, PocketBase's globals and JS builtins", () => {
+    const source =
+      route(`  const data = $apis.requestInfo(c).data;
+  function own(x) { return Math.max(1, Number(x)); }
+  const rows = arrayOf(new Record());
+  $app.dao().recordQuery("probe_jobs").andWhere($dbx.exp("1 = 1", {})).all(rows);
+  return c.json(200, { n: own(JSON.stringify(data).length), t: new Date(Date.now()).toISOString(), k: Object.keys(rows) });`) +
+      `cronAdd("job", (() => $os.getenv("X") || "* * * * *")(), () => { $app.logger().info("tick"); });\n`;
+    const { violations, handlers } = checkSelfContained(source);
+    expect(violations).toEqual([]);
+    expect(handlers).toHaveLength(2);
+  });
+
+  it("lets the file's own registration arguments use loader globals, but not unknown names", () => {
+    expect(checkSelfContained(`cronAdd("j", "* * * * *", () => {});`).violations).toEqual([]);
+    expect(checkSelfContained(`cronAdd("j", schedule, () => {});`).violations).toEqual([
+      expect.stringContaining(`"schedule" is not declared inside the registration`),
+    ]);
+  });
+
+  it("flags a file without any handler", () => {
+    expect(checkSelfContained("// nothing here\n").violations).toEqual(["no routerAdd/cronAdd handler found"]);
+  });
+
+  it("keeps the registrars out of the runtime globals and fetch/setTimeout out of the builtins", () => {
+    for (const name of PB_LOADER_ONLY_GLOBALS) expect(PB_RUNTIME_GLOBALS).not.toContain(name);
+    for (const name of ["fetch", "setTimeout", "setInterval", "Buffer", "window"]) {
+      expect(JS_BUILTINS).not.toContain(name);
+      expect(PB_RUNTIME_GLOBALS).not.toContain(name);
+    }
+    for (const name of ["$app", "$apis", "$dbx", "$os", "$security", "arrayOf", "Record", "DynamicModel"]) {
+      expect(PB_RUNTIME_GLOBALS).toContain(name);
+    }
+  });
+});
+
+// Spawns node and parses 40 kB: allow for a loaded 2-core machine.
+describe("scripts/check-self-contained.mjs", { timeout: 20_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "pb-fleet-check-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const cli = (file: string) =>
+    spawnSync(process.execPath, [join(REPO, "scripts", "check-self-contained.mjs"), file], { cwd: REPO, encoding: "utf8" });
+
+  it("exits 0 on the committed bundle", () => {
+    const run = cli(OUTPUT);
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`${ROUTES.length + CRONS.length} handlers, all self-contained`);
+  });
+
+  it("exits 1 on a leaked helper, naming it", () => {
+    const file = join(dir, "leaked.pb.js");
+    writeFileSync(file, LEAKED);
+    const run = cli(file);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`NOT SELF-CONTAINED: routerAdd("POST", "/api/leak"): "helper" is not declared`);
+  });
+
+  it("exits 2 with what to do when the file is missing", () => {
+    const run = cli(join(dir, "missing.pb.js"));
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/cannot read .*missing\.pb\.js.*npm run build/);
+  });
+});

@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { formatPbDate } from "../../src/lib/lease";
+import type { StatsRow } from "../../src/lib/queries";
+import { buildStats, formatPrometheus, parseStatsFormat } from "../../src/lib/stats";
+import type { FleetStats } from "../../src/lib/types";
+import { NOW } from "./support/rows";
+
+function statsRow(overrides: Partial<StatsRow> = {}): StatsRow {
+  return {
+    pending: 4, claimed: 3, running: 2, done: 10, failed: 1, total: 20,
+    oldest_pending: formatPbDate(NOW - 90_500), expired_leases: 2, past_orphan_cap: 1,
+    ...overrides,
+  };
+}
+
+describe("buildStats", () => {
+  it("maps a StatsRow to the wire shape, with the pending age in seconds", () => {
+    expect(buildStats(statsRow(), NOW, 5)).toEqual({
+      counts: { pending: 4, claimed: 3, running: 2, done: 10, failed: 1 },
+      total: 20,
+      oldestPendingAgeSeconds: 90.5,
+      expiredLeases: 2,
+      pastOrphanCap: 1,
+      orphanCap: 5,
+    });
+  });
+
+  it.each<[string, string]>([
+    ["nothing pending", ""],
+    ["an unreadable date", "not a date"],
+  ])("reports a null age for %s", (_name, oldest) => {
+    const stats = buildStats(statsRow({ pending: 0, oldest_pending: oldest }), NOW, 5);
+    expect(stats.oldestPendingAgeSeconds).toBeNull();
+  });
+
+  it("reads the ISO T form too", () => {
+    expect(buildStats(statsRow({ oldest_pending: new Date(NOW - 2000).toISOString() }), NOW, 5).oldestPendingAgeSeconds).toBe(2);
+  });
+
+  it("never reports a negative age (a job created after now by a skewed clock)", () => {
+    expect(buildStats(statsRow({ oldest_pending: formatPbDate(NOW + 5000) }), NOW, 5).oldestPendingAgeSeconds).toBe(0);
+  });
+});
+
+describe("parseStatsFormat", () => {
+  it.each<[string, string | null]>([
+    ["", "json"],
+    ["json", "json"],
+    ["prometheus", "prometheus"],
+    ["PROMETHEUS", null],
+    ["Json", null],
+    ["xml", null],
+    [" prometheus", null],
+  ])("%j -> %j", (raw, format) => {
+    expect(parseStatsFormat(raw)).toBe(format);
+  });
+});
+
+describe("formatPrometheus", () => {
+  const stats: FleetStats = {
+    counts: { pending: 4, claimed: 3, running: 2, done: 10, failed: 1 },
+    total: 20,
+    oldestPendingAgeSeconds: 90.5,
+    expiredLeases: 2,
+    pastOrphanCap: 1,
+    orphanCap: 5,
+  };
+
+  it("writes the text exposition format: HELP and TYPE per gauge, labelled status samples", () => {
+    expect(formatPrometheus(stats)).toBe(
+      [
+        "# HELP pb_fleet_jobs Jobs in probe_jobs by status.",
+        "# TYPE pb_fleet_jobs gauge",
+        'pb_fleet_jobs{status="pending"} 4',
+        'pb_fleet_jobs{status="claimed"} 3',
+        'pb_fleet_jobs{status="running"} 2',
+        'pb_fleet_jobs{status="done"} 10',
+        'pb_fleet_jobs{status="failed"} 1',
+        "# HELP pb_fleet_oldest_pending_age_seconds Seconds the oldest pending job has waited.",
+        "# TYPE pb_fleet_oldest_pending_age_seconds gauge",
+        "pb_fleet_oldest_pending_age_seconds 90.5",
+        "# HELP pb_fleet_expired_leases Claimed or running jobs whose lease has passed, waiting for the sweeper.",
+        "# TYPE pb_fleet_expired_leases gauge",
+        "pb_fleet_expired_leases 2",
+        "# HELP pb_fleet_past_orphan_cap Jobs whose consecutive orphaned leases reached the cap.",
+        "# TYPE pb_fleet_past_orphan_cap gauge",
+        "pb_fleet_past_orphan_cap 1",
+        "# HELP pb_fleet_orphan_cap Consecutive orphaned leases after which the sweeper fails a job.",
+        "# TYPE pb_fleet_orphan_cap gauge",
+        "pb_fleet_orphan_cap 5",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("leaves out the age sample (not a fake 0) when nothing is pending", () => {
+    const text = formatPrometheus({ ...stats, oldestPendingAgeSeconds: null });
+    expect(text).toContain("# TYPE pb_fleet_oldest_pending_age_seconds gauge\n# HELP pb_fleet_expired_leases");
+    expect(text.split("\n").filter((l) => l.startsWith("pb_fleet_oldest_pending_age_seconds"))).toEqual([]);
+  });
+
+  it("is well-formed line by line: every sample follows its metric's HELP and TYPE", () => {
+    const lines = formatPrometheus(stats).trimEnd().split("\n");
+    let current = "";
+    for (const line of lines) {
+      const help = /^# HELP (\w+) \S.*$/.exec(line);
+      if (help) { current = help[1]!; continue; }
+      if (line.startsWith("# TYPE ")) { expect(line).toBe(`# TYPE ${current} gauge`); continue; }
+      expect(line).toMatch(/^(\w+)(\{status="(pending|claimed|running|done|failed)"\})? -?\d+(\.\d+)?$/);
+      expect(line.split(/[{ ]/)[0]).toBe(current);
+    }
+  });
+});

@@ -1,0 +1,447 @@
+/**
+ * A stand-in for what PocketBase 0.22's JSVM gives a hook handler, enough to
+ * run pb_hooks/fleet.pb.js the way PocketBase does (plugins/jsvm/binds.go):
+ * the file is loaded once, each handler is taken as its source text, and every
+ * request runs `{(<text>).apply(undefined, __args)}` in a runtime that never saw
+ * the file. Here that runtime is a fresh node:vm context holding only these stubs.
+ *
+ * The stubs follow PocketBase where the handlers depend on it: records store
+ * dates as `2006-01-02 15:04:05.000Z` text, findRecordById throws for an unknown
+ * id, runInTransaction rolls back (copy-on-write) when its callback throws, and
+ * query conditions are evaluated the way SQLite would for the few shapes
+ * src/lib/queries.ts produces (any other shape throws, so a changed query is
+ * noticed here instead of silently mis-evaluated).
+ */
+import { randomInt } from "node:crypto";
+import vm from "node:vm";
+
+const COLLECTION = "probe_jobs";
+const DATE_FIELDS = new Set(["created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at"]);
+const NUMBER_FIELDS = new Set(["version", "reclaim_count", "consecutive_orphan_count"]);
+const TEXT_FIELDS = new Set(["probe_key", "status", "claimed_by", "lease_token"]);
+const JSON_FIELDS = new Set(["result"]);
+
+/** A probe_jobs row as stored: dates as PocketBase text ("" = none), result as JSON text ("" = null). */
+export interface StoredRow {
+  id: string;
+  probe_key: string;
+  status: string;
+  claimed_by: string;
+  lease_expires_at: string;
+  version: number;
+  claimed_at: string;
+  finished_at: string;
+  requeued_at: string;
+  reclaim_count: number;
+  consecutive_orphan_count: number;
+  lease_token: string;
+  result: string;
+  created: string;
+  updated: string;
+}
+
+/** PocketBase's text form of a date, from the forms the handlers write (ISO `T` or PocketBase's space form). */
+export function toPbDateText(value: unknown): string {
+  if (value === "" || value === null || value === undefined) return "";
+  const text = String(value);
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z$/.exec(text);
+  const ms = m ? Date.parse(`${m[1]}T${m[2]}Z`) : Number.NaN;
+  if (Number.isNaN(ms)) throw new Error(`fake PocketBase: ${JSON.stringify(text)} is not a date this fake stores`);
+  return new Date(ms).toISOString().replace("T", " ");
+}
+
+export function pbDate(ms: number): string {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+
+/** models.Record: get/set/getString/getInt and `id`, with PocketBase's field normalisation on set. */
+export class FakeRecord {
+  id: string;
+  readonly #data: Map<string, string | number>;
+
+  constructor(row?: StoredRow) {
+    this.id = row?.id ?? "";
+    this.#data = new Map(row ? Object.entries(row).filter(([k]) => k !== "id") : []);
+  }
+
+  get(name: string): unknown {
+    if (name === "id") return this.id;
+    const value = this.#data.get(name);
+    if (JSON_FIELDS.has(name)) return value ? JSON.parse(String(value)) : null;
+    return value;
+  }
+
+  set(name: string, value: unknown): void {
+    if (name === "id") this.id = String(value);
+    else if (DATE_FIELDS.has(name)) this.#data.set(name, toPbDateText(value));
+    else if (NUMBER_FIELDS.has(name)) this.#data.set(name, Number.isFinite(Number(value)) ? Number(value) : 0);
+    else if (TEXT_FIELDS.has(name)) this.#data.set(name, value === null || value === undefined ? "" : String(value));
+    else if (JSON_FIELDS.has(name)) this.#data.set(name, value === null || value === undefined ? "" : JSON.stringify(value));
+    // PocketBase would keep an unknown key in memory and never save it: fail loudly instead.
+    else throw new Error(`fake PocketBase: probe_jobs has no field ${JSON.stringify(name)}`);
+  }
+
+  getString(name: string): string {
+    const value = this.get(name);
+    if (value === undefined || value === null) return "";
+    return typeof value === "object" ? JSON.stringify(value) : String(value);
+  }
+
+  getInt(name: string): number {
+    const n = Number(this.#data.get(name) ?? 0);
+    return Number.isFinite(n) ? Math.trunc(n) : 0;
+  }
+
+  snapshot(): StoredRow {
+    return { id: this.id, ...Object.fromEntries(this.#data) } as unknown as StoredRow;
+  }
+}
+
+/** What `$dbx.exp(sql, params)` returns. */
+interface DbxExpression {
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+const PREFIX_SUFFIX = " AND substr(probe_key, 1, length({:prefix})) = {:prefix}";
+const CLAIMABLE_SQL = "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))";
+const EXPIRED_SQL = "status IN ('claimed', 'running') AND lease_expires_at < {:now}";
+
+function isHeld(row: StoredRow): boolean {
+  return row.status === "claimed" || row.status === "running";
+}
+
+function requireBound(sql: string, params: Record<string, unknown>): void {
+  for (const [, name] of sql.matchAll(/\{:(\w+)\}/g)) {
+    if (!(name! in params)) throw new Error(`fake PocketBase: {:${name}} is not bound`);
+  }
+}
+
+/** Splits `(<condition>) AND substr(probe_key, 1, length({:prefix})) = {:prefix}` into the condition and a prefix test. */
+function splitPrefix(sql: string, params: Record<string, unknown>): [string, (row: StoredRow) => boolean] {
+  if (!sql.endsWith(PREFIX_SUFFIX)) return [sql, () => true];
+  const inner = sql.slice(0, -PREFIX_SUFFIX.length);
+  if (!inner.startsWith("(") || !inner.endsWith(")")) throw new Error(`fake PocketBase: unexpected prefix clause in ${sql}`);
+  return [inner.slice(1, -1), (row) => row.probe_key.startsWith(String(params["prefix"]))];
+}
+
+/** SQLite's answer for the WHERE shapes src/lib/queries.ts builds (text comparison of dates, as SQLite does). */
+function matchesWhere({ sql, params }: DbxExpression, row: StoredRow): boolean {
+  requireBound(sql, params);
+  const [condition, prefixMatches] = splitPrefix(sql, params);
+  const leasePassed = row.lease_expires_at < String(params["now"]);
+  let matches: boolean;
+  if (condition === CLAIMABLE_SQL) matches = row.status === "pending" || (isHeld(row) && leasePassed);
+  else if (condition === EXPIRED_SQL) matches = isHeld(row) && leasePassed;
+  else throw new Error(`fake PocketBase: cannot evaluate WHERE ${sql}`);
+  return matches && prefixMatches(row);
+}
+
+function compareBy(order: string[]): (a: StoredRow, b: StoredRow) => number {
+  return (a, b) => {
+    for (const term of order) {
+      const m = /^(\w+) (ASC|DESC)$/.exec(term);
+      if (!m) throw new Error(`fake PocketBase: cannot order by ${JSON.stringify(term)}`);
+      const field = m[1] as keyof StoredRow;
+      const [x, y] = [a[field], b[field]];
+      if (x === y) continue;
+      return (x < y ? -1 : 1) * (m[2] === "DESC" ? -1 : 1);
+    }
+    return 0;
+  };
+}
+
+function clone(row: StoredRow): StoredRow {
+  return { ...row };
+}
+
+/** The database behind the fake: rows, environment, logs, and switches to make it fail. */
+export class FakeDb {
+  rows = new Map<string, StoredRow>();
+  env: Record<string, string> = {};
+  logs: { level: "info" | "error"; message: string; attrs: unknown[] }[] = [];
+  /** saveRecord calls, committed or not. */
+  saves = 0;
+  /** When set, the saveRecord call with this number (1-based, counting from now) throws. */
+  failSaveNumber: number | null = null;
+  /** When true, every raw query (stats) throws. */
+  failQueries = false;
+  openTransaction = false;
+  #created = Date.now() - 3_600_000;
+
+  /** Adds a row; created times increase in insertion order. */
+  insert(fields: Partial<StoredRow> = {}): StoredRow {
+    this.#created += 1000;
+    const row: StoredRow = {
+      id: `job${String(this.rows.size + 1).padStart(12, "0")}`,
+      probe_key: `probe-${this.rows.size + 1}`,
+      status: "pending",
+      claimed_by: "",
+      lease_expires_at: "",
+      version: 0,
+      claimed_at: "",
+      finished_at: "",
+      requeued_at: "",
+      reclaim_count: 0,
+      consecutive_orphan_count: 0,
+      lease_token: "",
+      result: "",
+      created: pbDate(this.#created),
+      updated: pbDate(this.#created),
+      ...fields,
+    };
+    this.rows.set(row.id, row);
+    return clone(row);
+  }
+
+  row(id: string): StoredRow {
+    const row = this.rows.get(id);
+    if (!row) throw new Error(`no row ${id}`);
+    return clone(row);
+  }
+
+  /** Arms a failure of the nth saveRecord call from now. */
+  failSave(nth = 1): void {
+    this.failSaveNumber = this.saves + nth;
+  }
+}
+
+/** daos.Dao: the app's, or a transaction's working copy of the rows. */
+export class FakeDao {
+  readonly #db: FakeDb;
+  readonly #txRows: Map<string, StoredRow> | null;
+
+  constructor(db: FakeDb, txRows: Map<string, StoredRow> | null = null) {
+    this.#db = db;
+    this.#txRows = txRows;
+  }
+
+  #rows(): Map<string, StoredRow> {
+    if (this.#txRows) return this.#txRows;
+    // PocketBase has one writer connection: the app dao inside a transaction deadlocks (issue #4859).
+    if (this.#db.openTransaction) throw new Error("fake PocketBase: $app.dao() used inside runInTransaction (deadlocks PocketBase)");
+    return this.#db.rows;
+  }
+
+  findRecordById(collection: string, id: string): FakeRecord {
+    if (collection !== COLLECTION) throw new Error(`fake PocketBase: no collection ${collection}`);
+    const row = this.#rows().get(id);
+    if (!row) throw new Error("sql: no rows in result set");
+    return new FakeRecord(clone(row));
+  }
+
+  saveRecord(record: FakeRecord): void {
+    const rows = this.#rows();
+    this.#db.saves++;
+    if (this.#db.saves === this.#db.failSaveNumber) throw new Error("fake PocketBase: constraint failed (armed by the test)");
+    if (!(record instanceof FakeRecord)) throw new Error("fake PocketBase: saveRecord wants a Record");
+    const row = record.snapshot();
+    row.updated = pbDate(Date.now());
+    rows.set(row.id, row);
+  }
+
+  recordQuery(collection: string): FakeRecordQuery {
+    if (collection !== COLLECTION) throw new Error(`fake PocketBase: no collection ${collection}`);
+    return new FakeRecordQuery(() => this.#rows());
+  }
+
+  runInTransaction(fn: (tx: FakeDao) => void): void {
+    if (this.#txRows || this.#db.openTransaction) throw new Error("fake PocketBase: nested runInTransaction");
+    const working = new Map([...this.#db.rows].map(([id, row]) => [id, clone(row)]));
+    this.#db.openTransaction = true;
+    try {
+      fn(new FakeDao(this.#db, working));
+    } finally {
+      this.#db.openTransaction = false;
+    }
+    this.#db.rows = working; // commit; a throw above left db.rows untouched (rollback)
+  }
+
+  db(): { newQuery(sql: string): { bind(params: Record<string, unknown>): { one(model: object): void } } } {
+    const db = this.#db;
+    return {
+      newQuery: (sql) => ({
+        bind: (params) => ({
+          one: (model) => {
+            if (db.failQueries) throw new Error("fake PocketBase: database is locked (armed by the test)");
+            Object.assign(model, answerStatsQuery(sql, params, [...this.#rows().values()]));
+          },
+        }),
+      }),
+    };
+  }
+}
+
+class FakeRecordQuery {
+  readonly #rows: () => Map<string, StoredRow>;
+  readonly #where: DbxExpression[] = [];
+  readonly #order: string[] = [];
+  #limit = Number.POSITIVE_INFINITY;
+
+  constructor(rows: () => Map<string, StoredRow>) {
+    this.#rows = rows;
+  }
+  andWhere(expression: DbxExpression): this {
+    this.#where.push(expression);
+    return this;
+  }
+  orderBy(...terms: string[]): this {
+    this.#order.push(...terms);
+    return this;
+  }
+  limit(n: number): this {
+    this.#limit = n;
+    return this;
+  }
+  all(out: FakeRecord[]): void {
+    const rows = [...this.#rows().values()]
+      .filter((row) => this.#where.every((w) => matchesWhere(w, row)))
+      .sort(compareBy(this.#order))
+      .slice(0, this.#limit);
+    for (const row of rows) out.push(new FakeRecord(clone(row)));
+  }
+}
+
+/** SQLite's answer to statsQuery (src/lib/queries.ts), computed over the rows. */
+function answerStatsQuery(sql: string, params: Record<string, unknown>, all: StoredRow[]): Record<string, unknown> {
+  requireBound(sql, params);
+  // Whitespace-tolerant: the build re-indents the bundle, template literals included.
+  const where = /\n\s*FROM probe_jobs\n\s*WHERE (.*)$/s.exec(sql);
+  if (!sql.startsWith("SELECT") || !where) throw new Error(`fake PocketBase: cannot answer ${sql}`);
+  const [condition, prefixMatches] = splitPrefix(where[1]!, params);
+  if (condition !== "1 = 1") throw new Error(`fake PocketBase: cannot evaluate WHERE ${where[1]}`);
+  const rows = all.filter(prefixMatches);
+  const count = (test: (row: StoredRow) => boolean) => rows.filter(test).length;
+  const waits = rows
+    .filter((r) => r.status === "pending")
+    .map((r) => (r.created > r.requeued_at ? r.created : r.requeued_at))
+    .sort();
+  return {
+    pending: count((r) => r.status === "pending"),
+    claimed: count((r) => r.status === "claimed"),
+    running: count((r) => r.status === "running"),
+    done: count((r) => r.status === "done"),
+    failed: count((r) => r.status === "failed"),
+    total: rows.length,
+    oldest_pending: waits[0] ?? "",
+    expired_leases: count((r) => isHeld(r) && r.lease_expires_at < String(params["now"])),
+    past_orphan_cap: count((r) => r.consecutive_orphan_count >= Number(params["cap"])),
+  };
+}
+
+/** echo.Context: the request's JSON body and query, and the one answer the handler gives. */
+export class FakeContext {
+  response: { status: number; body?: unknown; text?: string } | null = null;
+
+  constructor(
+    readonly data: unknown = {},
+    readonly query: Record<string, string> = {},
+  ) {}
+
+  json(status: number, body: unknown): void {
+    this.#answer({ status, body: JSON.parse(JSON.stringify(body)) as unknown });
+  }
+  string(status: number, text: string): void {
+    this.#answer({ status, text: String(text) });
+  }
+  queryParam(name: string): string {
+    return this.query[name] ?? "";
+  }
+  #answer(response: { status: number; body?: unknown; text?: string }): void {
+    if (this.response) throw new Error("fake PocketBase: the handler answered twice");
+    this.response = response;
+  }
+}
+
+/** What `$apis.requireAdminAuth()` returns while the file loads; routes must carry it. */
+export const ADMIN_AUTH = Object.freeze({ middleware: "requireAdminAuth" });
+
+const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/** The only globals a handler's runtime has here: PocketBase's, stubbed over one FakeDb. */
+export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
+  const appDao = new FakeDao(db);
+  const log = (level: "info" | "error") => (message: string, ...attrs: unknown[]) => {
+    db.logs.push({ level, message, attrs });
+  };
+  return {
+    $app: { dao: () => appDao, logger: () => ({ info: log("info"), error: log("error") }) },
+    $apis: {
+      requestInfo: (c: FakeContext) => ({ data: c.data }),
+      requireAdminAuth: () => ADMIN_AUTH,
+    },
+    $security: {
+      randomString: (n: number) => Array.from({ length: n }, () => ALPHANUMERIC[randomInt(ALPHANUMERIC.length)]).join(""),
+    },
+    $os: { getenv: (name: string) => db.env[name] ?? "" },
+    $dbx: { exp: (sql: string, params: Record<string, unknown> = {}): DbxExpression => ({ sql, params }) },
+    arrayOf: (_model: unknown) => [] as FakeRecord[],
+    Record: FakeRecord,
+    DynamicModel: class DynamicModel {
+      constructor(shape: object) {
+        Object.assign(this, shape);
+      }
+    },
+  };
+}
+
+export interface CapturedRoute {
+  method: string;
+  path: string;
+  /** The handler's source text, as PocketBase takes it (`handler.String()`). */
+  text: string;
+  middlewares: unknown[];
+}
+
+export interface CapturedCron {
+  id: string;
+  schedule: string;
+  text: string;
+}
+
+function sourceText(handler: unknown, what: string): string {
+  if (typeof handler !== "function") throw new Error(`${what}: the handler is not a function`);
+  return handler.toString();
+}
+
+/**
+ * Loads a hooks file as PocketBase's loader runtime does: registrations are
+ * captured, each handler kept only as its text. The loader has only the
+ * registrars, $apis.requireAdminAuth and $os.getenv (the cron schedule's read).
+ */
+export function loadHooks(source: string, env: Record<string, string> = {}): { routes: CapturedRoute[]; crons: CapturedCron[] } {
+  const routes: CapturedRoute[] = [];
+  const crons: CapturedCron[] = [];
+  const loader = vm.createContext({
+    routerAdd: (method: string, path: string, handler: unknown, ...middlewares: unknown[]) => {
+      routes.push({ method, path, text: sourceText(handler, `routerAdd ${path}`), middlewares });
+    },
+    cronAdd: (id: string, schedule: unknown, handler: unknown) => {
+      if (typeof schedule !== "string") throw new Error(`cronAdd ${id}: the schedule is not a string`);
+      crons.push({ id, schedule, text: sourceText(handler, `cronAdd ${id}`) });
+    },
+    $apis: { requireAdminAuth: () => ADMIN_AUTH },
+    $os: { getenv: (name: string) => env[name] ?? "" },
+  });
+  vm.runInContext(source, loader, { filename: "fleet.pb.js" });
+  return { routes, crons };
+}
+
+/** One request: the handler's text alone, in a fresh context holding only the PocketBase stubs. */
+export function runRoute(
+  route: CapturedRoute,
+  db: FakeDb,
+  request: { body?: unknown; query?: Record<string, string> } = {},
+): NonNullable<FakeContext["response"]> {
+  const c = new FakeContext(request.body ?? {}, request.query ?? {});
+  const runtime = vm.createContext({ ...pocketBaseGlobals(db), __args: [c] });
+  vm.runInContext(`{(${route.text}).apply(undefined, __args)}`, runtime, { filename: `${route.method} ${route.path}` });
+  if (!c.response) throw new Error(`${route.method} ${route.path} gave no answer`);
+  return c.response;
+}
+
+/** One cron tick, as cronAdd runs it: `{(<text>).apply(undefined)}` in a fresh context. */
+export function runCron(cron: CapturedCron, db: FakeDb): void {
+  const runtime = vm.createContext(pocketBaseGlobals(db));
+  vm.runInContext(`{(${cron.text}).apply(undefined)}`, runtime, { filename: `cron ${cron.id}` });
+}

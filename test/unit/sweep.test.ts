@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { formatPbDate } from "../../src/lib/lease";
+import { decideSweep, ORPHAN_CAP_REASON } from "../../src/lib/sweep";
+import { requeuePatch } from "../../src/lib/transitions";
+import { ENDS_NOW, EXPIRED, held, LIVE, NOW, row } from "./support/rows";
+
+const CAP = 5;
+
+describe("decideSweep", () => {
+  it.each<[string, ReturnType<typeof row>]>([
+    ["a pending row", row({ status: "pending", lease_expires_at: EXPIRED })],
+    ["a done row", row({ status: "done", claimed_by: "w1", lease_expires_at: EXPIRED })],
+    ["a failed row", row({ status: "failed", claimed_by: "w1", lease_expires_at: "" })],
+    ["an unknown status", row({ status: "weird", claimed_by: "w1", lease_expires_at: EXPIRED })],
+    ["a claimed row on a live lease (renewed since the query)", held("w1", LIVE)],
+    ["a running row on a live lease", held("w1", LIVE, { status: "running" })],
+    ["a live row already past the cap", held("w1", LIVE, { consecutive_orphan_count: CAP + 3 })],
+  ])("skips %s", (_name, before) => {
+    expect(decideSweep(before, NOW, CAP)).toEqual({ kind: "skip" });
+  });
+
+  it.each<[string, ReturnType<typeof row>]>([
+    ["a claimed row whose lease expired", held("w1", EXPIRED, { consecutive_orphan_count: 0 })],
+    ["a running row whose lease ends exactly now", held("w1", ENDS_NOW, { status: "running" })],
+    ["a held row with an empty lease", held("w1", "")],
+    ["a held row with an unreadable lease", held("w1", "yesterday")],
+    ["a row one orphaning below the cap", held("w1", EXPIRED, { consecutive_orphan_count: CAP - 1 })],
+  ])("re-queues %s like a release to pending", (_name, before) => {
+    expect(decideSweep(before, NOW, CAP)).toEqual({ kind: "requeue", patch: requeuePatch(before, NOW) });
+  });
+
+  it("re-queues with the release bookkeeping: owner and token cleared, counters + 1, lease kept", () => {
+    const before = held("w1", EXPIRED, { version: 2, reclaim_count: 7, consecutive_orphan_count: 1 });
+    expect(decideSweep(before, NOW, CAP)).toEqual({
+      kind: "requeue",
+      patch: {
+        status: "pending",
+        claimed_by: "",
+        lease_token: "",
+        reclaim_count: 8,
+        consecutive_orphan_count: 2,
+        requeued_at: formatPbDate(NOW),
+        version: 3,
+      },
+    });
+  });
+
+  it.each([CAP, CAP + 1, CAP + 10])("gives up at the cap (consecutive_orphan_count %d): failed, with an orphan_cap result", (count) => {
+    const before = held("w-last", EXPIRED, { status: "running", version: 11, consecutive_orphan_count: count, reclaim_count: 20 });
+    expect(decideSweep(before, NOW, CAP)).toEqual({
+      kind: "give_up",
+      patch: {
+        status: "failed",
+        finished_at: formatPbDate(NOW),
+        result: {
+          error: `pb-fleet gave up: the lease of this job expired ${count + 1} times in a row without a release`,
+          reason: "orphan_cap",
+          lastHolder: "w-last",
+        },
+        version: 12,
+        // consecutive_orphan_count, claimed_by and the lease are kept as evidence
+      },
+    });
+  });
+
+  it("uses the cap it is given", () => {
+    const before = held("w1", EXPIRED, { consecutive_orphan_count: 1 });
+    expect(decideSweep(before, NOW, 1).kind).toBe("give_up");
+    expect(decideSweep(before, NOW, 2).kind).toBe("requeue");
+  });
+
+  it("names the reason orphan_cap", () => {
+    expect(ORPHAN_CAP_REASON).toBe("orphan_cap");
+  });
+});
