@@ -27,10 +27,15 @@ export class FleetHttpError extends FleetError {
   }
 }
 
-/** HTTP 401 that a re-authentication did not cure (or a token-only client, which cannot re-authenticate). */
+/**
+ * The server did not take the token as an admin's, and signing in again did not
+ * cure it (or a token-only client, which cannot sign in). Status 401 from the
+ * fleet endpoints; 403 from PocketBase's record API, which treats a bad token as
+ * a guest ("Only admins can perform this action.").
+ */
 export class FleetAuthError extends FleetHttpError {
-  constructor(op: string, message: string, body: unknown, options?: { cause?: unknown }) {
-    super(op, 401, message, body, options);
+  constructor(op: string, message: string, body: unknown, options?: { cause?: unknown; status?: 401 | 403 }) {
+    super(op, options?.status ?? 401, message, body, options);
     this.name = "FleetAuthError";
   }
 }
@@ -79,4 +84,9 @@ export function isTransientError(err: unknown): boolean {
   if (err instanceof FleetTimeoutError || err instanceof FleetNetworkError) return true;
   if (err instanceof FleetHttpError) return err.status >= 500 || err.status === 429;
   return false;
+}
+
+/** Anything thrown, as an Error (a handler may throw a string). */
+export function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }

@@ -1,0 +1,53 @@
+/**
+ * pb-fleet client: FleetClient (typed calls to the fleet endpoints), Worker
+ * (claim, renew, report) and Sweeper (re-queue the jobs of dead holders).
+ */
+export {
+  FleetClient,
+  DEFAULT_COLLECTION,
+  DEFAULT_TIMEOUT_MS,
+  toPbDate,
+  type FleetApi,
+  type FleetClientOptions,
+  type RequestOptions,
+  type JobRecord,
+  type HeldJob,
+  type ClaimResult,
+  type ClaimNextOptions,
+  type ListOptions,
+} from "./fleet-client.js";
+export {
+  Worker,
+  LeaseLostError,
+  WorkerStoppingError,
+  type WorkerJob,
+  type JobHandler,
+  type WorkerOptions,
+  type StopMode,
+} from "./worker.js";
+export { Sweeper, type SweeperOptions, type SweepCounts } from "./sweeper.js";
+export {
+  FleetError,
+  FleetHttpError,
+  FleetAuthError,
+  FleetTimeoutError,
+  FleetNetworkError,
+  FleetProtocolError,
+  FleetAbortError,
+  isTransientError,
+} from "./errors.js";
+export { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";
+export type * from "./events.js";
+export type {
+  JobStatus,
+  JobView,
+  ReleaseTarget,
+  ReleaseRefusal,
+  ClaimResponse,
+  RenewResponse,
+  ReleaseResponse,
+  ClaimNextRequest,
+  ClaimNextResponse,
+  ClaimedJob,
+  FleetStats,
+} from "../lib/types.js";

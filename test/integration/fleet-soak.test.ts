@@ -1,0 +1,365 @@
+// Fleet soak: two processes of 4 Workers (+1 Sweeper each) on the pb-fleet client
+// work through thousands of jobs with short leases while ~10% of claims are
+// abandoned (a worker walks away holding its job) and crashes happen:
+//   1. one worker process is SIGKILLed mid-run and started again;
+//   2. PocketBase itself is SIGKILLed mid-run and restarted on the same pb_data.
+// At the end every job is terminal, each has exactly one successful terminal
+// release, and no result was written by a worker that had lost its lease.
+//
+// It runs its own PocketBase (the suite's shared one must not be killed), with
+// the server-side cron sweeper off so the client Sweepers do that work.
+// SOAK_JOBS / SOAK_JOBS_PB_KILL change the job counts (defaults 2000 / 1000).
+import { spawn, type ChildProcess } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import * as esbuild from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_PB_VERSION, ensurePocketBase } from "../../scripts/lib/pocketbase-binary.mjs";
+import { startPocketBase } from "../../scripts/lib/pocketbase-server.mjs";
+import { FleetClient, type JobRecord } from "../../src/client/index";
+
+const repoRoot = resolve(import.meta.dirname, "../..");
+const CHILD_SCRIPT = join(repoRoot, "test/integration/support-soak/fleet-process.mjs");
+const ADMIN = { email: "soak@pb-fleet.test", password: "pb-fleet-soak-password" };
+const LEASE_SECONDS = 3;
+const WORKERS_PER_PROCESS = 4;
+const COMPLETION_TIMEOUT_MS = 150_000;
+
+type PocketBase = Awaited<ReturnType<typeof startPocketBase>>;
+
+/** One line a fleet process printed (see fleet-process.mjs). */
+interface SoakEvent {
+  t: number;
+  proc: string;
+  ev: string;
+  role?: "worker" | "sweeper";
+  jobId?: string;
+  workerId?: string;
+  version?: number | null;
+  status?: string;
+  committed?: string;
+  reason?: string;
+  op?: string;
+  name?: string;
+  message?: string;
+}
+
+let workDir: string;
+let clientModule: string;
+let binary: string;
+let pb: PocketBase;
+const children = new Set<ChildProcess>();
+
+function log(message: string): void {
+  console.log(`[fleet-soak] ${message}`);
+}
+
+async function startServer(port = 0): Promise<PocketBase> {
+  return startPocketBase({
+    binary,
+    dataDir: join(workDir, "pb_data"),
+    port,
+    hooksDir: join(workDir, "pb_hooks"),
+    migrationsDir: join(repoRoot, "pb_migrations"),
+    adminEmail: ADMIN.email,
+    adminPassword: ADMIN.password,
+    env: { PB_FLEET_SWEEP_CRON: "off" },
+  });
+}
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), "pb-fleet-soak-"));
+  // The children load the client from one self-contained bundle of src/client.
+  clientModule = join(workDir, "fleet-client.mjs");
+  await esbuild.build({
+    entryPoints: [join(repoRoot, "src/client/index.ts")],
+    bundle: true, platform: "node", format: "esm", target: "node20", outfile: clientModule, logLevel: "silent",
+  });
+  binary = (await ensurePocketBase({ version: process.env.PB_VERSION || DEFAULT_PB_VERSION, log })).path;
+  // PocketBase loads every *.pb.js of its hooks dir: give it exactly the built bundle.
+  const hooksDir = join(workDir, "pb_hooks");
+  mkdirSync(hooksDir);
+  copyFileSync(join(repoRoot, "pb_hooks/fleet.pb.js"), join(hooksDir, "fleet.pb.js"));
+  pb = await startServer();
+  log(`PocketBase ${binary} at ${pb.url} (pid ${pb.pid}), data in ${workDir}`);
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  await pb?.stop();
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+/** A running fleet-process.mjs; its lines land in `events`. */
+class FleetProcess {
+  readonly exited: Promise<number | null>;
+  readonly ready: Promise<void>;
+  readonly stderr: string[] = [];
+  readonly child: ChildProcess;
+
+  constructor(readonly name: string, config: Record<string, unknown>, events: SoakEvent[]) {
+    this.child = spawn(process.execPath, [CHILD_SCRIPT], {
+      env: { ...process.env, FLEET_SOAK_CONFIG: JSON.stringify({ ...config, processName: name, clientModule }) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.add(this.child);
+    let markReady!: () => void;
+    this.ready = new Promise((r) => (markReady = r));
+    createInterface({ input: this.child.stdout! }).on("line", (line) => {
+      let event: SoakEvent;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        this.stderr.push(`(stdout) ${line}`);
+        return;
+      }
+      events.push(event);
+      if (event.ev === "ready") markReady();
+    });
+    createInterface({ input: this.child.stderr! }).on("line", (line) => this.stderr.push(line));
+    this.exited = new Promise((r) => this.child.once("exit", (code) => {
+      children.delete(this.child);
+      r(code);
+    }));
+  }
+
+  async kill(): Promise<void> {
+    this.child.kill("SIGKILL");
+    await this.exited;
+  }
+
+  /** SIGTERM: the workers finish what they hold and exit. */
+  async stop(): Promise<number | null> {
+    this.child.kill("SIGTERM");
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 30_000);
+    const code = await this.exited;
+    clearTimeout(timer);
+    return code;
+  }
+}
+
+function fleetConfig(prefix: string) {
+  return {
+    url: pb.url, email: ADMIN.email, password: ADMIN.password, prefix,
+    workers: WORKERS_PER_PROCESS, concurrency: 2, leaseSeconds: LEASE_SECONDS,
+    abandonRate: 0.1, failRate: 0.03, longJobRate: 0.02,
+    // Workers poll at most every 500 ms and claim-next steals expired leases
+    // itself, so a slower sweeper would hardly ever get to a row first.
+    sweepInterval: 250, maxReclaimAttempts: 5,
+  };
+}
+
+async function enqueueJobs(client: FleetClient, prefix: string, n: number): Promise<void> {
+  const keys = Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, "0")}`);
+  await client.enqueueMany(keys, { concurrency: 16 });
+}
+
+/** Polls the stats of the prefix until `until(terminal)` (or every job is terminal); throws after the timeout. */
+async function waitForProgress(client: FleetClient, prefix: string, jobs: number, until: (terminal: number) => boolean): Promise<void> {
+  const deadline = Date.now() + COMPLETION_TIMEOUT_MS;
+  let last = "";
+  for (;;) {
+    try {
+      const s = await client.stats({ probeKeyPrefix: prefix }, { timeoutMs: 2_000 });
+      const terminal = s.counts.done + s.counts.failed;
+      last = JSON.stringify(s.counts);
+      if (until(terminal) || terminal === jobs) return;
+    } catch (err) {
+      last = String(err); // the server may be down on purpose
+    }
+    if (Date.now() > deadline) throw new Error(`the fleet did not get there within ${COMPLETION_TIMEOUT_MS / 1000} s; last stats: ${last}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function allRows(client: FleetClient, prefix: string): Promise<JobRecord[]> {
+  return client.pb.collection("probe_jobs").getFullList<JobRecord>({
+    batch: 500, filter: client.pb.filter("probe_key ~ {:p}", { p: prefix + "%" }), requestKey: null,
+  });
+}
+
+interface Figures {
+  jobs: number;
+  done: number;
+  failed: number;
+  seconds: number;
+  workerClaims: number;
+  abandonedByHandler: number;
+  abandonedClaims: number;
+  leaseLost: Record<string, number>;
+  sweeperRequeues: number;
+  expiredLeaseSteals: number;
+  reclaimsTotal: number;
+  gaveUp: number;
+  renews: number;
+  releasesRecoveredAfterLostAnswer: number;
+  errors: Record<string, number>;
+  jobsWithoutReleaseLine: number;
+  terminalWithoutResult: number;
+}
+
+/**
+ * The end-state checks shared by both phases. `killedProcs`: process names that
+ * were SIGKILLed; a job they released just before dying may lack its log line.
+ */
+function verify(rows: JobRecord[], events: SoakEvent[], jobs: number, killedProcs: string[]): Omit<Figures, "seconds"> {
+  expect(rows).toHaveLength(jobs);
+  const byJob = new Map<string, SoakEvent[]>();
+  for (const e of events) {
+    if (!e.jobId) continue;
+    const list = byJob.get(e.jobId) ?? [];
+    list.push(e);
+    byJob.set(e.jobId, list);
+  }
+  const isKilled = (workerId: string) => killedProcs.some((p) => workerId.startsWith(p + "-"));
+  let jobsWithoutReleaseLine = 0;
+  let terminalWithoutResult = 0;
+  const problems: string[] = [];
+  const problem = (row: JobRecord, what: string) => {
+    if (problems.length < 20) problems.push(`${row.id} (${row.probe_key}, ${row.status}, ${row.claimed_by}): ${what}`);
+  };
+
+  for (const row of rows) {
+    const evs = byJob.get(row.id) ?? [];
+    if (row.status !== "done" && row.status !== "failed") {
+      problem(row, "not terminal");
+      continue;
+    }
+    if (row.finished_at === "") problem(row, "terminal without finished_at");
+    // Exactly one successful terminal release (a released:true, or its retry's refused_terminal_same_holder).
+    const releases = evs.filter((e) => e.ev === "released" && (e.status === "done" || e.status === "failed"));
+    if (releases.length === 0) {
+      if (isKilled(row.claimed_by)) jobsWithoutReleaseLine++;
+      else problem(row, "no release line, and its holder was not SIGKILLed");
+    } else if (releases.length > 1) {
+      problem(row, `${releases.length} successful terminal releases`);
+    } else {
+      const [r] = releases as [SoakEvent];
+      if (r.workerId !== row.claimed_by) problem(row, `released by ${r.workerId}`);
+      if (r.status !== row.status) problem(row, `released ${r.status}`);
+      if (r.committed === "released" && r.version !== row.version) problem(row, `release left version ${r.version}, row has ${row.version}`);
+    }
+    // Results come only from the final holder, after its release.
+    for (const w of evs.filter((e) => e.ev === "result_written")) {
+      if (w.workerId !== row.claimed_by) problem(row, `result written by ${w.workerId}, who had lost the job`);
+    }
+    const result = row.result as Record<string, unknown> | null;
+    if (result === null) {
+      // Released, then SIGKILLed before the result write: the one gap the
+      // release-first order leaves, and only a dead holder can leave it.
+      if (isKilled(row.claimed_by)) terminalWithoutResult++;
+      else problem(row, "no result");
+      continue;
+    }
+    if (result["reason"] === "orphan_cap") {
+      if (!row.claimed_by.endsWith("-sweeper")) problem(row, "orphan_cap result not from a sweeper");
+      continue;
+    }
+    if (row.status === "failed") {
+      if (typeof result["error"] !== "string") problem(row, "failed without an error message");
+      continue;
+    }
+    if (result["workerId"] !== row.claimed_by) problem(row, `result names ${String(result["workerId"])}`);
+    // The result's claim is the job's last claim: nobody claimed it after that worker did.
+    const claims = evs.filter((e) => e.ev === "claimed").sort((a, b) => (a.version ?? 0) - (b.version ?? 0));
+    const lastClaim = claims[claims.length - 1];
+    if (!lastClaim || lastClaim.workerId !== row.claimed_by || lastClaim.version !== result["claimVersion"]) {
+      problem(row, `result from claim v${String(result["claimVersion"])}, last logged claim ${lastClaim ? `${lastClaim.workerId} v${lastClaim.version}` : "none"}`);
+    }
+    if (row.consecutive_orphan_count !== 0) problem(row, "a worker's terminal release left consecutive_orphan_count > 0");
+  }
+  expect(problems).toEqual([]);
+
+  const count = (pred: (e: SoakEvent) => boolean) => events.filter(pred).length;
+  const tally = (list: SoakEvent[], key: (e: SoakEvent) => string) =>
+    list.reduce<Record<string, number>>((acc, e) => ({ ...acc, [key(e)]: (acc[key(e)] ?? 0) + 1 }), {});
+  const workerClaims = events.filter((e) => e.ev === "claimed" && e.role === "worker");
+  const settled = new Set(events.filter((e) => e.role === "worker" && (e.ev === "released" || e.ev === "lease_lost")).map((e) => `${e.jobId} ${e.workerId}`));
+  const sweeperRequeues = count((e) => e.ev === "swept");
+  const reclaimsTotal = rows.reduce((sum, r) => sum + r.reclaim_count, 0);
+  return {
+    jobs,
+    done: rows.filter((r) => r.status === "done").length,
+    failed: rows.filter((r) => r.status === "failed").length,
+    workerClaims: workerClaims.length,
+    abandonedByHandler: count((e) => e.ev === "abandon"),
+    abandonedClaims: workerClaims.filter((e) => !settled.has(`${e.jobId} ${e.workerId}`)).length,
+    leaseLost: tally(events.filter((e) => e.ev === "lease_lost"), (e) => e.reason ?? "?"),
+    sweeperRequeues,
+    expiredLeaseSteals: reclaimsTotal - sweeperRequeues,
+    reclaimsTotal,
+    gaveUp: count((e) => e.ev === "gave_up"),
+    renews: count((e) => e.ev === "renewed"),
+    releasesRecoveredAfterLostAnswer: count((e) => e.ev === "released" && e.committed === "refused_terminal_same_holder"),
+    errors: tally(events.filter((e) => e.ev === "error"), (e) => `${e.op}:${e.name}`),
+    jobsWithoutReleaseLine,
+    terminalWithoutResult,
+  };
+}
+
+describe("fleet soak", () => {
+  it("2 processes x 4 workers + 2 sweepers, ~10% abandoned claims, one process SIGKILLed and restarted", async () => {
+    const jobs = Number(process.env.SOAK_JOBS || 2_000);
+    const prefix = `soak-kill-worker-${Date.now()}/`;
+    const client = new FleetClient({ url: pb.url, ...ADMIN });
+    await enqueueJobs(client, prefix, jobs);
+    const events: SoakEvent[] = [];
+    const started = Date.now();
+    const a1 = new FleetProcess("A1", fleetConfig(prefix), events);
+    const b1 = new FleetProcess("B1", fleetConfig(prefix), events);
+    await Promise.all([a1.ready, b1.ready]);
+
+    await waitForProgress(client, prefix, jobs, (terminal) => terminal >= jobs * 0.3);
+    await a1.kill();
+    log(`SIGKILLed process A1 at ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const a2 = new FleetProcess("A2", fleetConfig(prefix), events);
+    await a2.ready;
+
+    await waitForProgress(client, prefix, jobs, () => false);
+    const seconds = (Date.now() - started) / 1000;
+    expect(await Promise.all([a2.stop(), b1.stop()])).toEqual([0, 0]);
+
+    const figures = { ...verify(await allRows(client, prefix), events, jobs, ["A1"]), seconds };
+    log(`worker-process crash phase: ${JSON.stringify(figures)}`);
+    expect(figures.done + figures.failed).toBe(jobs);
+    // The crash simulation really happened: claims were abandoned and came back.
+    expect(figures.abandonedByHandler).toBeGreaterThan(jobs * 0.05);
+    expect(figures.reclaimsTotal).toBeGreaterThanOrEqual(figures.abandonedByHandler);
+    expect(figures.renews).toBeGreaterThan(0);
+  });
+
+  it("PocketBase SIGKILLed mid-soak and restarted on the same pb_data: the fleet recovers to the same end state", async () => {
+    const jobs = Number(process.env.SOAK_JOBS_PB_KILL || 1_000);
+    const prefix = `soak-kill-pb-${Date.now()}/`;
+    const client = new FleetClient({ url: pb.url, ...ADMIN });
+    await enqueueJobs(client, prefix, jobs);
+    const events: SoakEvent[] = [];
+    const started = Date.now();
+    const a = new FleetProcess("PA", fleetConfig(prefix), events);
+    const b = new FleetProcess("PB", fleetConfig(prefix), events);
+    await Promise.all([a.ready, b.ready]);
+
+    await waitForProgress(client, prefix, jobs, (terminal) => terminal >= jobs * 0.3);
+    const port = pb.port;
+    await pb.kill("SIGKILL");
+    const killedAt = Date.now();
+    log(`SIGKILLed PocketBase at ${((killedAt - started) / 1000).toFixed(1)} s`);
+    await new Promise((r) => setTimeout(r, 1_000));
+    pb = await startServer(port);
+    const downSeconds = (Date.now() - killedAt) / 1000;
+    log(`PocketBase back on port ${port} after ${downSeconds.toFixed(1)} s (pid ${pb.pid})`);
+
+    await waitForProgress(client, prefix, jobs, () => false);
+    const seconds = (Date.now() - started) / 1000;
+    expect(await Promise.all([a.stop(), b.stop()])).toEqual([0, 0]);
+
+    const figures = { ...verify(await allRows(client, prefix), events, jobs, []), seconds, downSeconds };
+    log(`PocketBase crash phase: ${JSON.stringify(figures)}`);
+    expect(figures.done + figures.failed).toBe(jobs);
+    // The outage was felt: requests failed while it was down, and the workers carried on.
+    expect(Object.keys(figures.errors).some((k) => k.endsWith(":FleetNetworkError") || k.endsWith(":FleetTimeoutError"))).toBe(true);
+    expect(figures.abandonedByHandler).toBeGreaterThan(jobs * 0.05);
+  });
+});

@@ -1,0 +1,101 @@
+// One process of the fleet soak (fleet-soak.test.ts starts two, and restarts
+// them): N Workers and one Sweeper on the pb-fleet client, configured by the
+// JSON in FLEET_SOAK_CONFIG. Every fact the test checks is printed to stdout as
+// one JSON line (stdout to a pipe is synchronous on Linux, so a line printed is
+// a line the parent gets, even if this process is then SIGKILLed).
+//
+// A simulated crash: with probability abandonRate, a handler makes its own
+// Worker walk away (stop({ mode: "abandon" }): no more renews, no release,
+// nothing written) and a fresh Worker with a new id takes its place.
+// On SIGTERM the process stops its workers (mode "finish") and sweeper, then exits.
+
+const config = JSON.parse(process.env.FLEET_SOAK_CONFIG ?? "{}");
+const { FleetClient, Worker, Sweeper } = await import(config.clientModule);
+
+const {
+  url, email, password, prefix, processName, workers: workerCount, concurrency, leaseSeconds,
+  abandonRate, failRate, longJobRate, sweepInterval, maxReclaimAttempts,
+} = config;
+
+function emit(line) {
+  process.stdout.write(JSON.stringify({ t: Date.now(), proc: processName, ...line }) + "\n");
+}
+
+function wait(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+const client = new FleetClient({ url, email, password, timeoutMs: 2_500 });
+const live = new Set();
+let generation = 0;
+let stopping = false;
+
+/** The events the test reads; everything else is only counted. */
+function watch(emitter, role) {
+  emitter.on("claimed", (e) => emit({ ev: "claimed", role, jobId: e.jobId, workerId: e.workerId, version: e.version, alreadyHeld: e.alreadyHeld }));
+  emitter.on("renewed", (e) => emit({ ev: "renewed", jobId: e.jobId, workerId: e.workerId }));
+  emitter.on("lease_lost", (e) => emit({ ev: "lease_lost", role, jobId: e.jobId, workerId: e.workerId, reason: e.reason }));
+  emitter.on("released", (e) => emit({ ev: "released", role, jobId: e.jobId, workerId: e.workerId, status: e.status, version: e.version, committed: e.committed }));
+  emitter.on("result_written", (e) => emit({ ev: "result_written", role, jobId: e.jobId, workerId: e.workerId, status: e.status }));
+  emitter.on("swept", (e) => emit({ ev: "swept", jobId: e.jobId, claimedBy: e.claimedBy, count: e.consecutiveOrphanCount }));
+  emitter.on("gave_up", (e) => emit({ ev: "gave_up", jobId: e.jobId, claimedBy: e.claimedBy }));
+  emitter.on("error", (e) => emit({ ev: "error", role, op: e.op, jobId: e.jobId, name: e.error.name, message: e.error.message }));
+}
+
+function startWorker(slot) {
+  const workerId = `${processName}-s${slot}-g${generation++}`;
+  const worker = new Worker(client, {
+    workerId,
+    concurrency,
+    leaseSeconds,
+    pollInterval: 50,
+    maxPollInterval: 500,
+    probeKeyPrefix: prefix,
+    handler: async (job, signal) => {
+      if (Math.random() < abandonRate) {
+        // This worker "dies" holding the job: it stops renewing and never reports.
+        emit({ ev: "abandon", jobId: job.id, workerId });
+        live.delete(worker);
+        void worker.stop({ mode: "abandon" });
+        if (!stopping) live.add(startWorker(slot));
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+        return null;
+      }
+      // Most probes are quick; a few outlive several renew intervals.
+      const ms = Math.random() < longJobRate ? 1_500 + Math.random() * 2_500 : 5 + Math.random() * 25;
+      await wait(ms, signal);
+      if (Math.random() < failRate) throw new Error(`simulated probe failure of ${job.probe_key}`);
+      return { workerId: job.workerId, claimVersion: job.version, leaseToken: job.leaseToken ?? null, pid: process.pid };
+    },
+  });
+  watch(worker, "worker");
+  worker.start();
+  return worker;
+}
+
+for (let slot = 0; slot < workerCount; slot++) live.add(startWorker(slot));
+const sweeper = new Sweeper(client, {
+  interval: sweepInterval,
+  maxReclaimAttempts,
+  batchSize: 100,
+  probeKeyPrefix: prefix,
+  sweeperId: `${processName}-sweeper`,
+});
+watch(sweeper, "sweeper");
+sweeper.start();
+emit({ ev: "ready", pid: process.pid });
+
+process.on("SIGTERM", async () => {
+  stopping = true;
+  await Promise.all([...live].map((w) => w.stop({ mode: "finish" })));
+  await sweeper.stop();
+  emit({ ev: "stopped" });
+  process.exit(0);
+});

@@ -1,0 +1,122 @@
+// HTTP helpers of the integration tests: the fleet endpoints and PocketBase's
+// record API for probe_jobs, over plain fetch (Node's fetch keeps connections
+// alive in undici's pool, which the concurrency tests rely on).
+import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import { formatPbDate } from "../../../src/lib/lease";
+
+export interface RequestOptions {
+  /** Defaults to the injected admin token; null sends no Authorization header. */
+  token?: string | null;
+  /** Defaults to the injected pbUrl. */
+  baseUrl?: string;
+  /** Sent as the body instead of JSON.stringify(body) (invalid JSON, odd shapes). */
+  rawBody?: string;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  // Whatever the server answered: parsed JSON, or the text when it is not JSON.
+  body: any;
+}
+
+/** A probe_jobs row as PocketBase's record API returns it (dates in `2006-01-02 15:04:05.000Z` form, "" when empty). */
+export interface JobRecord {
+  id: string;
+  collectionId: string;
+  collectionName: string;
+  created: string;
+  updated: string;
+  probe_key: string;
+  status: string;
+  claimed_by: string;
+  lease_expires_at: string;
+  version: number;
+  claimed_at: string;
+  finished_at: string;
+  requeued_at: string;
+  reclaim_count: number;
+  consecutive_orphan_count: number;
+  /** Absent on a server whose migrations predate fencing. */
+  lease_token?: string;
+  result: unknown;
+}
+
+export type JobFields = Partial<Omit<JobRecord, "id" | "collectionId" | "collectionName" | "created" | "updated">>;
+
+const REQUEST_TIMEOUT_MS = 30_000;
+const JOBS = "/api/collections/probe_jobs/records";
+
+async function send(method: string, path: string, body: unknown, opts: RequestOptions = {}): Promise<ApiResponse> {
+  const baseUrl = opts.baseUrl ?? inject("pbUrl");
+  const token = opts.token === undefined ? inject("adminToken") : opts.token;
+  const headers: Record<string, string> = {};
+  if (token !== null) headers["Authorization"] = token;
+  let payload: string | undefined;
+  if (opts.rawBody !== undefined) payload = opts.rawBody;
+  else if (method !== "GET") payload = JSON.stringify(body);
+  if (payload !== undefined) headers["Content-Type"] = opts.contentType ?? "application/json";
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers,
+    body: payload,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === "" ? null : JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body: parsed };
+}
+
+export function post(path: string, body: unknown, opts?: RequestOptions): Promise<ApiResponse> {
+  return send("POST", path, body, opts);
+}
+
+export function get(path: string, opts?: RequestOptions): Promise<ApiResponse> {
+  return send("GET", path, undefined, opts);
+}
+
+function expectOk(what: string, res: ApiResponse): void {
+  if (res.status < 200 || res.status > 299) {
+    throw new Error(`${what} answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+  }
+}
+
+/** A new probe_jobs row (admin create): pending with a fresh probe_key unless fields say otherwise. */
+export async function createJob(fields: JobFields = {}, opts?: RequestOptions): Promise<JobRecord> {
+  const res = await post(JOBS, { probe_key: randomKey(), status: "pending", ...fields }, opts);
+  expectOk("creating a probe_jobs row", res);
+  return res.body as JobRecord;
+}
+
+export async function getJob(id: string, opts?: RequestOptions): Promise<JobRecord> {
+  const res = await get(`${JOBS}/${encodeURIComponent(id)}`, opts);
+  expectOk(`reading probe_jobs/${id}`, res);
+  return res.body as JobRecord;
+}
+
+/** Admin PATCH through the record API, for set-up only (an expired lease, a terminal row). */
+export async function patchJob(id: string, fields: JobFields, opts?: RequestOptions): Promise<JobRecord> {
+  const res = await send("PATCH", `${JOBS}/${encodeURIComponent(id)}`, fields, opts);
+  expectOk(`patching probe_jobs/${id}`, res);
+  return res.body as JobRecord;
+}
+
+/** Unique per call, so every test works on its own rows and probe_key prefixes. */
+export function randomKey(prefix = "t"): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(5).toString("hex")}`;
+}
+
+export function pastDate(msAgo = 60_000): string {
+  return formatPbDate(Date.now() - msAgo);
+}
+
+export function futureDate(msAhead = 60_000): string {
+  return formatPbDate(Date.now() + msAhead);
+}

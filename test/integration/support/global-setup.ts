@@ -1,0 +1,222 @@
+// Starts the PocketBase the integration suite runs against (one per run), plus a
+// second one running the reference hooks for reference-oracle.test.ts, and
+// provides their URLs and admin tokens (see provided.d.ts).
+//
+// Where PocketBase comes from, first match wins:
+//   PB_URL set            -> that server (PB_ADMIN_EMAIL / PB_ADMIN_PASSWORD; reference: PB_REFERENCE_URL)
+//   a Docker engine       -> containers built from the project's Dockerfile (testcontainers)
+//   otherwise             -> the binary on this machine (scripts/lib/pocketbase-server.mjs)
+// CI=true without a Docker engine is an error. PB_TEST_MODE=spawn|container forces a mode.
+// PB_VERSION picks the version (default 0.22.21); PB_HOOKS_POOL sets --hooksPool.
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { TestProject } from "vitest/node";
+import { DEFAULT_PB_VERSION, ensurePocketBase } from "../../../scripts/lib/pocketbase-binary.mjs";
+import { adminAuth, createFirstAdmin, startPocketBase } from "../../../scripts/lib/pocketbase-server.mjs";
+import {
+  buildPocketBaseImage,
+  dockerUnavailableReason,
+  startPocketBaseContainer,
+} from "./container";
+
+const repoRoot = resolve(import.meta.dirname, "../../..");
+const HOOKS_FILE = join(repoRoot, "pb_hooks", "fleet.pb.js");
+const MIGRATIONS_DIR = join(repoRoot, "pb_migrations");
+/** Not part of the project: present on the team's machines, absent in a user's clone. */
+export const REFERENCE_HOOKS = resolve(repoRoot, "../shared/reference/fleet-claim.pb.js");
+
+const ADMIN_EMAIL = "admin@pb-fleet.test";
+const ADMIN_PASSWORD = "pb-fleet-test-password";
+/**
+ * The shared server runs no cron sweeps: a sweep every minute would re-queue the
+ * expired leases that tests set up on purpose. sweeper-cron.test.ts starts its own.
+ */
+const SERVER_ENV = { PB_FLEET_SWEEP_CRON: "off" };
+
+type Mode = "external" | "container" | "spawn";
+
+interface Server {
+  url: string;
+  token: string;
+  stop(): Promise<void>;
+}
+
+function log(message: string): void {
+  console.log(`[pb-fleet tests] ${message}`);
+}
+
+function hooksPool(): number | undefined {
+  const raw = process.env.PB_HOOKS_POOL;
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`PB_HOOKS_POOL must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // Nothing can be pulled here, and the ryuk reaper is an image; teardown stops the containers.
+  process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
+  // Mapped ports are reached on 127.0.0.1 (not "localhost", which may resolve to ::1).
+  process.env.TESTCONTAINERS_HOST_OVERRIDE ??= "127.0.0.1";
+  const ci = process.env.CI === "true";
+  const version = process.env.PB_VERSION || DEFAULT_PB_VERSION;
+  const withReference = existsSync(REFERENCE_HOOKS);
+  // An external run brings its own reference server (PB_REFERENCE_URL), or none.
+  if (!withReference && !process.env.PB_URL) {
+    const why = `${REFERENCE_HOOKS} is absent (the reference hooks live outside the project, in ../shared)`;
+    if (ci) throw new Error(`CI=true needs the reference hooks for the oracle comparison, but ${why}.`);
+    log(`no reference server: ${why}; reference-oracle.test.ts will skip.`);
+  }
+
+  const servers: Server[] = [];
+  const teardown = async () => {
+    await Promise.allSettled(servers.map((s) => s.stop()));
+  };
+  let mode: Mode;
+  let main: Server;
+  let reference: Server | null = null;
+  let versionNote = "";
+  const started = Date.now();
+  try {
+    if (process.env.PB_URL) {
+      mode = "external";
+      ({ main, reference, versionNote } = await useExternal(version));
+    } else {
+      mode = await chooseLocalMode(ci);
+      const binary = await ensurePocketBase({ version, log });
+      const start = mode === "container" ? startInContainer : startSpawned;
+      const [mainResult, referenceResult] = await Promise.allSettled([
+        start(binary.path, version, HOOKS_FILE),
+        withReference ? start(binary.path, version, REFERENCE_HOOKS) : Promise.resolve(null),
+      ]);
+      // Keep whatever started, so that teardown stops it when the other failed.
+      if (mainResult.status === "fulfilled") servers.push(mainResult.value);
+      if (referenceResult.status === "fulfilled" && referenceResult.value) servers.push(referenceResult.value);
+      if (mainResult.status === "rejected") throw mainResult.reason;
+      if (referenceResult.status === "rejected") throw referenceResult.reason;
+      main = mainResult.value;
+      reference = referenceResult.value;
+      versionNote = `binary from ${binary.source} (${binary.path}); ${mainResult.value.versionNote}`;
+    }
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+
+  log(
+    `PocketBase ${version} in ${mode} mode at ${main.url} (${versionNote}); ` +
+      `hooks pool ${hooksPool() ?? "PocketBase's default"}; ` +
+      `reference ${reference ? reference.url : "none"}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  project.provide("pbUrl", main.url);
+  project.provide("adminToken", main.token);
+  project.provide("adminEmail", mode === "external" ? process.env.PB_ADMIN_EMAIL ?? "" : ADMIN_EMAIL);
+  project.provide("adminPassword", mode === "external" ? process.env.PB_ADMIN_PASSWORD ?? "" : ADMIN_PASSWORD);
+  project.provide("pbVersion", version);
+  project.provide("pbMode", mode);
+  project.provide("referenceUrl", reference?.url ?? null);
+  project.provide("referenceToken", reference?.token ?? null);
+  return teardown;
+}
+
+async function chooseLocalMode(ci: boolean): Promise<"container" | "spawn"> {
+  const forced = process.env.PB_TEST_MODE;
+  if (forced !== undefined && forced !== "" && forced !== "container" && forced !== "spawn") {
+    throw new Error(`PB_TEST_MODE must be "container" or "spawn", got "${forced}"`);
+  }
+  if (forced === "spawn" && !ci) return "spawn";
+  const noDocker = await dockerUnavailableReason();
+  if (noDocker === null) return "container";
+  if (ci || forced === "container") {
+    throw new Error(
+      `CI=true runs PocketBase in Docker, but no Docker engine answers (${noDocker}). ` +
+        "Start one (apt-get install -y docker.io && dockerd &, as .ci/run does) and run again.",
+    );
+  }
+  log(`no Docker engine (${noDocker}); running the PocketBase binary directly`);
+  return "spawn";
+}
+
+async function useExternal(version: string): Promise<{ main: Server; reference: Server | null; versionNote: string }> {
+  const email = process.env.PB_ADMIN_EMAIL;
+  const password = process.env.PB_ADMIN_PASSWORD;
+  if (!email || !password) {
+    throw new Error("PB_URL is set: also set PB_ADMIN_EMAIL and PB_ADMIN_PASSWORD (an admin of that server).");
+  }
+  const url = process.env.PB_URL!.replace(/\/+$/, "");
+  const main: Server = { url, token: await adminAuth(url, email, password), stop: async () => {} };
+  let reference: Server | null = null;
+  const referenceUrl = process.env.PB_REFERENCE_URL?.replace(/\/+$/, "");
+  if (referenceUrl) {
+    const refEmail = process.env.PB_REFERENCE_ADMIN_EMAIL || email;
+    const refPassword = process.env.PB_REFERENCE_ADMIN_PASSWORD || password;
+    reference = { url: referenceUrl, token: await adminAuth(referenceUrl, refEmail, refPassword), stop: async () => {} };
+  }
+  return { main, reference, versionNote: `version assumed from PB_VERSION, not checked` };
+}
+
+/** pb-fleet's image, its hooks replaced by hooksFile (the fresh build, or the reference). */
+async function startInContainer(binaryPath: string, version: string, hooksFile: string): Promise<Server & { versionNote: string }> {
+  const image = await imageFor(binaryPath, version);
+  const container = await startPocketBaseContainer({ image, hooksFile, env: SERVER_ENV, hooksPool: hooksPool() });
+  try {
+    if (!(await createFirstAdmin(container.url, ADMIN_EMAIL, ADMIN_PASSWORD))) {
+      throw new Error(`the fresh container at ${container.url} already had an admin: is the image's data dir baked in?`);
+    }
+    const token = await adminAuth(container.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+    return { url: container.url, token, stop: container.stop, versionNote: `image ${image}, "${container.versionLine}"` };
+  } catch (err) {
+    await container.stop();
+    throw err;
+  }
+}
+
+// Both servers use one image; build it once.
+let imageBuild: Promise<string> | undefined;
+function imageFor(binaryPath: string, version: string): Promise<string> {
+  imageBuild ??= (async () => {
+    const t = Date.now();
+    const tag = await buildPocketBaseImage(repoRoot, binaryPath, version);
+    log(`built image ${tag} from ${repoRoot}/Dockerfile in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    return tag;
+  })();
+  return imageBuild;
+}
+
+async function startSpawned(binaryPath: string, _version: string, hooksFile: string): Promise<Server & { versionNote: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "pb-fleet-test-data-"));
+  // PocketBase loads every *.pb.js of a directory: give each server one file.
+  const hooksDir = mkdtempSync(join(tmpdir(), "pb-fleet-test-hooks-"));
+  copyFileSync(hooksFile, join(hooksDir, "fleet.pb.js"));
+  const cleanup = () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(hooksDir, { recursive: true, force: true });
+  };
+  try {
+    const server = await startPocketBase({
+      binary: binaryPath,
+      dataDir,
+      port: 0,
+      hooksDir,
+      migrationsDir: MIGRATIONS_DIR,
+      hooksPool: hooksPool(),
+      adminEmail: ADMIN_EMAIL,
+      adminPassword: ADMIN_PASSWORD,
+      env: SERVER_ENV,
+      log,
+    });
+    return {
+      url: server.url,
+      token: server.token,
+      stop: async () => {
+        await server.stop();
+        cleanup();
+      },
+      versionNote: `pid ${server.pid}`,
+    };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}

@@ -1,0 +1,20 @@
+// What global-setup.ts hands to the integration test files (vitest provide/inject).
+import "vitest";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** Base URL of the PocketBase under test (pb-fleet's own hooks), e.g. http://127.0.0.1:32768. */
+    pbUrl: string;
+    /** Admin token for pbUrl (raw, as PocketBase 0.22 takes it in Authorization). */
+    adminToken: string;
+    adminEmail: string;
+    adminPassword: string;
+    /** PocketBase version of the server under test, e.g. "0.22.21". */
+    pbVersion: string;
+    /** external: PB_URL; container: testcontainers from the project's Dockerfile; spawn: the binary on this machine. */
+    pbMode: "external" | "container" | "spawn";
+    /** A second PocketBase running ../shared/reference/fleet-claim.pb.js; null when that file is absent outside CI. */
+    referenceUrl: string | null;
+    referenceToken: string | null;
+  }
+}
