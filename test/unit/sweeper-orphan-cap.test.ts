@@ -2,19 +2,13 @@
 // skips rows whose holder renewed or that someone else took since the list, and
 // gives a job up as failed, through claim -> release failed -> result, once it
 // has been orphaned maxReclaimAttempts times in a row.
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FleetHttpError, FleetNetworkError } from "../../src/client/errors";
 import type { GaveUpEvent, SweptEvent } from "../../src/client/events";
 import { Sweeper } from "../../src/client/sweeper";
-import { FakeFleet, pbDateIn } from "./client-fake-fleet";
+import { FakeFleet, pbDateIn, useFakeClock } from "./support/fake-fleet";
 
-beforeEach(() => {
-  vi.useFakeTimers({ now: Date.parse("2025-01-01T00:00:00Z") });
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useFakeClock();
 
 const EMPTY = { listed: 0, requeued: 0, gaveUp: 0, skippedLive: 0, skippedRaced: 0, skippedNoHolder: 0, errors: 0 };
 

@@ -1,29 +1,14 @@
 // Worker lease upkeep: renews on schedule while the handler runs, and the moment
 // the lease is lost (renew refused, or it runs out unrenewed) the handler is
 // aborted and nothing is released or written.
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FleetNetworkError } from "../../src/client/errors";
 import type { LeaseLostEvent } from "../../src/client/events";
 import { LeaseLostError, Worker, type WorkerJob } from "../../src/client/worker";
-import { FakeFleet, pbDateIn } from "./client-fake-fleet";
+import { FakeFleet, pbDateIn, useFakeClock, wait } from "./support/fake-fleet";
 
-function wait(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    });
-  });
-}
 
-beforeEach(() => {
-  vi.useFakeTimers({ now: Date.parse("2025-01-01T00:00:00Z") });
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useFakeClock();
 
 describe("Worker lease upkeep", () => {
   it("renews every renewEvery x lease while the handler runs, with the claim's token, then releases and writes", async () => {

@@ -1,28 +1,13 @@
 // Worker life cycle: concurrency bound, polling backoff when idle or when the
 // server is away, and the three stop modes (finish, release, abandon).
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { backoffDelay } from "../../src/client/backoff";
 import { FleetNetworkError } from "../../src/client/errors";
 import { Worker, WorkerStoppingError } from "../../src/client/worker";
-import { FakeFleet, settle } from "./client-fake-fleet";
+import { FakeFleet, settle, useFakeClock, wait } from "./support/fake-fleet";
 
-function wait(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    });
-  });
-}
 
-beforeEach(() => {
-  vi.useFakeTimers({ now: Date.parse("2025-01-01T00:00:00Z") });
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useFakeClock();
 
 describe("backoffDelay", () => {
   it("doubles from the initial delay, is capped, and jitters between half and all of it", () => {

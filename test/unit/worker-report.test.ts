@@ -2,19 +2,13 @@
 // write the result only when that release committed: released:true, or
 // refused_terminal_same_holder (its own earlier release whose answer was lost).
 // Any other refusal means someone else holds the job: nothing is written.
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FleetHttpError, FleetTimeoutError } from "../../src/client/errors";
 import type { FleetEvents } from "../../src/client/events";
 import { Worker, type WorkerOptions } from "../../src/client/worker";
-import { FakeFleet, pbDateIn, settle } from "./client-fake-fleet";
+import { FakeFleet, pbDateIn, settle, useFakeClock } from "./support/fake-fleet";
 
-beforeEach(() => {
-  vi.useFakeTimers({ now: Date.parse("2025-01-01T00:00:00Z") });
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useFakeClock();
 
 /** Runs one worker over the fake until it has nothing left, recording its events. */
 async function runWorker(fake: FakeFleet, opts: Partial<WorkerOptions> & Pick<WorkerOptions, "handler">, runMs = 1_000) {

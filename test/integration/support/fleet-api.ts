@@ -3,6 +3,7 @@
 // alive in undici's pool, which the concurrency tests rely on).
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
+import type { JobRecord as ClientJobRecord } from "../../../src/client/fleet-client";
 import { formatPbDate } from "../../../src/lib/lease";
 
 export interface RequestOptions {
@@ -22,26 +23,14 @@ export interface ApiResponse {
   body: any;
 }
 
-/** A probe_jobs row as PocketBase's record API returns it (dates in `2006-01-02 15:04:05.000Z` form, "" when empty). */
-export interface JobRecord {
-  id: string;
+/**
+ * A probe_jobs row as PocketBase's record API returns it: the client's type, plus
+ * the API's collection fields, with any status text (tests store odd ones on purpose).
+ */
+export interface JobRecord extends Omit<ClientJobRecord, "status"> {
   collectionId: string;
   collectionName: string;
-  created: string;
-  updated: string;
-  probe_key: string;
   status: string;
-  claimed_by: string;
-  lease_expires_at: string;
-  version: number;
-  claimed_at: string;
-  finished_at: string;
-  requeued_at: string;
-  reclaim_count: number;
-  consecutive_orphan_count: number;
-  /** Absent on a server whose migrations predate fencing. */
-  lease_token?: string;
-  result: unknown;
 }
 
 export type JobFields = Partial<Omit<JobRecord, "id" | "collectionId" | "collectionName" | "created" | "updated">>;

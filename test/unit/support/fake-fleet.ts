@@ -4,13 +4,14 @@
  * functions (src/lib/transitions), on Date.now() (which vi.useFakeTimers moves).
  * Every call is logged in order so tests can check what was sent when.
  */
+import { afterEach, beforeEach, vi } from "vitest";
 import type {
   ClaimNextOptions, ClaimResult, FleetApi, HeldJob, JobRecord, ListOptions,
-} from "../../src/client/fleet-client";
-import { jobView, type JobRow } from "../../src/lib/job-row";
-import { isLeaseLive } from "../../src/lib/lease";
-import { decideClaim, decideRelease, decideRenew, isClaimable, isHeldStatus } from "../../src/lib/transitions";
-import type { ReleaseResponse, ReleaseTarget, RenewResponse } from "../../src/lib/types";
+} from "../../../src/client/fleet-client";
+import { jobView, type JobRow } from "../../../src/lib/job-row";
+import { isLeaseLive } from "../../../src/lib/lease";
+import { decideClaim, decideRelease, decideRenew, isClaimable, isHeldStatus } from "../../../src/lib/transitions";
+import type { ReleaseResponse, ReleaseTarget, RenewResponse } from "../../../src/lib/types";
 
 export interface FakeCall {
   op: "claimNext" | "claim" | "renew" | "release" | "writeResult" | "listExpiredLeases";
@@ -136,4 +137,26 @@ export async function settle<T>(promise: Promise<T>, vi: { advanceTimersByTimeAs
   promise.then(() => { done = true; }, () => { done = true; });
   for (let t = 0; !done && t < limitMs; t += 100) await vi.advanceTimersByTimeAsync(100);
   return promise;
+}
+
+/** A handler's work: resolves after `ms` (fake-timer time), rejects with the abort reason when `signal` fires. */
+export function wait(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    });
+  });
+}
+
+/** Fake timers from a fixed instant for every test of the calling file. */
+export function useFakeClock(): void {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: Date.parse("2025-01-01T00:00:00Z") });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
 }
