@@ -73,7 +73,8 @@ function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2) {
     status: "claimed",
     claimed_by: workerId,
     lease_expires_at: leaseEnd(nowMs, leaseSeconds),
-    lease_token: newLeaseToken2,
+    lease_token: newLeaseToken2(),
+    // only for a winner: most claimers of a contended job lose
     version: row.version + 1,
     // Re-stamped on a steal: queue latency is measured to the last claim.
     claimed_at: formatPbDate(nowMs)
@@ -106,9 +107,30 @@ var JOBS_COLLECTION = "probe_jobs";
 function requestBody(c) {
   return $apis.requestInfo(c).data;
 }
-function findJob(dao, jobId) {
+function transact(fn) {
+  const result = {};
+  $app.dao().runInTransaction((tx) => {
+    result.value = fn(tx);
+  });
+  return result.value;
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
+function findJob(dao, collection, jobId) {
+  const rec = new Record();
   try {
-    return dao.findRecordById(JOBS_COLLECTION, jobId);
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: jobId })).limit(1).one(rec);
+    return rec;
   } catch (e) {
     return null;
   }
@@ -131,27 +153,34 @@ function handleClaim(c) {
   const req = validateClaimRequest(requestBody(c));
   if (!req.ok) return c.json(400, { error: req.error });
   const { jobId, workerId, leaseSeconds } = req.value;
-  let answer = { claimed: false };
+  let outcome;
   try {
-    $app.dao().runInTransaction((tx) => {
-      const rec = findJob(tx, jobId);
-      if (rec === null) return;
+    const collection = jobsCollection(Date.now());
+    outcome = transact((tx) => {
+      const rec = findJob(tx, collection, jobId);
+      if (rec === null) return null;
       const row = readRow(rec);
-      const leaseToken = newLeaseToken();
-      const decision = decideClaim(row, workerId, leaseSeconds, Date.now(), leaseToken);
-      if (decision.kind === "refused") return;
-      if (decision.kind === "already_held") {
-        answer = { claimed: true, job: jobView(row), alreadyHeld: true, leaseToken: decision.leaseToken };
-        return;
+      const decision = decideClaim(row, workerId, leaseSeconds, Date.now(), newLeaseToken);
+      if (decision.kind === "win") {
+        writePatch(rec, decision.patch);
+        tx.saveRecord(rec);
       }
-      writePatch(rec, decision.patch);
-      tx.saveRecord(rec);
-      answer = { claimed: true, job: jobView(row, decision.patch), leaseToken };
+      return { row, decision };
     });
   } catch (e) {
-    answer = { claimed: false };
+    forgetJobsCollection();
+    outcome = null;
   }
-  return c.json(200, answer);
+  return c.json(200, claimAnswer(outcome));
+}
+function claimAnswer(outcome) {
+  var _a;
+  if (outcome === null || outcome.decision.kind === "refused") return { claimed: false };
+  const { row, decision } = outcome;
+  if (decision.kind === "already_held") {
+    return { claimed: true, job: jobView(row), alreadyHeld: true, leaseToken: decision.leaseToken };
+  }
+  return { claimed: true, job: jobView(row, decision.patch), leaseToken: (_a = decision.patch.lease_token) != null ? _a : "" };
 }
 return handleClaim(__context);
 }, $apis.requireAdminAuth());
@@ -264,9 +293,30 @@ var JOBS_COLLECTION = "probe_jobs";
 function requestBody(c) {
   return $apis.requestInfo(c).data;
 }
-function findJob(dao, jobId) {
+function transact(fn) {
+  const result = {};
+  $app.dao().runInTransaction((tx) => {
+    result.value = fn(tx);
+  });
+  return result.value;
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
+function findJob(dao, collection, jobId) {
+  const rec = new Record();
   try {
-    return dao.findRecordById(JOBS_COLLECTION, jobId);
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: jobId })).limit(1).one(rec);
+    return rec;
   } catch (e) {
     return null;
   }
@@ -285,22 +335,24 @@ function writePatch(rec, patch) {
 function handleRenew(c) {
   const req = validateRenewRequest(requestBody(c));
   if (!req.ok) return c.json(400, { error: req.error });
-  const { jobId } = req.value;
-  let answer = { renewed: false };
+  let renewed;
   try {
-    $app.dao().runInTransaction((tx) => {
-      const rec = findJob(tx, jobId);
-      if (rec === null) return;
+    const collection = jobsCollection(Date.now());
+    renewed = transact((tx) => {
+      const rec = findJob(tx, collection, req.value.jobId);
+      if (rec === null) return null;
       const row = readRow(rec);
       const patch = decideRenew(row, req.value, Date.now());
-      if (patch === null) return;
+      if (patch === null) return null;
       writePatch(rec, patch);
       tx.saveRecord(rec);
-      answer = { renewed: true, job: jobView(row, patch) };
+      return { row, patch };
     });
   } catch (e) {
-    answer = { renewed: false };
+    forgetJobsCollection();
+    renewed = null;
   }
+  const answer = renewed === null ? { renewed: false } : { renewed: true, job: jobView(renewed.row, renewed.patch) };
   return c.json(200, answer);
 }
 return handleRenew(__context);
@@ -446,9 +498,30 @@ var JOBS_COLLECTION = "probe_jobs";
 function requestBody(c) {
   return $apis.requestInfo(c).data;
 }
-function findJob(dao, jobId) {
+function transact(fn) {
+  const result = {};
+  $app.dao().runInTransaction((tx) => {
+    result.value = fn(tx);
+  });
+  return result.value;
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
+function findJob(dao, collection, jobId) {
+  const rec = new Record();
   try {
-    return dao.findRecordById(JOBS_COLLECTION, jobId);
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: jobId })).limit(1).one(rec);
+    return rec;
   } catch (e) {
     return null;
   }
@@ -467,24 +540,28 @@ function writePatch(rec, patch) {
 function handleRelease(c) {
   const req = validateReleaseRequest(requestBody(c));
   if (!req.ok) return c.json(400, { error: req.error });
-  const { jobId } = req.value;
-  let answer = { released: false, reason: "refused_not_holder" };
+  let outcome;
   try {
-    $app.dao().runInTransaction((tx) => {
-      const rec = findJob(tx, jobId);
-      if (rec === null) return;
+    const collection = jobsCollection(Date.now());
+    outcome = transact((tx) => {
+      const rec = findJob(tx, collection, req.value.jobId);
+      if (rec === null) return null;
       const row = readRow(rec);
       const decision = decideRelease(row, req.value, Date.now());
-      if (decision.kind === "refused") {
-        answer = { released: false, reason: decision.reason };
-        return;
+      if (decision.kind === "release") {
+        writePatch(rec, decision.patch);
+        tx.saveRecord(rec);
       }
-      writePatch(rec, decision.patch);
-      tx.saveRecord(rec);
-      answer = { released: true, job: jobView(row, decision.patch) };
+      return { row, decision };
     });
   } catch (e) {
-    answer = { released: false, reason: "refused_not_holder" };
+    forgetJobsCollection();
+    outcome = null;
+  }
+  let answer = { released: false, reason: "refused_not_holder" };
+  if (outcome !== null) {
+    const { row, decision } = outcome;
+    answer = decision.kind === "refused" ? { released: false, reason: decision.reason } : { released: true, job: jobView(row, decision.patch) };
   }
   return c.json(200, answer);
 }
@@ -575,7 +652,8 @@ function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2) {
     status: "claimed",
     claimed_by: workerId,
     lease_expires_at: leaseEnd(nowMs, leaseSeconds),
-    lease_token: newLeaseToken2,
+    lease_token: newLeaseToken2(),
+    // only for a winner: most claimers of a contended job lose
     version: row.version + 1,
     // Re-stamped on a steal: queue latency is measured to the last claim.
     claimed_at: formatPbDate(nowMs)
@@ -623,6 +701,25 @@ var JOBS_COLLECTION = "probe_jobs";
 function requestBody(c) {
   return $apis.requestInfo(c).data;
 }
+function transact(fn) {
+  const result = {};
+  $app.dao().runInTransaction((tx) => {
+    result.value = fn(tx);
+  });
+  return result.value;
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
 function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
@@ -632,9 +729,9 @@ function readRow(rec) {
 function writePatch(rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
 }
-function findJobs(dao, where, order, limit) {
+function findJobs(dao, collection, where, order, limit) {
   const records = arrayOf(new Record());
-  dao.recordQuery(JOBS_COLLECTION).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  dao.recordQuery(collection).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
 function newLeaseToken() {
@@ -646,24 +743,32 @@ function handleClaimNext(c) {
   const req = validateClaimNextRequest(requestBody(c));
   if (!req.ok) return c.json(400, { error: req.error });
   const { workerId, leaseSeconds, limit, probeKeyPrefix } = req.value;
-  let jobs = [];
+  let won;
   try {
-    $app.dao().runInTransaction((tx) => {
+    const collection = jobsCollection(Date.now());
+    won = transact((tx) => {
       const now = Date.now();
-      for (const rec of findJobs(tx, claimableWhere(now, probeKeyPrefix), CLAIM_ORDER, limit)) {
+      const claimed = [];
+      for (const rec of findJobs(tx, collection, claimableWhere(now, probeKeyPrefix), CLAIM_ORDER, limit)) {
         const row = readRow(rec);
-        const leaseToken = newLeaseToken();
-        const decision = decideClaim(row, workerId, leaseSeconds, now, leaseToken);
+        const decision = decideClaim(row, workerId, leaseSeconds, now, newLeaseToken);
         if (decision.kind !== "win") continue;
         writePatch(rec, decision.patch);
         tx.saveRecord(rec);
-        jobs.push({ job: jobView(row, decision.patch), leaseToken });
+        claimed.push({ row, patch: decision.patch });
       }
+      return claimed;
     });
   } catch (e) {
-    jobs = [];
+    forgetJobsCollection();
+    won = [];
   }
-  const answer = { jobs };
+  const answer = {
+    jobs: won.map(({ row, patch }) => {
+      var _a;
+      return { job: jobView(row, patch), leaseToken: (_a = patch.lease_token) != null ? _a : "" };
+    })
+  };
   return c.json(200, answer);
 }
 return handleClaimNext(__context);
@@ -792,6 +897,25 @@ var JOBS_COLLECTION = "probe_jobs";
 function requestBody(c) {
   return $apis.requestInfo(c).data;
 }
+function transact(fn) {
+  const result = {};
+  $app.dao().runInTransaction((tx) => {
+    result.value = fn(tx);
+  });
+  return result.value;
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
 function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
@@ -801,9 +925,9 @@ function readRow(rec) {
 function writePatch(rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
 }
-function findJobs(dao, where, order, limit) {
+function findJobs(dao, collection, where, order, limit) {
   const records = arrayOf(new Record());
-  dao.recordQuery(JOBS_COLLECTION).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  dao.recordQuery(collection).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
 function getenv(name) {
@@ -813,20 +937,26 @@ function getenv(name) {
 // src/handlers/sweep.ts
 function sweepExpiredLeases(probeKeyPrefix) {
   const cap = orphanCap(getenv);
-  let outcome = { requeued: 0, gaveUp: 0 };
-  $app.dao().runInTransaction((tx) => {
-    outcome = { requeued: 0, gaveUp: 0 };
-    const now = Date.now();
-    for (const rec of findJobs(tx, expiredLeaseWhere(now, probeKeyPrefix), ["lease_expires_at ASC"], SWEEP_BATCH)) {
-      const decision = decideSweep(readRow(rec), now, cap);
-      if (decision.kind === "skip") continue;
-      writePatch(rec, decision.patch);
-      tx.saveRecord(rec);
-      if (decision.kind === "requeue") outcome.requeued++;
-      else outcome.gaveUp++;
-    }
-  });
-  return outcome;
+  const collection = jobsCollection(Date.now());
+  try {
+    return transact((tx) => {
+      const outcome = { requeued: 0, gaveUp: 0 };
+      const now = Date.now();
+      const where = expiredLeaseWhere(now, probeKeyPrefix);
+      for (const rec of findJobs(tx, collection, where, ["lease_expires_at ASC"], SWEEP_BATCH)) {
+        const decision = decideSweep(readRow(rec), now, cap);
+        if (decision.kind === "skip") continue;
+        writePatch(rec, decision.patch);
+        tx.saveRecord(rec);
+        if (decision.kind === "requeue") outcome.requeued++;
+        else outcome.gaveUp++;
+      }
+      return outcome;
+    });
+  } catch (err) {
+    forgetJobsCollection();
+    throw err;
+  }
 }
 function handleSweep(c) {
   const req = validateSweepRequest(requestBody(c));
@@ -1109,6 +1239,25 @@ var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_cou
 
 // src/handlers/record.ts
 var JOBS_COLLECTION = "probe_jobs";
+function transact(fn) {
+  const result = {};
+  $app.dao().runInTransaction((tx) => {
+    result.value = fn(tx);
+  });
+  return result.value;
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
 function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
@@ -1118,9 +1267,9 @@ function readRow(rec) {
 function writePatch(rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
 }
-function findJobs(dao, where, order, limit) {
+function findJobs(dao, collection, where, order, limit) {
   const records = arrayOf(new Record());
-  dao.recordQuery(JOBS_COLLECTION).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  dao.recordQuery(collection).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
 function getenv(name) {
@@ -1130,20 +1279,26 @@ function getenv(name) {
 // src/handlers/sweep.ts
 function sweepExpiredLeases(probeKeyPrefix) {
   const cap = orphanCap(getenv);
-  let outcome = { requeued: 0, gaveUp: 0 };
-  $app.dao().runInTransaction((tx) => {
-    outcome = { requeued: 0, gaveUp: 0 };
-    const now = Date.now();
-    for (const rec of findJobs(tx, expiredLeaseWhere(now, probeKeyPrefix), ["lease_expires_at ASC"], SWEEP_BATCH)) {
-      const decision = decideSweep(readRow(rec), now, cap);
-      if (decision.kind === "skip") continue;
-      writePatch(rec, decision.patch);
-      tx.saveRecord(rec);
-      if (decision.kind === "requeue") outcome.requeued++;
-      else outcome.gaveUp++;
-    }
-  });
-  return outcome;
+  const collection = jobsCollection(Date.now());
+  try {
+    return transact((tx) => {
+      const outcome = { requeued: 0, gaveUp: 0 };
+      const now = Date.now();
+      const where = expiredLeaseWhere(now, probeKeyPrefix);
+      for (const rec of findJobs(tx, collection, where, ["lease_expires_at ASC"], SWEEP_BATCH)) {
+        const decision = decideSweep(readRow(rec), now, cap);
+        if (decision.kind === "skip") continue;
+        writePatch(rec, decision.patch);
+        tx.saveRecord(rec);
+        if (decision.kind === "requeue") outcome.requeued++;
+        else outcome.gaveUp++;
+      }
+      return outcome;
+    });
+  } catch (err) {
+    forgetJobsCollection();
+    throw err;
+  }
 }
 function runScheduledSweep() {
   if (isSweepOff(getenv)) return;

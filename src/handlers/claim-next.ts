@@ -5,35 +5,42 @@
  * callers see each other's claims: no job is handed out twice, and a caller
  * gets nothing only when nothing was claimable when its turn came.
  */
-import { jobView } from "../lib/job-row";
+import { jobView, type JobPatch, type JobRow } from "../lib/job-row";
 import { CLAIM_ORDER, claimableWhere } from "../lib/queries";
 import { decideClaim } from "../lib/transitions";
-import type { ClaimedJob, ClaimNextResponse } from "../lib/types";
+import type { ClaimNextResponse } from "../lib/types";
 import { validateClaimNextRequest } from "../lib/validate";
-import { findJobs, newLeaseToken, readRow, requestBody, writePatch } from "./record";
+import {
+  findJobs, forgetJobsCollection, jobsCollection, newLeaseToken, readRow, requestBody, transact, writePatch,
+} from "./record";
 
 export function handleClaimNext(c: echo.Context): void {
   const req = validateClaimNextRequest(requestBody(c));
   if (!req.ok) return c.json(400, { error: req.error });
   const { workerId, leaseSeconds, limit, probeKeyPrefix } = req.value;
 
-  let jobs: ClaimedJob[] = [];
+  let won: { row: JobRow; patch: JobPatch }[];
   try {
-    $app.dao().runInTransaction((tx) => {
+    const collection = jobsCollection(Date.now());
+    won = transact((tx) => {
       const now = Date.now();
-      for (const rec of findJobs(tx, claimableWhere(now, probeKeyPrefix), CLAIM_ORDER, limit)) {
+      const claimed: { row: JobRow; patch: JobPatch }[] = [];
+      for (const rec of findJobs(tx, collection, claimableWhere(now, probeKeyPrefix), CLAIM_ORDER, limit)) {
         const row = readRow(rec);
-        const leaseToken = newLeaseToken();
-        const decision = decideClaim(row, workerId, leaseSeconds, now, leaseToken);
+        const decision = decideClaim(row, workerId, leaseSeconds, now, newLeaseToken);
         if (decision.kind !== "win") continue; // the SQL is a superset; the CAS decides
         writePatch(rec, decision.patch);
         tx.saveRecord(rec);
-        jobs.push({ job: jobView(row, decision.patch), leaseToken });
+        claimed.push({ row, patch: decision.patch });
       }
+      return claimed;
     });
   } catch {
-    jobs = []; // rolled back: none of them was claimed
+    forgetJobsCollection();
+    won = []; // rolled back: none of them was claimed
   }
-  const answer: ClaimNextResponse = { jobs };
+  const answer: ClaimNextResponse = {
+    jobs: won.map(({ row, patch }) => ({ job: jobView(row, patch), leaseToken: patch.lease_token ?? "" })),
+  };
   return c.json(200, answer);
 }

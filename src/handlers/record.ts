@@ -20,12 +20,55 @@ export function requestBody(c: echo.Context): unknown {
   return $apis.requestInfo(c).data;
 }
 
-/** The row, or null when no such job exists (findRecordById throws then). */
-export function findJob(dao: daos.Dao, jobId: string): models.Record | null {
+/**
+ * Runs fn in one transaction on PocketBase's writer and returns its value.
+ * Throws when the transaction rolled back. Inside fn only `tx` may be used:
+ * `$app.dao()` there would wait for the writer this transaction holds.
+ */
+export function transact<T>(fn: (tx: daos.Dao) => T): T {
+  const result: { value?: T } = {};
+  $app.dao().runInTransaction((tx) => {
+    result.value = fn(tx);
+  });
+  return result.value as T;
+}
+
+/** How long a pooled runtime reuses probe_jobs' collection model before looking it up again. */
+export const COLLECTION_CACHE_MS = 2000;
+
+interface RuntimeCache {
+  pbFleetJobs?: { collection: models.Collection; loadedAt: number };
+}
+
+/**
+ * probe_jobs' collection model. findRecordById looks it up on every call (a
+ * query plus schema decoding, costlier than the rest of a claim) and inside a
+ * transaction that holds PocketBase's only writer. So it is looked up before
+ * the transaction and kept in the pooled runtime's globalThis for a moment: a
+ * schema change is seen within COLLECTION_CACHE_MS, and sooner when a failed
+ * transaction calls forgetJobsCollection.
+ */
+export function jobsCollection(nowMs: number): models.Collection {
+  const cache = globalThis as RuntimeCache;
+  const hit = cache.pbFleetJobs;
+  if (hit !== undefined && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+
+export function forgetJobsCollection(): void {
+  delete (globalThis as RuntimeCache).pbFleetJobs;
+}
+
+/** The row, or null when no such job exists. */
+export function findJob(dao: daos.Dao, collection: models.Collection, jobId: string): models.Record | null {
+  const rec = new Record();
   try {
-    return dao.findRecordById(JOBS_COLLECTION, jobId);
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: jobId })).limit(1).one(rec);
+    return rec;
   } catch {
-    return null;
+    return null; // no such row
   }
 }
 
@@ -43,12 +86,13 @@ export function writePatch(rec: models.Record, patch: JobPatch): void {
 /** Rows matching a where clause from src/lib/queries, in the given order. */
 export function findJobs(
   dao: daos.Dao,
+  collection: models.Collection,
   where: WhereClause,
   order: readonly string[],
   limit: number,
 ): models.Record[] {
   const records = arrayOf(new Record());
-  dao.recordQuery(JOBS_COLLECTION)
+  dao.recordQuery(collection)
     .andWhere($dbx.exp(where.sql, where.params))
     .orderBy(...order)
     .limit(limit)

@@ -8,7 +8,9 @@ import { isSweepOff, orphanCap, SWEEP_BATCH, sweepSchedule } from "../lib/config
 import { expiredLeaseWhere } from "../lib/queries";
 import { decideSweep } from "../lib/sweep";
 import { validateSweepRequest } from "../lib/validate";
-import { findJobs, getenv, readRow, requestBody, writePatch } from "./record";
+import {
+  findJobs, forgetJobsCollection, getenv, jobsCollection, readRow, requestBody, transact, writePatch,
+} from "./record";
 
 export interface SweepOutcome {
   requeued: number;
@@ -17,20 +19,26 @@ export interface SweepOutcome {
 
 export function sweepExpiredLeases(probeKeyPrefix: string): SweepOutcome {
   const cap = orphanCap(getenv);
-  let outcome: SweepOutcome = { requeued: 0, gaveUp: 0 };
-  $app.dao().runInTransaction((tx) => {
-    outcome = { requeued: 0, gaveUp: 0 }; // counts only what this transaction commits
-    const now = Date.now();
-    for (const rec of findJobs(tx, expiredLeaseWhere(now, probeKeyPrefix), ["lease_expires_at ASC"], SWEEP_BATCH)) {
-      const decision = decideSweep(readRow(rec), now, cap);
-      if (decision.kind === "skip") continue;
-      writePatch(rec, decision.patch);
-      tx.saveRecord(rec);
-      if (decision.kind === "requeue") outcome.requeued++;
-      else outcome.gaveUp++;
-    }
-  });
-  return outcome;
+  const collection = jobsCollection(Date.now());
+  try {
+    return transact((tx) => {
+      const outcome: SweepOutcome = { requeued: 0, gaveUp: 0 };
+      const now = Date.now();
+      const where = expiredLeaseWhere(now, probeKeyPrefix);
+      for (const rec of findJobs(tx, collection, where, ["lease_expires_at ASC"], SWEEP_BATCH)) {
+        const decision = decideSweep(readRow(rec), now, cap);
+        if (decision.kind === "skip") continue;
+        writePatch(rec, decision.patch);
+        tx.saveRecord(rec);
+        if (decision.kind === "requeue") outcome.requeued++;
+        else outcome.gaveUp++;
+      }
+      return outcome;
+    });
+  } catch (err) {
+    forgetJobsCollection();
+    throw err;
+  }
 }
 
 /** cronAdd's job: log what it did; a failed sweep is logged and retried next tick. */

@@ -36,7 +36,7 @@ export function decideClaim(
   workerId: string,
   leaseSeconds: unknown,
   nowMs: number,
-  newLeaseToken: string,
+  newLeaseToken: () => string,
 ): ClaimDecision {
   if (!isClaimable(row, nowMs)) {
     const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
@@ -47,7 +47,7 @@ export function decideClaim(
     status: "claimed",
     claimed_by: workerId,
     lease_expires_at: leaseEnd(nowMs, leaseSeconds),
-    lease_token: newLeaseToken,
+    lease_token: newLeaseToken(), // only for a winner: most claimers of a contended job lose
     version: row.version + 1,
     // Re-stamped on a steal: queue latency is measured to the last claim.
     claimed_at: formatPbDate(nowMs),

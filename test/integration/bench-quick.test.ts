@@ -20,6 +20,7 @@ const TOP_LEVEL_KEYS = [
   "binary",
   "config",
   "reference",
+  "hooks",
   "servers",
   "contention",
   "endpoints",

@@ -6,12 +6,14 @@
  * first real request that reaches it.
  */
 import { readFileSync } from "node:fs";
+import vm from "node:vm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { CRONS, OUTPUT, ROUTES } from "../../esbuild.config.mjs";
 import {
   ADMIN_AUTH,
   FakeDb,
   loadHooks,
+  pooledRuntime,
   pbDate,
   runCron,
   runRoute,
@@ -426,5 +428,35 @@ describe("GET /api/fleet/stats", () => {
     expect(stats({ format: "xml" })).toEqual({ status: 400, body: { error: "format must be json or prometheus" } });
     db.failQueries = true;
     expect(stats()).toMatchObject({ status: 503, body: { error: expect.stringMatching(/^stats are unavailable: /) } });
+  });
+});
+
+describe("a pooled runtime serving request after request", () => {
+  it("looks probe_jobs' collection up once for a burst, and again after a rolled-back transaction", () => {
+    const runtime = pooledRuntime(db);
+    const claim = (jobId: string, workerId: string) =>
+      runRoute(route("/api/fleet/claim"), db, { body: { jobId, workerId } }, runtime);
+    const job = db.insert();
+    for (const workerId of ["w1", "w2", "w1"]) claim(job.id, workerId);
+    expect(db.collectionLookups).toBe(1);
+
+    const other = db.insert();
+    db.failSave(1);
+    expect(claim(other.id, "w3").body).toEqual({ claimed: false });
+    claim(other.id, "w3");
+    expect(db.collectionLookups).toBe(2);
+  });
+
+  it("looks the collection up again once the cache has aged past COLLECTION_CACHE_MS", () => {
+    const runtime = pooledRuntime(db);
+    const job = db.insert();
+    const claim = () => runRoute(route("/api/fleet/claim"), db, { body: { jobId: job.id, workerId: "w1" } }, runtime);
+    claim();
+    claim();
+    expect(db.collectionLookups).toBe(1);
+    // The runtime is its own realm: move its clock, not the test's.
+    vm.runInContext("{ const realNow = Date.now; Date.now = () => realNow() + 2001; }", runtime);
+    claim();
+    expect(db.collectionLookups).toBe(2);
   });
 });

@@ -13,6 +13,12 @@ import type { ReleaseTarget } from "../../src/lib/types";
 import { ENDS_NOW, EXPIRED, held, LIVE, NOW, row } from "./support/rows";
 
 const NEW_TOKEN = "tok-new";
+/** Counts the tokens decideClaim asks for: one per win, none otherwise. */
+let tokensIssued = 0;
+const newToken = () => {
+  tokensIssued++;
+  return NEW_TOKEN;
+};
 const leaseIn = (seconds: number) => formatPbDate(NOW + seconds * 1000);
 
 describe("status classes", () => {
@@ -49,8 +55,18 @@ describe("status classes", () => {
 });
 
 describe("decideClaim", () => {
+  it("asks for a lease token only when the claim wins (most claimers of a contended job lose)", () => {
+    tokensIssued = 0;
+    decideClaim(held("w-other", LIVE), "w1", 30, NOW, newToken);
+    decideClaim(held("w1", LIVE), "w1", 30, NOW, newToken);
+    decideClaim(row({ status: "done" }), "w1", 30, NOW, newToken);
+    expect(tokensIssued).toBe(0);
+    decideClaim(row({ status: "pending" }), "w1", 30, NOW, newToken);
+    expect(tokensIssued).toBe(1);
+  });
+
   it("wins a pending row: claimed by the caller, new lease and token, version + 1, claimed_at stamped, no reclaim", () => {
-    expect(decideClaim(row({ status: "pending" }), "w1", undefined, NOW, NEW_TOKEN)).toEqual({
+    expect(decideClaim(row({ status: "pending" }), "w1", undefined, NOW, newToken)).toEqual({
       kind: "win",
       steal: false,
       patch: {
@@ -65,7 +81,7 @@ describe("decideClaim", () => {
   });
 
   it("wins a pending row that still carries an old (even live-looking) lease marker", () => {
-    const decision = decideClaim(row({ lease_expires_at: LIVE, claimed_by: "" }), "w1", 10, NOW, NEW_TOKEN);
+    const decision = decideClaim(row({ lease_expires_at: LIVE, claimed_by: "" }), "w1", 10, NOW, newToken);
     expect(decision).toMatchObject({ kind: "win", steal: false, patch: { lease_expires_at: leaseIn(10) } });
   });
 
@@ -76,7 +92,7 @@ describe("decideClaim", () => {
     ["a string (default)", "120", 30],
     ["null (default)", null, 30],
   ])("sets a lease of the clamped length for leaseSeconds %s", (_name, leaseSeconds, seconds) => {
-    const decision = decideClaim(row(), "w1", leaseSeconds, NOW, NEW_TOKEN);
+    const decision = decideClaim(row(), "w1", leaseSeconds, NOW, newToken);
     expect(decision.kind === "win" && decision.patch.lease_expires_at).toBe(leaseIn(seconds));
   });
 
@@ -88,7 +104,7 @@ describe("decideClaim", () => {
     ["claimed", "unreadable"],
   ])("steals a %s row whose lease is %j: reclaim_count + 1, back to claimed", (status, lease) => {
     const before = held("w-dead", lease, { status, version: 7, reclaim_count: 2, consecutive_orphan_count: 1 });
-    expect(decideClaim(before, "w2", 60, NOW, NEW_TOKEN)).toEqual({
+    expect(decideClaim(before, "w2", 60, NOW, newToken)).toEqual({
       kind: "win",
       steal: true,
       patch: {
@@ -105,18 +121,18 @@ describe("decideClaim", () => {
   });
 
   it("lets the holder whose own lease expired win again, as a steal", () => {
-    const decision = decideClaim(held("w1", EXPIRED), "w1", undefined, NOW, NEW_TOKEN);
+    const decision = decideClaim(held("w1", EXPIRED), "w1", undefined, NOW, newToken);
     expect(decision).toMatchObject({ kind: "win", steal: true, patch: { reclaim_count: 3, lease_token: NEW_TOKEN } });
   });
 
   it.each(["claimed", "running"])("refuses a %s row another worker holds on a live lease", (status) => {
-    expect(decideClaim(held("w-other", LIVE, { status }), "w1", 30, NOW, NEW_TOKEN)).toEqual({ kind: "refused" });
+    expect(decideClaim(held("w-other", LIVE, { status }), "w1", 30, NOW, newToken)).toEqual({ kind: "refused" });
   });
 
   it.each(["claimed", "running"])(
     "tells the holder of a live %s lease it already holds the job, with the current token and no write",
     (status) => {
-      expect(decideClaim(held("w1", LIVE, { status }), "w1", 30, NOW, NEW_TOKEN)).toEqual({
+      expect(decideClaim(held("w1", LIVE, { status }), "w1", 30, NOW, newToken)).toEqual({
         kind: "already_held",
         leaseToken: "tok-current",
       });
@@ -124,7 +140,7 @@ describe("decideClaim", () => {
   );
 
   it("repeats an empty token to the holder of a row claimed before fencing existed", () => {
-    expect(decideClaim(held("w1", LIVE, { lease_token: "" }), "w1", 30, NOW, NEW_TOKEN)).toEqual({
+    expect(decideClaim(held("w1", LIVE, { lease_token: "" }), "w1", 30, NOW, newToken)).toEqual({
       kind: "already_held",
       leaseToken: "",
     });
@@ -141,7 +157,7 @@ describe("decideClaim", () => {
     ["PENDING", "", ""],
   ])("never claims a %j row (claimed_by %j, lease %j)", (status, claimedBy, lease) => {
     const before = row({ status, claimed_by: claimedBy, lease_expires_at: lease, lease_token: "tok-current" });
-    expect(decideClaim(before, "w1", 30, NOW, NEW_TOKEN)).toEqual({ kind: "refused" });
+    expect(decideClaim(before, "w1", 30, NOW, newToken)).toEqual({ kind: "refused" });
   });
 });
 

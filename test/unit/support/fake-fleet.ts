@@ -78,7 +78,7 @@ export class FakeFleet implements FleetApi {
     const row = this.rows.get(jobId);
     if (!row) return { claimed: false };
     const token = `tok${this.#nextToken++}`;
-    const decision = decideClaim(row, workerId, leaseSeconds, Date.now(), token);
+    const decision = decideClaim(row, workerId, leaseSeconds, Date.now(), () => token);
     if (decision.kind === "refused") return { claimed: false };
     if (decision.kind === "already_held") {
       return { claimed: true, job: jobView(row), leaseToken: decision.leaseToken, alreadyHeld: true };

@@ -92,15 +92,24 @@ export class FakeRecord {
     return Number.isFinite(n) ? Math.trunc(n) : 0;
   }
 
+  /** What a query's one(record) does: the record becomes the row. */
+  load(row: StoredRow): void {
+    this.id = row.id;
+    this.#data.clear();
+    for (const [k, v] of Object.entries(row)) if (k !== "id") this.#data.set(k, v);
+  }
+
   snapshot(): StoredRow {
     return { id: this.id, ...Object.fromEntries(this.#data) } as unknown as StoredRow;
   }
 }
 
-/** What `$dbx.exp(sql, params)` returns. */
-interface DbxExpression {
-  sql: string;
-  params: Record<string, unknown>;
+/** What `$dbx.exp(sql, params)` returns, or `$dbx.hashExp({ column: value })`. */
+type DbxExpression = { sql: string; params: Record<string, unknown> } | { hash: Record<string, unknown> };
+
+/** What `findCollectionByNameOrId` returns: only the name matters to recordQuery. */
+export interface FakeCollection {
+  name: string;
 }
 
 const PREFIX_SUFFIX = " AND substr(probe_key, 1, length({:prefix})) = {:prefix}";
@@ -126,7 +135,11 @@ function splitPrefix(sql: string, params: Record<string, unknown>): [string, (ro
 }
 
 /** SQLite's answer for the WHERE shapes src/lib/queries.ts builds (text comparison of dates, as SQLite does). */
-function matchesWhere({ sql, params }: DbxExpression, row: StoredRow): boolean {
+function matchesWhere(expression: DbxExpression, row: StoredRow): boolean {
+  if ("hash" in expression) {
+    return Object.entries(expression.hash).every(([column, value]) => row[column as keyof StoredRow] === value);
+  }
+  const { sql, params } = expression;
   requireBound(sql, params);
   const [condition, prefixMatches] = splitPrefix(sql, params);
   const leasePassed = row.lease_expires_at < String(params["now"]);
@@ -162,6 +175,8 @@ export class FakeDb {
   logs: { level: "info" | "error"; message: string; attrs: unknown[] }[] = [];
   /** saveRecord calls, committed or not. */
   saves = 0;
+  /** Collection look-ups: handlers cache the model per runtime, so a burst should cost one. */
+  collectionLookups = 0;
   /** When set, the saveRecord call with this number (1-based, counting from now) throws. */
   failSaveNumber: number | null = null;
   /** When true, every raw query (stats) throws. */
@@ -223,11 +238,10 @@ export class FakeDao {
     return this.#db.rows;
   }
 
-  findRecordById(collection: string, id: string): FakeRecord {
-    if (collection !== COLLECTION) throw new Error(`fake PocketBase: no collection ${collection}`);
-    const row = this.#rows().get(id);
-    if (!row) throw new Error("sql: no rows in result set");
-    return new FakeRecord(clone(row));
+  findCollectionByNameOrId(name: string): FakeCollection {
+    if (name !== COLLECTION) throw new Error(`fake PocketBase: no collection ${name}`);
+    this.#db.collectionLookups++;
+    return { name: COLLECTION };
   }
 
   saveRecord(record: FakeRecord): void {
@@ -240,8 +254,10 @@ export class FakeDao {
     rows.set(row.id, row);
   }
 
-  recordQuery(collection: string): FakeRecordQuery {
-    if (collection !== COLLECTION) throw new Error(`fake PocketBase: no collection ${collection}`);
+  /** Like PocketBase 0.22: a collection model or its name. */
+  recordQuery(collection: string | FakeCollection): FakeRecordQuery {
+    const name = typeof collection === "string" ? collection : collection.name;
+    if (name !== COLLECTION) throw new Error(`fake PocketBase: no collection ${name}`);
     return new FakeRecordQuery(() => this.#rows());
   }
 
@@ -294,18 +310,24 @@ class FakeRecordQuery {
     return this;
   }
   all(out: FakeRecord[]): void {
-    const rows = [...this.#rows().values()]
+    for (const row of this.#select()) out.push(new FakeRecord(clone(row)));
+  }
+  one(record: FakeRecord): void {
+    const row = this.#select()[0];
+    if (row === undefined) throw new Error("sql: no rows in result set");
+    record.load(clone(row));
+  }
+  #select(): StoredRow[] {
+    return [...this.#rows().values()]
       .filter((row) => this.#where.every((w) => matchesWhere(w, row)))
       .sort(compareBy(this.#order))
       .slice(0, this.#limit);
-    for (const row of rows) out.push(new FakeRecord(clone(row)));
   }
 }
 
 /** SQLite's answer to statsQuery (src/lib/queries.ts), computed over the rows. */
 function answerStatsQuery(sql: string, params: Record<string, unknown>, all: StoredRow[]): Record<string, unknown> {
   requireBound(sql, params);
-  // Whitespace-tolerant: the build re-indents the bundle, template literals included.
   const where = /\n\s*FROM probe_jobs\n\s*WHERE (.*)$/s.exec(sql);
   if (!sql.startsWith("SELECT") || !where) throw new Error(`fake PocketBase: cannot answer ${sql}`);
   const [condition, prefixMatches] = splitPrefix(where[1]!, params);
@@ -374,7 +396,10 @@ export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
       randomString: (n: number) => Array.from({ length: n }, () => ALPHANUMERIC[randomInt(ALPHANUMERIC.length)]).join(""),
     },
     $os: { getenv: (name: string) => db.env[name] ?? "" },
-    $dbx: { exp: (sql: string, params: Record<string, unknown> = {}): DbxExpression => ({ sql, params }) },
+    $dbx: {
+      exp: (sql: string, params: Record<string, unknown> = {}): DbxExpression => ({ sql, params }),
+      hashExp: (hash: Record<string, unknown>): DbxExpression => ({ hash }),
+    },
     arrayOf: (_model: unknown) => [] as FakeRecord[],
     Record: FakeRecord,
     DynamicModel: class DynamicModel {
@@ -427,14 +452,23 @@ export function loadHooks(source: string, env: Record<string, string> = {}): { r
   return { routes, crons };
 }
 
-/** One request: the handler's text alone, in a fresh context holding only the PocketBase stubs. */
+/** A runtime of PocketBase's pool: one context that serves request after request. */
+export function pooledRuntime(db: FakeDb): vm.Context {
+  return vm.createContext(pocketBaseGlobals(db));
+}
+
+/**
+ * One request: the handler's text alone, in a fresh context holding only the
+ * PocketBase stubs, or in a given pooled runtime (which keeps its globalThis).
+ */
 export function runRoute(
   route: CapturedRoute,
   db: FakeDb,
   request: { body?: unknown; query?: Record<string, string> } = {},
+  runtime: vm.Context = pooledRuntime(db),
 ): NonNullable<FakeContext["response"]> {
   const c = new FakeContext(request.body ?? {}, request.query ?? {});
-  const runtime = vm.createContext({ ...pocketBaseGlobals(db), __args: [c] });
+  runtime["__args"] = [c];
   vm.runInContext(`{(${route.text}).apply(undefined, __args)}`, runtime, { filename: `${route.method} ${route.path}` });
   if (!c.response) throw new Error(`${route.method} ${route.path} gave no answer`);
   return c.response;

@@ -1,0 +1,399 @@
+#!/usr/bin/env node
+// `npm run bench`: pb-fleet's claim/renew/release endpoints measured against
+// baselines in the same run, on the same PocketBase binary, each server its
+// own spawned PocketBase on a temp data dir with the project's migrations:
+//   pb-fleet          pb_hooks/ as built by `npm run build` (hooksPool 25, PocketBase's default)
+//   reference         ../shared/reference/fleet-claim.pb.js (skipped with a note when absent)
+//   pb-fleet-poolN    pb_hooks/ again with --hooksPool N
+// plus, on every server, a bench-only hooks file (noop route, minimal claim,
+// row seeding; see scripts/lib/bench-hooks.mjs). Prints Markdown tables, writes
+// the run as JSON (bench/results/, gitignored) and, for a full run, the summary
+// to bench/LATEST.md. Exits 1 when any claim round had other than exactly one
+// winner or any call answered unexpectedly; performance targets are reported
+// as PASS/MISS and never change the exit code.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { ensurePocketBase } from "./lib/pocketbase-binary.mjs";
+import { startPocketBase } from "./lib/pocketbase-server.mjs";
+import { listHookFiles, writeHooksDir } from "./lib/bench-hooks.mjs";
+import { createBenchClient } from "./lib/bench-http.mjs";
+import { contentionRatio, endpointRatio, lifecycleRatio, runContention, runEndpoints, runLifecycle, warmUp } from "./lib/bench-phases.mjs";
+import { machineLine, renderReport } from "./lib/bench-report.mjs";
+import { createRssSampler } from "./lib/bench-proc.mjs";
+import { createJobPool } from "./lib/bench-workloads.mjs";
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const REFERENCE_HOOKS = resolve(REPO, "../shared/reference/fleet-claim.pb.js");
+
+const USAGE = `Usage: node scripts/bench.mjs [--quick] [--json <path>] [--latest <path>] [--verbose] [--help]
+  --quick          a rot check: fewer rounds, fewer worker counts, short durations (well under a minute)
+  --json <path>    where to write this run's JSON (default: bench/results/<time>-<full|quick>.json)
+  --latest <path>  where to write the Markdown summary (default: bench/LATEST.md for a full run, none for --quick)
+  --verbose        also show PocketBase's own log lines
+Environment: PB_VERSION (default 0.22.21), POCKETBASE_BIN (use this binary), CI=true (the reference baseline must run).`;
+
+/** How much of each phase a run does. Every loop is bounded by count and by time. */
+const CONFIGS = {
+  full: {
+    warmup: { requests: 400 },
+    contention: { workers: [20, 50, 200], rounds: 40 },
+    endpoints: { workers: [8, 50], reps: 8, durationMs: 600, maxOps: 2000 },
+    lifecycle: { workers: [1, 8, 32, 128], reps: 5, durationMs: 1500, maxJobs: 3000 },
+    hooksPool: { sizes: [10, 25, 100], workers: [50, 200], rounds: 20, reps: 4, durationMs: 1500, maxJobs: 3000 },
+  },
+  quick: {
+    warmup: { requests: 100 },
+    contention: { workers: [20, 50], rounds: 5 },
+    endpoints: { workers: [8], reps: 2, durationMs: 300, maxOps: 600 },
+    lifecycle: { workers: [8, 32], reps: 1, durationMs: 400, maxJobs: 600 },
+    hooksPool: { sizes: [10, 25], workers: [50], rounds: 3, reps: 1, durationMs: 400, maxJobs: 600 },
+  },
+};
+
+function parseCli(argv) {
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        quick: { type: "boolean", default: false },
+        json: { type: "string" },
+        latest: { type: "string" },
+        verbose: { type: "boolean", default: false },
+        help: { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    for (const name of ["json", "latest"]) {
+      if (values[name] !== undefined && values[name].trim() === "") throw new Error(`--${name} needs a file path`);
+    }
+    return values;
+  } catch (err) {
+    console.error(`bench: ${err.message.split("\n")[0]}. See the usage below.\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+function machine(pbVersion) {
+  let cpuModel = os.cpus()[0]?.model?.trim() || "unknown CPU";
+  try {
+    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"));
+    if (m) cpuModel = m[1].trim();
+  } catch {
+    // not Linux: os.cpus() said it
+  }
+  const cores = typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
+  return { cpuModel, cores, node: process.version, pbVersion, platform: `${os.platform()} ${os.release()}`, date: new Date().toISOString() };
+}
+
+/** Newest mtime of the files under dir (to warn when pb_hooks/ is older than src/). */
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+async function main() {
+  const cli = parseCli(process.argv.slice(2));
+  if (cli.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const mode = cli.quick ? "quick" : "full";
+  const config = CONFIGS[mode];
+  const t0 = performance.now();
+  const log = (m) => console.error(`[bench ${((performance.now() - t0) / 1000).toFixed(1)}s] ${m}`);
+  const failures = [];
+
+  const hookFiles = existsSync(join(REPO, "pb_hooks")) ? await listHookFiles(join(REPO, "pb_hooks")) : [];
+  if (hookFiles.length === 0) {
+    console.error("bench: pb_hooks/ has no *.pb.js file. Run `npm run build` first.");
+    return 1;
+  }
+  if (existsSync(join(REPO, "src")) && newestMtime(join(REPO, "src")) > Math.min(...hookFiles.map((f) => statSync(f).mtimeMs))) {
+    log("warning: src/ changed after pb_hooks/ was built; this measures pb_hooks/ as it is (run `npm run build` to measure src/).");
+  }
+
+  let reference = { path: relative(REPO, REFERENCE_HOOKS), skipped: null };
+  if (!existsSync(REFERENCE_HOOKS)) {
+    if (process.env.CI === "true") {
+      console.error(`bench: the reference hooks ${REFERENCE_HOOKS} are missing and CI=true, where the reference baseline must run. Provide ../shared/reference/ next to the repository.`);
+      return 1;
+    }
+    reference = { path: null, skipped: `${REFERENCE_HOOKS} is absent (a clone without ../shared); the pb-fleet/reference ratios are not measured.` };
+    log(`note: ${reference.skipped}`);
+  }
+
+  const binary = await ensurePocketBase({ log });
+  let binaryVersionText = null;
+  try {
+    binaryVersionText = execFileSync(binary.path, ["--version"], { encoding: "utf8", timeout: 10_000 }).trim();
+  } catch {
+    // informational only
+  }
+  const mach = machine(binary.version);
+  log(`machine: ${machineLine(mach)}; binary ${binary.path} (${binary.source}${binaryVersionText ? `, says "${binaryVersionText}"` : ""})`);
+
+  const tmpRoot = await mkdtemp(join(os.tmpdir(), "pb-fleet-bench-"));
+  const started = [];
+  const servers = {};
+  const client = createBenchClient({ maxSockets: 512 });
+  let rss = null;
+  const stopAll = async () => {
+    await Promise.allSettled(started.map((s) => s.pb.stop()));
+    started.length = 0;
+  };
+  const onSignal = (signal) => {
+    console.error(`bench: ${signal}, stopping the PocketBase servers`);
+    stopAll().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+
+  try {
+    const fleetHooksDir = await writeHooksDir(join(tmpRoot, "hooks-fleet"), hookFiles);
+    const specs = [{ name: "pb-fleet", hooksDir: fleetHooksDir, hooksPool: 25 }];
+    if (!reference.skipped) {
+      specs.push({ name: "reference", hooksDir: await writeHooksDir(join(tmpRoot, "hooks-reference"), [REFERENCE_HOOKS]), hooksPool: 25 });
+    }
+    for (const size of config.hooksPool.sizes) if (size !== 25) specs.push({ name: `pb-fleet-pool${size}`, hooksDir: fleetHooksDir, hooksPool: size });
+
+    log(`starting ${specs.length} PocketBase servers: ${specs.map((s) => s.name).join(", ")}`);
+    await Promise.all(
+      specs.map(async (spec) => {
+        const pb = await startPocketBase({
+          binary: binary.path,
+          dataDir: join(tmpRoot, `data-${spec.name}`),
+          hooksDir: spec.hooksDir,
+          migrationsDir: join(REPO, "pb_migrations"),
+          hooksPool: spec.hooksPool,
+          adminEmail: "bench@example.com",
+          adminPassword: "bench-password-1234",
+          log: cli.verbose ? (m) => console.error(`[${spec.name}] ${m}`) : () => {},
+        });
+        const server = { name: spec.name, hooksPool: spec.hooksPool, pb, hasMinClaim: true };
+        server.pending = createJobPool(client, pb, "pending");
+        server.held = createJobPool(client, pb, "claimed");
+        started.push(server);
+        servers[spec.name] = server;
+      }),
+    );
+    rss = createRssSampler(() => started.map((s) => ({ name: s.name, pid: s.pb.pid })), 100);
+    const ctx = { client, config, log };
+    const fleet = servers["pb-fleet"];
+    const ref = servers.reference ?? null;
+
+    rss.enter("warmup");
+    log("warm-up");
+    for (const s of started) await warmUp(ctx, s);
+
+    rss.enter("contention");
+    log(`contention: W=${config.contention.workers.join(",")}, ${config.contention.rounds} rounds each`);
+    const contentionVariants = [{ key: "pb-fleet claim", server: fleet, kind: "claim" }];
+    if (ref) contentionVariants.push({ key: "reference claim", server: ref, kind: "claim" });
+    contentionVariants.push({ key: "pb-fleet patch", server: fleet, kind: "patch" });
+    const contentionRows = await runContention(ctx, contentionVariants, config.contention.workers, config.contention.rounds);
+    const contentionRatios = [];
+    for (const w of config.contention.workers) {
+      contentionRatios.push({ name: "pb-fleet claim / PATCH (same row)", workers: w, ratio: contentionRatio(contentionRows, "pb-fleet claim", "pb-fleet patch", w) });
+      if (ref) contentionRatios.push({ name: "pb-fleet / reference claim", workers: w, ratio: contentionRatio(contentionRows, "pb-fleet claim", "reference claim", w) });
+    }
+
+    rss.enter("endpoints");
+    log(`single endpoints: W=${config.endpoints.workers.join(",")}, ${config.endpoints.reps} reps of ${config.endpoints.durationMs} ms`);
+    const endpointVariants = [];
+    for (const endpoint of ["claim", "renew", "release"]) {
+      endpointVariants.push({ key: `pb-fleet ${endpoint}`, server: fleet, endpoint });
+      if (ref) endpointVariants.push({ key: `reference ${endpoint}`, server: ref, endpoint });
+    }
+    endpointVariants.push({ key: "pb-fleet patch", server: fleet, endpoint: "patch" });
+    endpointVariants.push({ key: "pb-fleet min-claim", server: fleet, endpoint: "min-claim" });
+    endpointVariants.push({ key: "pb-fleet noop", server: fleet, endpoint: "noop" });
+    if (ref) endpointVariants.push({ key: "reference noop", server: ref, endpoint: "noop" });
+    const endpointRows = await runEndpoints(ctx, endpointVariants, config.endpoints.workers);
+    const endpointRatios = [];
+    for (const w of config.endpoints.workers) {
+      const add = (name, a, b) => endpointRatios.push({ name, workers: w, ratio: endpointRatio(endpointRows, a, b, w) });
+      add("pb-fleet claim / PATCH", "pb-fleet claim", "pb-fleet patch");
+      if (ref) {
+        for (const e of ["claim", "renew", "release"]) add(`pb-fleet / reference ${e}`, `pb-fleet ${e}`, `reference ${e}`);
+        add("noop pb-fleet server / reference server (control)", "pb-fleet noop", "reference noop");
+      }
+      add("pb-fleet claim / min-claim (cost of the protocol logic)", "pb-fleet claim", "pb-fleet min-claim");
+      add("pb-fleet claim / noop (cost of tx + save + logic)", "pb-fleet claim", "pb-fleet noop");
+    }
+
+    rss.enter("lifecycle");
+    const lc = config.lifecycle;
+    log(`lifecycle: W=${lc.workers.join(",")}, ${lc.reps} reps of ${lc.durationMs} ms`);
+    const lifecycleVariants = [{ key: "pb-fleet", server: fleet }];
+    if (ref) lifecycleVariants.push({ key: "reference", server: ref });
+    const lifecycleRows = await runLifecycle(ctx, lifecycleVariants, lc.workers, lc);
+    const lifecycleRatios = ref ? lc.workers.map((w) => ({ name: "pb-fleet / reference jobs/s", workers: w, ratio: lifecycleRatio(lifecycleRows, "pb-fleet", "reference", w) })) : [];
+
+    rss.enter("hooks-pool");
+    const hp = config.hooksPool;
+    log(`hooksPool ${hp.sizes.join(",")} at W=${hp.workers.join(",")}`);
+    const poolServer = (size) => (size === 25 ? fleet : servers[`pb-fleet-pool${size}`]);
+    const poolVariants = hp.sizes.map((size) => ({ key: `pool ${size}`, server: poolServer(size), kind: "claim", size }));
+    const poolContention = await runContention(ctx, poolVariants, hp.workers, hp.rounds);
+    const poolLifecycle = await runLifecycle(ctx, poolVariants, hp.workers, hp);
+    rss.enter("done");
+    const rssByPhase = rss.report();
+    const poolRows = [];
+    for (const w of hp.workers) {
+      for (const v of poolVariants) {
+        const c = poolContention.find((r) => r.variant === v.key && r.workers === w);
+        const l = poolLifecycle.find((r) => r.variant === v.key && r.workers === w);
+        poolRows.push({
+          hooksPool: v.size,
+          server: v.server.name,
+          workers: w,
+          contentionPerSec: c.requestsPerSec,
+          contentionCpuMicros: c.cpuMicrosPerRequest,
+          contentionP99: c.latencyMs.p99,
+          badRounds: c.badRounds,
+          contentionErrors: c.errorCount,
+          jobsPerSec: l.jobsPerSec,
+          lifecycleCpuMicros: l.cpuMicrosPerJob,
+          lifecycleClaimP99: l.latencyMs.claim.p99,
+          lifecycleFailures: l.failureCount,
+          maxRssBytes: rssByPhase["hooks-pool"]?.[v.server.name] ?? null,
+        });
+      }
+    }
+
+    // Collected before the servers stop: VmHWM of the whole life of each process.
+    const peakHwmBytes = Object.fromEntries(started.map((s) => [s.name, s.pb.peakRssBytes()]));
+    rss.stop();
+
+    // ---- correctness: these make the run fail
+    for (const r of [...contentionRows, ...poolContention]) {
+      if (r.badRounds) failures.push(`${r.variant} (${r.server}) W=${r.workers}: ${r.badRounds} of ${r.rounds} rounds did not have exactly one winner (winners:rounds ${JSON.stringify(r.winnersHistogram)})`);
+      if (r.errorCount) failures.push(`${r.variant} (${r.server}) W=${r.workers}: ${r.errorCount} contention requests failed, e.g. ${r.errorSamples[0]}`);
+    }
+    for (const r of endpointRows) if (r.failureCount) failures.push(`${r.variant} W=${r.workers}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
+    for (const r of [...lifecycleRows, ...poolLifecycle]) if (r.failureCount) failures.push(`lifecycle ${r.variant} (${r.server}) W=${r.workers}: ${r.failureCount} failed jobs, e.g. ${r.failureSamples[0]}`);
+
+    const run = {
+      schema: "pb-fleet-bench/1",
+      mode,
+      command: `node scripts/bench.mjs ${process.argv.slice(2).join(" ")}`.trim(),
+      machine: mach,
+      binary: { ...binary, versionText: binaryVersionText },
+      config,
+      reference,
+      hooks: hookFiles.map((f) => ({ file: relative(REPO, f), sha256: createHash("sha256").update(readFileSync(f)).digest("hex"), builtAt: statSync(f).mtime.toISOString() })),
+      servers: started.map((s) => ({ name: s.name, hooksPool: s.hooksPool })),
+      contention: { rows: contentionRows, ratios: contentionRatios },
+      endpoints: { rows: endpointRows, ratios: endpointRatios },
+      lifecycle: { rows: lifecycleRows, ratios: lifecycleRatios },
+      hooksPool: { rows: poolRows, recommendation: recommendPool(poolRows, hp) },
+      memory: { maxRssByPhase: rssByPhase, peakHwmBytes, sampleIntervalMs: 100 },
+      targets: [],
+      failures,
+      ok: failures.length === 0,
+      durationSec: null,
+    };
+    run.targets = evaluateTargets(run);
+    run.durationSec = Math.round((performance.now() - t0) / 100) / 10;
+
+    const jsonPath = resolve(cli.json ?? join(REPO, "bench", "results", `${mach.date.replace(/[:.]/g, "-")}-${mode}.json`));
+    await mkdir(dirname(jsonPath), { recursive: true });
+    await writeFile(jsonPath, `${JSON.stringify(run, null, 2)}\n`);
+    const report = renderReport(run);
+    console.log(report);
+    console.log(`JSON: ${relative(process.cwd(), jsonPath) || jsonPath}`);
+    const latestPath = cli.latest ?? (mode === "full" ? join(REPO, "bench", "LATEST.md") : null);
+    if (latestPath) {
+      await writeFile(resolve(latestPath), `<!-- Written by \`npm run bench\` (scripts/bench.mjs); do not edit by hand. -->\n${report}`);
+      console.log(`Summary: ${relative(process.cwd(), resolve(latestPath))}`);
+    }
+    if (failures.length) {
+      console.error(`\n!!! BENCH FAILED: ${failures.length} correctness failure(s):\n${failures.map((f) => `!!! ${f}`).join("\n")}`);
+      return 1;
+    }
+    log(`done in ${run.durationSec} s`);
+    return 0;
+  } finally {
+    rss?.stop();
+    client.close();
+    await stopAll();
+    await rm(tmpRoot, { recursive: true, force: true });
+  }
+}
+
+/** The smallest pool whose throughput stays within 5% of the best pool at every W measured. */
+function recommendPool(rows, hp) {
+  const score = new Map(hp.sizes.map((s) => [s, []]));
+  const bites = [];
+  for (const w of hp.workers) {
+    const atW = rows.filter((r) => r.workers === w);
+    const bestJobs = Math.max(...atW.map((r) => r.jobsPerSec ?? 0));
+    const bestClaims = Math.max(...atW.map((r) => r.contentionPerSec ?? 0));
+    for (const r of atW) {
+      const rel = Math.min((r.jobsPerSec ?? 0) / bestJobs, (r.contentionPerSec ?? 0) / bestClaims);
+      score.get(r.hooksPool).push(rel);
+      if (rel < 0.95) bites.push(`pool ${r.hooksPool} at W=${w} reaches ${(100 * rel).toFixed(0)}% of the best`);
+    }
+  }
+  const ok = hp.sizes.filter((s) => score.get(s).every((x) => x >= 0.95));
+  const pick = ok.length ? Math.min(...ok) : null;
+  const where = bites.length ? `Where a small pool bites: ${bites.join("; ")}.` : "No pool size fell more than 5% behind the best at the W measured.";
+  return pick === null
+    ? `No pool size was within 5% of the best at every W (noise?). ${where}`
+    : `Recommendation: --hooksPool ${pick} (the smallest pool within 5% of the best throughput at W=${hp.workers.join(" and ")}; PocketBase's default is 25). ${where}`;
+}
+
+/** The CPU-per-request view of a ratio, shown beside the throughput ratio the target is judged on. */
+const cpuNote = (r) => (typeof r?.cpu === "number" ? ` (CPU/req: ${r.cpu.toFixed(2)}x)` : "");
+
+/** PASS/MISS is judged on throughput, as the targets are stated; the CPU view is context. */
+function evaluateTargets(run) {
+  const targets = [];
+  const pass = (value, ok) => (value === null || value === undefined ? null : ok);
+  const contentionClaims = run.contention.rows.filter((r) => r.kind === "claim");
+  const totalRounds = contentionClaims.reduce((s, r) => s + r.rounds, 0) + run.hooksPool.rows.length * run.config.hooksPool.rounds;
+  const bad = [...contentionClaims, ...run.hooksPool.rows].reduce((s, r) => s + r.badRounds, 0);
+  targets.push({ target: "zero multi-winner rounds (every claim contention round, every server)", measured: `${bad} of ${totalRounds} rounds`, pass: bad === 0 });
+
+  for (const w of run.config.endpoints.workers) {
+    const found = run.endpoints.ratios.find((x) => x.name === "pb-fleet claim / PATCH" && x.workers === w)?.ratio;
+    const r = found?.median ?? null;
+    targets.push({ target: `claim >= 0.9x plain PATCH, same server (W=${w})`, measured: r === null ? "n/a" : `${r.toFixed(2)}x${cpuNote(found)}`, pass: pass(r, r >= 0.9) });
+  }
+  for (const e of ["claim", "renew", "release"]) {
+    for (const w of run.config.endpoints.workers) {
+      const found = run.endpoints.ratios.find((x) => x.name === `pb-fleet / reference ${e}` && x.workers === w)?.ratio;
+      const r = found?.median ?? null;
+      targets.push({ target: `pb-fleet >= 1.0x reference: ${e} (W=${w})`, measured: r === null ? (run.reference.skipped ? "skipped: no reference" : "n/a") : `${r.toFixed(2)}x${cpuNote(found)}`, pass: pass(r, r >= 1.0) });
+    }
+  }
+  const lc32Found = run.lifecycle.ratios.find((x) => x.workers === 32)?.ratio;
+  const lc32 = lc32Found?.median ?? null;
+  targets.push({ target: "pb-fleet >= 1.0x reference: lifecycle (W=32)", measured: lc32 === null ? (run.reference.skipped ? "skipped: no reference" : "not measured") : `${lc32.toFixed(2)}x${cpuNote(lc32Found)}`, pass: pass(lc32, lc32 >= 1.0) });
+
+  const c50 = run.contention.rows.find((r) => r.variant === "pb-fleet claim" && r.workers === 50)?.latencyMs?.p99 ?? null;
+  targets.push({ target: "p99 claim latency < 50 ms at W=50 (contention)", measured: c50 === null ? "not measured" : `${c50.toFixed(1)} ms`, pass: pass(c50, c50 < 50) });
+  const l32 = run.lifecycle.rows.find((r) => r.variant === "pb-fleet" && r.workers === 32)?.jobsPerSec ?? null;
+  targets.push({ target: "lifecycle >= 1,000 jobs/s at W=32", measured: l32 === null ? "not measured" : `${Math.round(l32)} jobs/s`, pass: pass(l32, l32 >= 1000) });
+  return targets;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`bench: ${err?.stack ?? err}`);
+    process.exit(1);
+  },
+);
