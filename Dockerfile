@@ -19,4 +19,4 @@ WORKDIR /pb
 
 EXPOSE 8090
 ENTRYPOINT ["/usr/local/bin/pocketbase"]
-CMD ["serve", "--http", "0.0.0.0:8090", "--dir", "/pb/pb_data", "--hooksDir", "/pb/pb_hooks", "--migrationsDir", "/pb/pb_migrations", "--hooksWatch=false"]
+CMD ["serve", "--http", "0.0.0.0:8090", "--dir", "/pb/pb_data", "--hooksDir", "/pb/pb_hooks", "--migrationsDir", "/pb/pb_migrations", "--hooksWatch=false", "--hooksPool=100"]

@@ -24,7 +24,7 @@ import { ensurePocketBase } from "./lib/pocketbase-binary.mjs";
 import { startPocketBase } from "./lib/pocketbase-server.mjs";
 import { listHookFiles, writeHooksDir } from "./lib/bench-hooks.mjs";
 import { createBenchClient } from "./lib/bench-http.mjs";
-import { contentionRatio, endpointRatio, lifecycleRatio, runContention, runEndpoints, runLifecycle, warmUp } from "./lib/bench-phases.mjs";
+import { contentionRatio, endpointRatio, lifecycleRatio, runClaimNextVsList, runContention, runEndpoints, runLifecycle, warmUp } from "./lib/bench-phases.mjs";
 import { machineLine, renderReport } from "./lib/bench-report.mjs";
 import { createRssSampler } from "./lib/bench-proc.mjs";
 import { createJobPool } from "./lib/bench-workloads.mjs";
@@ -46,6 +46,7 @@ const CONFIGS = {
     contention: { workers: [20, 50, 200], rounds: 40 },
     endpoints: { workers: [8, 50], reps: 8, durationMs: 600, maxOps: 2000 },
     lifecycle: { workers: [1, 8, 32, 128], reps: 5, durationMs: 1500, maxJobs: 3000 },
+    claimNext: { workers: 32, reps: 4, durationMs: 1500, maxJobs: 4000 },
     hooksPool: { sizes: [10, 25, 100], workers: [50, 200], rounds: 20, reps: 4, durationMs: 1500, maxJobs: 3000 },
   },
   quick: {
@@ -53,6 +54,7 @@ const CONFIGS = {
     contention: { workers: [20, 50], rounds: 5 },
     endpoints: { workers: [8], reps: 2, durationMs: 300, maxOps: 600 },
     lifecycle: { workers: [8, 32], reps: 1, durationMs: 400, maxJobs: 600 },
+    claimNext: { workers: 32, reps: 1, durationMs: 400, maxJobs: 600 },
     hooksPool: { sizes: [10, 25], workers: [50], rounds: 3, reps: 1, durationMs: 400, maxJobs: 600 },
   },
 };
@@ -241,6 +243,11 @@ async function main() {
     const lifecycleRows = await runLifecycle(ctx, lifecycleVariants, lc.workers, lc);
     const lifecycleRatios = ref ? lc.workers.map((w) => ({ name: "pb-fleet / reference jobs/s", workers: w, ratio: lifecycleRatio(lifecycleRows, "pb-fleet", "reference", w) })) : [];
 
+    rss.enter("claim-next");
+    const cn = config.claimNext;
+    log(`claim-next vs list-then-claim: W=${cn.workers}, ${cn.reps} reps of ${cn.durationMs} ms`);
+    const claimNext = await runClaimNextVsList(ctx, fleet, cn);
+
     rss.enter("hooks-pool");
     const hp = config.hooksPool;
     log(`hooksPool ${hp.sizes.join(",")} at W=${hp.workers.join(",")}`);
@@ -283,6 +290,7 @@ async function main() {
       if (r.errorCount) failures.push(`${r.variant} (${r.server}) W=${r.workers}: ${r.errorCount} contention requests failed, e.g. ${r.errorSamples[0]}`);
     }
     for (const r of endpointRows) if (r.failureCount) failures.push(`${r.variant} W=${r.workers}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
+    for (const r of claimNext.rows) if (r.failureCount) failures.push(`${r.variant} W=${r.workers}: ${r.failureCount} failed acquisitions, e.g. ${r.failureSamples[0]}`);
     for (const r of [...lifecycleRows, ...poolLifecycle]) if (r.failureCount) failures.push(`lifecycle ${r.variant} (${r.server}) W=${r.workers}: ${r.failureCount} failed jobs, e.g. ${r.failureSamples[0]}`);
 
     const run = {
@@ -298,6 +306,7 @@ async function main() {
       contention: { rows: contentionRows, ratios: contentionRatios },
       endpoints: { rows: endpointRows, ratios: endpointRatios },
       lifecycle: { rows: lifecycleRows, ratios: lifecycleRatios },
+      claimNext,
       hooksPool: { rows: poolRows, recommendation: recommendPool(poolRows, hp) },
       memory: { maxRssByPhase: rssByPhase, peakHwmBytes, sampleIntervalMs: 100 },
       targets: [],

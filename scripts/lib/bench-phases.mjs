@@ -3,7 +3,7 @@
 // and the JSON file. Variants that are compared run back to back in a rotating
 // order inside each repetition, and ratios are taken per repetition, so the
 // noise of a shared 2-core machine hits both sides of a ratio alike.
-import { MIN_CLAIM_PATH, NOOP_PATH } from "./bench-hooks.mjs";
+import { MIN_CLAIM_PATH, NOOP_PATH, SEED_PATH } from "./bench-hooks.mjs";
 import { cpuMicrosPerOp, readCpuSeconds } from "./bench-proc.mjs";
 import { histogram, latencySummary, median, ratio, ratioSummary } from "./bench-stats.mjs";
 import { closedLoop, contentionRound } from "./bench-workloads.mjs";
@@ -311,3 +311,100 @@ export async function runLifecycle(ctx, variants, workerCounts, shape) {
 }
 
 export const lifecycleRatio = endpointRatio;
+
+/* ------------------------------------------- claim-next vs list-then-claim */
+
+const CLAIM_NEXT = "/api/fleet/claim-next";
+/** How many pending rows a list-then-claim worker looks at, and picks one of at random (as FleetClient's fallback does). */
+const LIST_WINDOW = 32;
+const MAX_CLAIM_ATTEMPTS = 50;
+
+/**
+ * One worker getting its next job: with claim-next (one call, the server picks),
+ * or by listing pending rows and racing the other workers for one by id.
+ * Returns null when no work is left.
+ */
+function acquireOp(ctx, server, prefix, how, counters) {
+  const { client } = ctx;
+  const pb = server.pb;
+  const filter = encodeURIComponent(`status = 'pending' && probe_key ~ '${prefix}%'`);
+  const listPath = `/api/collections/probe_jobs/records?filter=${filter}&sort=created&perPage=${LIST_WINDOW}&skipTotal=1&fields=id`;
+  return async (w) => {
+    const workerId = `A-${w}`;
+    if (how === "claim-next") {
+      const res = await client.post(pb, CLAIM_NEXT, { workerId, leaseSeconds: LEASE_SECONDS, probeKeyPrefix: prefix });
+      counters.requests += 1;
+      if (res.status !== 200) return { latencies: { acquire: res.ms }, ok: false, detail: `claim-next ${brief(res)}` };
+      return res.body.jobs.length === 0 ? null : { latencies: { acquire: res.ms }, ok: true };
+    }
+    let ms = 0;
+    for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+      const list = await client.get(pb, listPath);
+      counters.requests += 1;
+      ms += list.ms;
+      if (list.status !== 200) return { latencies: { acquire: ms }, ok: false, detail: `list ${brief(list)}` };
+      const ids = list.body.items.map((item) => item.id);
+      if (ids.length === 0) return null;
+      const jobId = ids[Math.floor(Math.random() * ids.length)];
+      const claim = await client.post(pb, CLAIM, { jobId, workerId, leaseSeconds: LEASE_SECONDS });
+      counters.requests += 1;
+      ms += claim.ms;
+      if (claim.status !== 200) return { latencies: { acquire: ms }, ok: false, detail: `claim ${brief(claim)}` };
+      if (claim.body.claimed === true) return { latencies: { acquire: ms }, ok: true };
+      counters.lostRaces += 1;
+    }
+    return { latencies: { acquire: ms }, ok: false, detail: `no claim won in ${MAX_CLAIM_ATTEMPTS} attempts` };
+  };
+}
+
+/**
+ * W workers drain fresh pending rows, one job at a time: claim-next against
+ * list-then-claim-by-id, alternated per repetition on the same server.
+ * @param {{ workers: number, reps: number, durationMs: number, maxJobs: number }} shape
+ */
+export async function runClaimNextVsList(ctx, server, shape) {
+  const hows = ["claim-next", "list-then-claim"];
+  const cells = [];
+  for (let rep = 0; rep < shape.reps; rep++) {
+    for (const how of rotate(hows, rep)) {
+      const tag = `acq-${how}-${rep}`;
+      const seeded = await ctx.client.post(server.pb, SEED_PATH, { count: shape.maxJobs, status: "pending", tag });
+      if (seeded.status !== 200) throw new Error(`seeding ${tag} failed: ${brief(seeded)}`);
+      const counters = { requests: 0, lostRaces: 0 };
+      const cpuBefore = readCpuSeconds(server.pb.pid);
+      const result = await closedLoop({
+        workers: shape.workers, durationMs: shape.durationMs, maxOps: shape.maxJobs,
+        op: acquireOp(ctx, server, `${tag}-`, how, counters),
+      });
+      result.cpuMicrosPerOp = cpuMicrosPerOp(cpuBefore, readCpuSeconds(server.pb.pid), result.ops);
+      if (result.failureCount > 0) ctx.log(`!!! ${how}: ${result.failureCount} failed, e.g. ${result.failureSamples[0]}`);
+      cells.push({ how, rep, ...result, ...counters });
+    }
+  }
+  const rows = hows.map((how) => {
+    const mine = cells.filter((c) => c.how === how);
+    const jobs = mine.reduce((s, c) => s + c.ops, 0);
+    return {
+      variant: how,
+      workers: shape.workers,
+      reps: mine.length,
+      jobsPerSec: median(mine.map((c) => c.opsPerSec)),
+      perRepRates: mine.map((c) => c.opsPerSec),
+      cpuMicrosPerJob: median(mine.map((c) => c.cpuMicrosPerOp)),
+      perRepCpuMicros: mine.map((c) => c.cpuMicrosPerOp),
+      latencyMs: latencySummary(mine.flatMap((c) => c.latencies.acquire ?? [])),
+      requestsPerJob: jobs > 0 ? mine.reduce((s, c) => s + c.requests, 0) / jobs : null,
+      lostRacesPerJob: jobs > 0 ? mine.reduce((s, c) => s + c.lostRaces, 0) / jobs : null,
+      failureCount: mine.reduce((s, c) => s + c.failureCount, 0),
+      failureSamples: mine.flatMap((c) => c.failureSamples).slice(0, 5),
+    };
+  });
+  const [next, list] = rows;
+  return {
+    rows,
+    ratio: {
+      ...ratioSummary(next.perRepRates.map((x, i) => ratio(x, list.perRepRates[i]))),
+      cpu: ratioSummary(next.perRepCpuMicros.map((x, i) => ratio(list.perRepCpuMicros[i], x))).median,
+    },
+  };
+}

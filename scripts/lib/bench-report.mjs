@@ -123,7 +123,25 @@ export function renderReport(run) {
     );
   }
 
-  h("4. --hooksPool (pb-fleet servers that differ only in pool size)");
+  h("4. Getting the next job: claim-next vs list-then-claim-by-id (pb-fleet, W workers draining fresh rows)");
+  out.push(
+    table(
+      ["variant", "W", "jobs/s (median rep)", "CPU us/job", "acquire p50/p99 ms", "requests/job", "lost races/job", "failures"],
+      run.claimNext.rows.map((r) => [
+        r.variant,
+        r.workers,
+        fmtRate(r.jobsPerSec),
+        fmtCpu(r.cpuMicrosPerJob),
+        `${fmtMs(r.latencyMs.p50)} / ${fmtMs(r.latencyMs.p99)}`,
+        typeof r.requestsPerJob === "number" ? r.requestsPerJob.toFixed(2) : "n/a",
+        typeof r.lostRacesPerJob === "number" ? r.lostRacesPerJob.toFixed(2) : "n/a",
+        r.failureCount,
+      ]),
+    ),
+  );
+  out.push("", `claim-next / list-then-claim jobs/s: ${fmtRatio(run.claimNext.ratio)} (spread ${fmtSpread(run.claimNext.ratio)}; from CPU/job ${fmtCpuRatio(run.claimNext.ratio)}).`);
+
+  h("5. --hooksPool (pb-fleet servers that differ only in pool size)");
   out.push(
     table(
       ["hooksPool", "W", "contention req/s", "CPU us/req", "contention p99 ms", "bad rounds", "lifecycle jobs/s", "CPU us/job", "lifecycle claim p99 ms", "max RSS MB (this phase)"],
@@ -143,7 +161,7 @@ export function renderReport(run) {
   );
   out.push("", run.hooksPool.recommendation);
 
-  h("5. Memory: max VmRSS per phase (sampled every 100 ms), MB");
+  h("6. Memory: max VmRSS per phase (sampled every 100 ms), MB");
   const phases = Object.keys(run.memory.maxRssByPhase);
   const serverNames = run.servers.map((s) => s.name);
   out.push(

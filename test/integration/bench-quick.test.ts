@@ -25,6 +25,7 @@ const TOP_LEVEL_KEYS = [
   "contention",
   "endpoints",
   "lifecycle",
+  "claimNext",
   "hooksPool",
   "memory",
   "targets",
@@ -80,5 +81,7 @@ describe("npm run bench -- --quick", () => {
     const poolRows = report.hooksPool.rows as Array<{ hooksPool: number; badRounds: number }>;
     expect(poolRows.length).toBeGreaterThan(0);
     for (const row of poolRows) expect(row.badRounds).toBe(0);
+    const acquireRows = report.claimNext.rows as Array<{ variant: string; failureCount: number }>;
+    expect(acquireRows.map((r) => [r.variant, r.failureCount])).toEqual([["claim-next", 0], ["list-then-claim", 0]]);
   }, 180_000);
 });

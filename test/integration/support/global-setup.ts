@@ -106,7 +106,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   log(
     `PocketBase ${version} in ${mode} mode at ${main.url} (${versionNote}); ` +
-      `hooks pool ${hooksPool() ?? "PocketBase's default"}; ` +
+      `hooks pool ${hooksPool() ?? (mode === "container" ? "the image's (Dockerfile)" : "PocketBase's default")}; ` +
       `reference ${reference ? reference.url : "none"}; ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   project.provide("pbUrl", main.url);
