@@ -621,9 +621,12 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 }
 
 // src/lib/queries.ts
-function claimableWhere(nowMs, probeKeyPrefix) {
+function pendingWhere(probeKeyPrefix) {
+  return withPrefix("status = 'pending'", {}, probeKeyPrefix);
+}
+function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(
-    "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))",
+    "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
     { now: formatPbDate(nowMs) },
     probeKeyPrefix
   );
@@ -631,7 +634,24 @@ function claimableWhere(nowMs, probeKeyPrefix) {
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  return { sql: `(${sql}) AND substr(probe_key, 1, length({:prefix})) = {:prefix}`, params };
+  let range = "probe_key >= {:prefix}";
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += " AND probe_key < {:prefixEnd}";
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
+}
+function oldestFirst(candidates, limit) {
+  return candidates.slice().sort((a, b) => a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0).slice(0, limit);
 }
 var CLAIM_ORDER = ["created ASC", "id ASC"];
 
@@ -749,7 +769,8 @@ function handleClaimNext(c) {
     won = transact((tx) => {
       const now = Date.now();
       const claimed = [];
-      for (const rec of findJobs(tx, collection, claimableWhere(now, probeKeyPrefix), CLAIM_ORDER, limit)) {
+      const candidates = findJobs(tx, collection, pendingWhere(probeKeyPrefix), CLAIM_ORDER, limit).concat(findJobs(tx, collection, expiredLeaseWhere(now, probeKeyPrefix), CLAIM_ORDER, limit)).map((rec) => ({ rec, id: rec.id, created: rec.getString("created") }));
+      for (const { rec } of oldestFirst(candidates, limit)) {
         const row = readRow(rec);
         const decision = decideClaim(row, workerId, leaseSeconds, now, newLeaseToken);
         if (decision.kind !== "win") continue;
@@ -818,7 +839,21 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix) {
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  return { sql: `(${sql}) AND substr(probe_key, 1, length({:prefix})) = {:prefix}`, params };
+  let range = "probe_key >= {:prefix}";
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += " AND probe_key < {:prefixEnd}";
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
 }
 
 // src/lib/transitions.ts
@@ -1002,7 +1037,21 @@ function parsePbDate(text) {
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  return { sql: `(${sql}) AND substr(probe_key, 1, length({:prefix})) = {:prefix}`, params };
+  let range = "probe_key >= {:prefix}";
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += " AND probe_key < {:prefixEnd}";
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
 }
 function statsQuery(nowMs, orphanCap2, probeKeyPrefix) {
   const scope = withPrefix("1 = 1", { now: formatPbDate(nowMs), cap: orphanCap2 }, probeKeyPrefix);
@@ -1182,7 +1231,21 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix) {
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  return { sql: `(${sql}) AND substr(probe_key, 1, length({:prefix})) = {:prefix}`, params };
+  let range = "probe_key >= {:prefix}";
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += " AND probe_key < {:prefixEnd}";
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
 }
 
 // src/lib/transitions.ts

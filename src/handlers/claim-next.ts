@@ -6,7 +6,7 @@
  * gets nothing only when nothing was claimable when its turn came.
  */
 import { jobView, type JobPatch, type JobRow } from "../lib/job-row";
-import { CLAIM_ORDER, claimableWhere } from "../lib/queries";
+import { CLAIM_ORDER, expiredLeaseWhere, oldestFirst, pendingWhere } from "../lib/queries";
 import { decideClaim } from "../lib/transitions";
 import type { ClaimNextResponse } from "../lib/types";
 import { validateClaimNextRequest } from "../lib/validate";
@@ -25,10 +25,13 @@ export function handleClaimNext(c: echo.Context): void {
     won = transact((tx) => {
       const now = Date.now();
       const claimed: { row: JobRow; patch: JobPatch }[] = [];
-      for (const rec of findJobs(tx, collection, claimableWhere(now, probeKeyPrefix), CLAIM_ORDER, limit)) {
+      const candidates = findJobs(tx, collection, pendingWhere(probeKeyPrefix), CLAIM_ORDER, limit)
+        .concat(findJobs(tx, collection, expiredLeaseWhere(now, probeKeyPrefix), CLAIM_ORDER, limit))
+        .map((rec) => ({ rec, id: rec.id, created: rec.getString("created") }));
+      for (const { rec } of oldestFirst(candidates, limit)) {
         const row = readRow(rec);
         const decision = decideClaim(row, workerId, leaseSeconds, now, newLeaseToken);
-        if (decision.kind !== "win") continue; // the SQL is a superset; the CAS decides
+        if (decision.kind !== "win") continue; // the CAS decides, not the query
         writePatch(rec, decision.patch);
         tx.saveRecord(rec);
         claimed.push({ row, patch: decision.patch });

@@ -11,20 +11,19 @@ export interface WhereClause {
 }
 
 /**
- * Claimable rows: pending, or held with a lease that has passed. Stored dates are
- * `YYYY-MM-DD HH:MM:SS.sssZ` text, which sorts as time; an empty lease sorts
- * first and so counts as expired, like an unreadable one. decideClaim re-checks
- * every row inside the transaction, so this only has to be a superset.
+ * claim-next's candidates come from two queries, each served in order by an
+ * index: pending rows by (status, created), and held rows whose lease has passed
+ * by (status, lease_expires_at). One query with OR cannot use either index for
+ * the order and sorts every claimable row on each call (8 ms at 100k rows,
+ * against 0.01 ms for the two). Stored dates are `YYYY-MM-DD HH:MM:SS.sssZ`
+ * text, which sorts as time; an empty lease sorts first and so counts as
+ * expired. decideClaim re-checks every row inside the transaction.
  */
-export function claimableWhere(nowMs: number, probeKeyPrefix: string): WhereClause {
-  return withPrefix(
-    "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))",
-    { now: formatPbDate(nowMs) },
-    probeKeyPrefix,
-  );
+export function pendingWhere(probeKeyPrefix: string): WhereClause {
+  return withPrefix("status = 'pending'", {}, probeKeyPrefix);
 }
 
-/** Held rows whose lease has passed: the sweeper's work. */
+/** Held rows whose lease has passed: stealable by claim-next, and the sweeper's work. */
 export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string): WhereClause {
   return withPrefix(
     "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
@@ -35,13 +34,48 @@ export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string): WhereC
 
 /**
  * Narrows a condition to jobs whose probe_key starts with a prefix ("" = all
- * jobs). Not LIKE: SQLite's LIKE ignores ASCII case, so "A-" would match "a-1";
- * and comparing a substring needs no escaping of % and _.
+ * jobs), as a range the (status, probe_key) index serves. Not LIKE: SQLite's
+ * LIKE ignores ASCII case ("A-" would match "a-1") and needs % and _ escaped.
  */
 function withPrefix(sql: string, params: WhereClause["params"], probeKeyPrefix: string): WhereClause {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  return { sql: `(${sql}) AND substr(probe_key, 1, length({:prefix})) = {:prefix}`, params };
+  let range = "probe_key >= {:prefix}";
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += " AND probe_key < {:prefixEnd}";
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+
+/**
+ * The least string above every string that starts with `prefix`, in code point
+ * order (which is SQLite's BINARY order of UTF-8 text), or null when there is
+ * none (a prefix of only U+10FFFF).
+ */
+export function prefixUpperBound(prefix: string): string | null {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0) as number);
+  while (points.length > 0 && points[points.length - 1] === 0x10ffff) points.pop();
+  const last = points.pop();
+  if (last === undefined) return null;
+  // Surrogates are not characters of text: after U+D7FF comes U+E000.
+  points.push(last === 0xd7ff ? 0xe000 : last + 1);
+  return String.fromCodePoint(...points);
+}
+
+/** A claim-next candidate: a row and what orders it. */
+export interface Candidate {
+  created: string;
+  id: string;
+}
+
+/** The `limit` oldest of the candidates of both claim-next queries: by created, then id. */
+export function oldestFirst<T extends Candidate>(candidates: T[], limit: number): T[] {
+  return candidates
+    .slice()
+    .sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit);
 }
 
 /** Oldest first; id breaks ties between rows created in the same millisecond. */

@@ -48,6 +48,8 @@ const START_CASES: Array<{ env: Record<string, string>; message: RegExp }> = [
     { env: { PB_ADMIN_EMAIL: "me@example.com" }, message: /PB_ADMIN_EMAIL is set but PB_ADMIN_PASSWORD is not/ },
     { env: { PB_ADMIN_PASSWORD: "long enough" }, message: /PB_ADMIN_PASSWORD is set but PB_ADMIN_EMAIL is not/ },
     { env: { PB_ADMIN_EMAIL: "not-an-email", PB_ADMIN_PASSWORD: "long enough" }, message: /PB_ADMIN_EMAIL="not-an-email" is not an email address/ },
+    { env: { PB_HOOKS_POOL: "0" }, message: /PB_HOOKS_POOL="0" must be a whole number from 1 to 10000/ },
+    { env: { PB_HOOKS_POOL: "lots" }, message: /PB_HOOKS_POOL="lots" must be a whole number from 1 to 10000/ },
     { env: { PB_VERSION: "0.23.0" }, message: /PB_VERSION "0\.23\.0" is not supported/ },
 ];
 

@@ -112,8 +112,9 @@ export interface FakeCollection {
   name: string;
 }
 
-const PREFIX_SUFFIX = " AND substr(probe_key, 1, length({:prefix})) = {:prefix}";
-const CLAIMABLE_SQL = "(status = 'pending' OR (status IN ('claimed', 'running') AND lease_expires_at < {:now}))";
+const PREFIX_FROM = " AND probe_key >= {:prefix}";
+const PREFIX_BELOW = " AND probe_key < {:prefixEnd}";
+const PENDING_SQL = "status = 'pending'";
 const EXPIRED_SQL = "status IN ('claimed', 'running') AND lease_expires_at < {:now}";
 
 function isHeld(row: StoredRow): boolean {
@@ -126,12 +127,28 @@ function requireBound(sql: string, params: Record<string, unknown>): void {
   }
 }
 
-/** Splits `(<condition>) AND substr(probe_key, 1, length({:prefix})) = {:prefix}` into the condition and a prefix test. */
+/** SQLite's BINARY order of text: UTF-8 bytes (code points), not JavaScript's UTF-16 units. */
+function compareText(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+/** Splits `(<condition>) AND probe_key >= {:prefix}[ AND probe_key < {:prefixEnd}]` into the condition and a range test. */
 function splitPrefix(sql: string, params: Record<string, unknown>): [string, (row: StoredRow) => boolean] {
-  if (!sql.endsWith(PREFIX_SUFFIX)) return [sql, () => true];
-  const inner = sql.slice(0, -PREFIX_SUFFIX.length);
+  let rest = sql;
+  const below = rest.endsWith(PREFIX_BELOW);
+  if (below) rest = rest.slice(0, -PREFIX_BELOW.length);
+  if (!rest.endsWith(PREFIX_FROM)) {
+    if (below) throw new Error(`fake PocketBase: unexpected prefix clause in ${sql}`);
+    return [sql, () => true];
+  }
+  const inner = rest.slice(0, -PREFIX_FROM.length);
   if (!inner.startsWith("(") || !inner.endsWith(")")) throw new Error(`fake PocketBase: unexpected prefix clause in ${sql}`);
-  return [inner.slice(1, -1), (row) => row.probe_key.startsWith(String(params["prefix"]))];
+  const from = String(params["prefix"]);
+  const end = below ? String(params["prefixEnd"]) : null;
+  return [
+    inner.slice(1, -1),
+    (row) => compareText(row.probe_key, from) >= 0 && (end === null || compareText(row.probe_key, end) < 0),
+  ];
 }
 
 /** SQLite's answer for the WHERE shapes src/lib/queries.ts builds (text comparison of dates, as SQLite does). */
@@ -144,7 +161,7 @@ function matchesWhere(expression: DbxExpression, row: StoredRow): boolean {
   const [condition, prefixMatches] = splitPrefix(sql, params);
   const leasePassed = row.lease_expires_at < String(params["now"]);
   let matches: boolean;
-  if (condition === CLAIMABLE_SQL) matches = row.status === "pending" || (isHeld(row) && leasePassed);
+  if (condition === PENDING_SQL) matches = row.status === "pending";
   else if (condition === EXPIRED_SQL) matches = isHeld(row) && leasePassed;
   else throw new Error(`fake PocketBase: cannot evaluate WHERE ${sql}`);
   return matches && prefixMatches(row);
