@@ -8,6 +8,8 @@
 // the file npm start writes (pb_data/pb-fleet-admin.json). PB_URL overrides the
 // server address (default http://127.0.0.1:8090).
 import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { hostname } from "node:os";
 import { FleetClient, Sweeper, Worker } from "../dist/client/index.js";
 
@@ -20,12 +22,16 @@ function credentials() {
   if (process.env.PB_ADMIN_EMAIL && process.env.PB_ADMIN_PASSWORD) {
     return { email: process.env.PB_ADMIN_EMAIL, password: process.env.PB_ADMIN_PASSWORD };
   }
-  const file = new URL(`../${process.env.PB_DATA_DIR ?? "pb_data"}/pb-fleet-admin.json`, import.meta.url);
+  // Where npm start keeps them: PB_DATA_DIR (relative to the current folder), else the repository's pb_data.
+  const dataDir = process.env.PB_DATA_DIR
+    ? resolve(process.env.PB_DATA_DIR)
+    : fileURLToPath(new URL("../pb_data", import.meta.url));
+  const file = join(dataDir, "pb-fleet-admin.json");
   try {
     const { email, password } = JSON.parse(readFileSync(file, "utf8"));
     return { email, password };
   } catch {
-    fail(`set PB_ADMIN_EMAIL and PB_ADMIN_PASSWORD (no ${file.pathname} from npm start to read them from).`);
+    fail(`set PB_ADMIN_EMAIL and PB_ADMIN_PASSWORD (no ${file} from npm start to read them from).`);
   }
 }
 
