@@ -14,6 +14,7 @@
  */
 import { randomInt } from "node:crypto";
 import vm from "node:vm";
+import type { JobRecord } from "../../../src/client/fleet-client";
 
 const COLLECTION = "probe_jobs";
 const DATE_FIELDS = new Set(["created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at"]);
@@ -21,23 +22,14 @@ const NUMBER_FIELDS = new Set(["version", "reclaim_count", "consecutive_orphan_c
 const TEXT_FIELDS = new Set(["probe_key", "status", "claimed_by", "lease_token"]);
 const JSON_FIELDS = new Set(["result"]);
 
-/** A probe_jobs row as stored: dates as PocketBase text ("" = none), result as JSON text ("" = null). */
-export interface StoredRow {
-  id: string;
-  probe_key: string;
+/**
+ * A probe_jobs row as stored: the client's JobRecord, but with any status text
+ * (tests store odd ones), a lease_token always present, and result as JSON text ("" = null).
+ */
+export interface StoredRow extends Omit<JobRecord, "status" | "lease_token" | "result"> {
   status: string;
-  claimed_by: string;
-  lease_expires_at: string;
-  version: number;
-  claimed_at: string;
-  finished_at: string;
-  requeued_at: string;
-  reclaim_count: number;
-  consecutive_orphan_count: number;
   lease_token: string;
   result: string;
-  created: string;
-  updated: string;
 }
 
 /** PocketBase's text form of a date, from the forms the handlers write (ISO `T` or PocketBase's space form). */
