@@ -118,7 +118,7 @@ var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
   const cache = globalThis;
   const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
   const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
   cache.pbFleetJobs = { collection, loadedAt: nowMs };
   return collection;
@@ -304,7 +304,7 @@ var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
   const cache = globalThis;
   const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
   const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
   cache.pbFleetJobs = { collection, loadedAt: nowMs };
   return collection;
@@ -509,7 +509,7 @@ var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
   const cache = globalThis;
   const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
   const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
   cache.pbFleetJobs = { collection, loadedAt: nowMs };
   return collection;
@@ -624,9 +624,10 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 function pendingWhere(probeKeyPrefix) {
   return withPrefix("status = 'pending'", {}, probeKeyPrefix);
 }
+var PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(
-    "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
+    `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`,
     { now: formatPbDate(nowMs) },
     probeKeyPrefix
   );
@@ -732,7 +733,7 @@ var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
   const cache = globalThis;
   const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
   const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
   cache.pbFleetJobs = { collection, loadedAt: nowMs };
   return collection;
@@ -799,6 +800,7 @@ routerAdd("POST", "/api/fleet/sweep", (__context) => {
 // src/lib/config.ts
 var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
 var SWEEP_BATCH = 500;
 function orphanCap(getenv2) {
   const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
@@ -829,9 +831,10 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 }
 
 // src/lib/queries.ts
+var PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(
-    "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
+    `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`,
     { now: formatPbDate(nowMs) },
     probeKeyPrefix
   );
@@ -885,6 +888,10 @@ function decideSweep(row, nowMs, cap) {
     kind: "give_up",
     patch: {
       status: "failed",
+      // The sweeper, not the last worker, finished it (see SWEEPER_HOLDER);
+      // the worker stays on record in result.lastHolder.
+      claimed_by: SWEEPER_HOLDER,
+      lease_token: "",
       finished_at: formatPbDate(nowMs),
       // consecutive_orphan_count is kept (not reset as by a worker's release):
       // it is the evidence, and what the stats count as "past the orphan cap".
@@ -943,7 +950,7 @@ var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
   const cache = globalThis;
   const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
   const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
   cache.pbFleetJobs = { collection, loadedAt: nowMs };
   return collection;
@@ -1034,6 +1041,7 @@ function parsePbDate(text) {
 }
 
 // src/lib/queries.ts
+var PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -1064,7 +1072,7 @@ function statsQuery(nowMs, orphanCap2, probeKeyPrefix) {
   COALESCE(SUM(status = 'failed'), 0) AS failed,
   COUNT(*) AS total,
   COALESCE(MIN(CASE WHEN status = 'pending' THEN MAX(created, COALESCE(requeued_at, '')) END), '') AS oldest_pending,
-  COALESCE(SUM(status IN ('claimed', 'running') AND lease_expires_at < {:now}), 0) AS expired_leases,
+  COALESCE(SUM(status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')), 0) AS expired_leases,
   COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
 FROM probe_jobs
 WHERE ${scope.sql}`,
@@ -1188,6 +1196,7 @@ var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
 var SWEEP_OFF = "off";
 var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
 var SWEEP_BATCH = 500;
 function isSweepOff(getenv2) {
   return getenv2(SWEEP_SCHEDULE_ENV).trim() === SWEEP_OFF;
@@ -1221,9 +1230,10 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 }
 
 // src/lib/queries.ts
+var PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(
-    "status IN ('claimed', 'running') AND lease_expires_at < {:now}",
+    `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`,
     { now: formatPbDate(nowMs) },
     probeKeyPrefix
   );
@@ -1277,6 +1287,10 @@ function decideSweep(row, nowMs, cap) {
     kind: "give_up",
     patch: {
       status: "failed",
+      // The sweeper, not the last worker, finished it (see SWEEPER_HOLDER);
+      // the worker stays on record in result.lastHolder.
+      claimed_by: SWEEPER_HOLDER,
+      lease_token: "",
       finished_at: formatPbDate(nowMs),
       // consecutive_orphan_count is kept (not reset as by a worker's release):
       // it is the evidence, and what the stats count as "past the orphan cap".
@@ -1313,7 +1327,7 @@ var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
   const cache = globalThis;
   const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
   const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
   cache.pbFleetJobs = { collection, loadedAt: nowMs };
   return collection;

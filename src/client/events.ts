@@ -124,17 +124,25 @@ export class FleetEmitter extends EventEmitter<FleetEvents> {
     this.#logger = logger;
   }
 
+  /**
+   * A logger or listener that throws must not break the job it reports on (a
+   * release half done, a result unwritten): its error becomes a process warning.
+   */
   protected report<K extends FleetEventName>(event: K, payload: FleetEvents[K][0]): void {
-    if (this.#logger) {
-      const fields: Record<string, unknown> = { ...payload };
-      if (event === "error") {
-        const { error } = payload as ErrorEvent;
-        fields["error"] = error.message;
-        fields["errorName"] = error.name;
+    try {
+      if (this.#logger) {
+        const fields: Record<string, unknown> = { ...payload };
+        if (event === "error") {
+          const { error } = payload as ErrorEvent;
+          fields["error"] = error.message;
+          fields["errorName"] = error.name;
+        }
+        this.#logger({ ...fields, level: LEVELS[event], event, source: this.#source, time: Date.now() });
       }
-      this.#logger({ ...fields, level: LEVELS[event], event, source: this.#source, time: Date.now() });
+      if (event === "error" && this.listenerCount("error") === 0) return;
+      (this.emit as (e: K, p: FleetEvents[K][0]) => boolean)(event, payload);
+    } catch (err) {
+      process.emitWarning(`pb-fleet ${this.#source}: a "${event}" listener or logger threw: ${String(err)}`);
     }
-    if (event === "error" && this.listenerCount("error") === 0) return;
-    (this.emit as (e: K, p: FleetEvents[K][0]) => boolean)(event, payload);
   }
 }

@@ -90,7 +90,9 @@ export class Sweeper extends FleetEmitter {
         let full = false;
         try {
           const counts = await this.sweepOnce();
-          full = counts.listed >= this.#batchSize;
+          // A full batch that moved something may have more behind it: sweep again at once.
+          // One that moved nothing (rows it must skip) would only be listed again: pause.
+          full = counts.listed >= this.#batchSize && counts.requeued + counts.gaveUp > 0;
           failures = 0;
         } catch (err) {
           this.report("error", { op: "sweep", error: toError(err) });

@@ -51,7 +51,8 @@ interface RuntimeCache {
 export function jobsCollection(nowMs: number): models.Collection {
   const cache = globalThis as RuntimeCache;
   const hit = cache.pbFleetJobs;
-  if (hit !== undefined && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  // A clock that stepped back must not keep an entry alive: both bounds are checked.
+  if (hit !== undefined && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
   const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
   cache.pbFleetJobs = { collection, loadedAt: nowMs };
   return collection;

@@ -13,9 +13,15 @@ export const ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 /** Consecutive orphaned leases after which the sweeper gives a job up as failed. */
 export const DEFAULT_ORPHAN_CAP = 5;
 
+/**
+ * The holder a job is left under when the server sweeper gives it up. Not the
+ * last worker's id: that worker's late release must not be taken for its own
+ * committed release (refused_terminal_same_holder) and let it write a result.
+ */
+export const SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 /** Rows one sweep handles in its transaction; the rest wait for the next tick. */
 export const SWEEP_BATCH = 500;
-
 
 /** The cron expression to register; "off" registers the default one and isSweepOff makes each tick a no-op. */
 export function sweepSchedule(getenv: (name: string) => string): string {

@@ -4,6 +4,7 @@
  * or, once it has been orphaned `cap` times in a row, give it up as failed so a
  * job that kills every worker does not loop forever.
  */
+import { SWEEPER_HOLDER } from "./config";
 import { formatPbDate } from "./lease";
 import type { JobPatch, JobRow } from "./job-row";
 import { isClaimable, isHeldStatus, requeuePatch } from "./transitions";
@@ -23,6 +24,10 @@ export function decideSweep(row: JobRow, nowMs: number, cap: number): SweepDecis
     kind: "give_up",
     patch: {
       status: "failed",
+      // The sweeper, not the last worker, finished it (see SWEEPER_HOLDER);
+      // the worker stays on record in result.lastHolder.
+      claimed_by: SWEEPER_HOLDER,
+      lease_token: "",
       finished_at: formatPbDate(nowMs),
       // consecutive_orphan_count is kept (not reset as by a worker's release):
       // it is the evidence, and what the stats count as "past the orphan cap".

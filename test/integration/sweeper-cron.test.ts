@@ -46,9 +46,12 @@ describe("POST /api/fleet/sweep", () => {
     expect(await sweep(prefix)).toEqual({ status: 200, body: { requeued: 1, gaveUp: 1 } });
     expect(await getJob(below.id)).toMatchObject({ status: "pending", consecutive_orphan_count: cap });
     const failed = await getJob(atCap.id);
-    expect(failed).toMatchObject({ status: "failed", claimed_by: "d", version: 10, consecutive_orphan_count: cap });
+    expect(failed).toMatchObject({ status: "failed", claimed_by: "pb-fleet-sweeper", lease_token: "", version: 10, consecutive_orphan_count: cap });
     expect(failed.finished_at).not.toBe("");
     expect(failed.result).toMatchObject({ reason: "orphan_cap", lastHolder: "d" });
+    // The last holder's late release is not its own committed release: it must not go on to write a result.
+    const late = await post("/api/fleet/release", { jobId: atCap.id, workerId: "d", status: "done" });
+    expect(late).toEqual({ status: 200, body: { released: false, reason: "refused_not_holder" } });
   });
 
   it("rejects a non-string prefix with a 400 and needs an admin", async () => {

@@ -327,7 +327,7 @@ describe("the sweeper (POST /api/fleet/sweep and the cron job)", () => {
       status: "pending", claimed_by: "", lease_token: "", reclaim_count: 2, consecutive_orphan_count: 2, version: 2,
     });
     const gaveUp = db.row(rows.giveUp.id);
-    expect(gaveUp).toMatchObject({ status: "failed", claimed_by: "w-dead", consecutive_orphan_count: 3, version: 2 });
+    expect(gaveUp).toMatchObject({ status: "failed", claimed_by: "pb-fleet-sweeper", lease_token: "", consecutive_orphan_count: 3, version: 2 });
     expect(JSON.parse(gaveUp.result)).toMatchObject({ reason: "orphan_cap", lastHolder: "w-dead" });
     expect(Math.abs(msFromNow(gaveUp.finished_at))).toBeLessThan(5000);
     expect(db.row(rows.alive.id)).toEqual(rows.alive);

@@ -14,7 +14,8 @@ import { NOW } from "./support/rows";
 
 const NOW_TEXT = formatPbDate(NOW);
 const HOSTILE_PREFIXES = ["x' OR 1=1 --", "a%b_c\\d", "'; DROP TABLE probe_jobs; --", "{:now}"];
-const EXPIRED = "status IN ('claimed', 'running') AND lease_expires_at < {:now}";
+const PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
+const EXPIRED = `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`;
 
 /** Every `{:name}` in the SQL is bound, and every bound value is used. */
 function expectPlaceholdersBound({ sql, params }: WhereClause) {

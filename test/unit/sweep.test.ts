@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
 import { decideSweep, ORPHAN_CAP_REASON } from "../../src/lib/sweep";
-import { requeuePatch } from "../../src/lib/transitions";
+import { decideRelease, requeuePatch } from "../../src/lib/transitions";
 import { ENDS_NOW, EXPIRED, held, LIVE, NOW, row } from "./support/rows";
 
 const CAP = 5;
@@ -51,6 +51,8 @@ describe("decideSweep", () => {
       kind: "give_up",
       patch: {
         status: "failed",
+        claimed_by: "pb-fleet-sweeper",
+        lease_token: "",
         finished_at: formatPbDate(NOW),
         result: {
           error: `pb-fleet gave up: the lease of this job expired ${count + 1} times in a row without a release`,
@@ -58,9 +60,22 @@ describe("decideSweep", () => {
           lastHolder: "w-last",
         },
         version: 12,
-        // consecutive_orphan_count, claimed_by and the lease are kept as evidence
+        // consecutive_orphan_count and the lease are kept as evidence; the holder is in result
       },
     });
+  });
+
+  it("leaves the given-up job so that its last holder's late release is refused as not the holder", () => {
+    const before = held("w-last", EXPIRED, { consecutive_orphan_count: CAP, lease_token: "tok-last" });
+    const decision = decideSweep(before, NOW, CAP);
+    if (decision.kind !== "give_up") throw new Error("expected give_up");
+    const after = { ...before, ...decision.patch } as typeof before;
+    for (const leaseToken of [undefined, "tok-last"]) {
+      expect(decideRelease(after, { workerId: "w-last", target: "done", leaseToken }, NOW)).toEqual({
+        kind: "refused",
+        reason: "refused_not_holder",
+      });
+    }
   });
 
   it("uses the cap it is given", () => {

@@ -124,4 +124,22 @@ describe("Sweeper", () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect(fake.callsOf("listExpiredLeases")).toHaveLength(lists);
   });
+
+  it("pauses after a full batch it could not move, instead of listing the same rows again at once", async () => {
+    const fake = new FakeFleet();
+    // A held row with no holder: the sweeper cannot release it under anyone, so it skips it.
+    fake.add({ status: "running", claimed_by: "", lease_expires_at: pbDateIn(-1_000) });
+    const list = fake.listExpiredLeases.bind(fake);
+    let lists = 0;
+    vi.spyOn(fake, "listExpiredLeases").mockImplementation(async (opts) => {
+      // A spin never yields to the timers: fail the list so the loop backs off and the test ends.
+      if (++lists > 20) throw new Error("listed too often");
+      return list(opts);
+    });
+    const sweeper = new Sweeper(fake, { interval: 1_000, batchSize: 1 }).start();
+    await vi.advanceTimersByTimeAsync(2_500);
+    await sweeper.stop();
+    // One sweep at start and one per interval: not hundreds.
+    expect(lists).toBeLessThanOrEqual(4);
+  });
 });

@@ -36,6 +36,28 @@ describe("Worker reporting", () => {
     expect(events[1]![1]).toEqual({ jobId: id, workerId: "w1", status: "done", version: 2, committed: "released" });
   });
 
+  it("a listener or logger that throws cannot stop the release and the result write: it becomes a warning", async () => {
+    const fake = new FakeFleet();
+    const { id } = fake.add();
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    const worker = new Worker(fake, {
+      workerId: "w1", leaseSeconds: 30, pollInterval: 60_000,
+      handler: async () => "ok",
+      logger: () => {
+        throw new Error("logger down");
+      },
+    });
+    worker.on("released", () => {
+      throw new Error("listener bug");
+    });
+    worker.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await settle(worker.stop(), vi);
+    expect(fake.row(id)).toMatchObject({ status: "done" });
+    expect(fake.results.get(id)).toBe("ok");
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining("logger down"));
+  });
+
   it("a throwing handler releases failed and writes { error: message }", async () => {
     const fake = new FakeFleet();
     const { id } = fake.add();

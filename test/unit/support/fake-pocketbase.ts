@@ -107,7 +107,10 @@ export interface FakeCollection {
 const PREFIX_FROM = " AND probe_key >= {:prefix}";
 const PREFIX_BELOW = " AND probe_key < {:prefixEnd}";
 const PENDING_SQL = "status = 'pending'";
-const EXPIRED_SQL = "status IN ('claimed', 'running') AND lease_expires_at < {:now}";
+const PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
+const EXPIRED_SQL = `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`;
+/** SQLite's answer to `lease_expires_at NOT GLOB PB_DATE_GLOB`. */
+const PB_DATE_SHAPE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function isHeld(row: StoredRow): boolean {
   return row.status === "claimed" || row.status === "running";
@@ -151,7 +154,7 @@ function matchesWhere(expression: DbxExpression, row: StoredRow): boolean {
   const { sql, params } = expression;
   requireBound(sql, params);
   const [condition, prefixMatches] = splitPrefix(sql, params);
-  const leasePassed = row.lease_expires_at < String(params["now"]);
+  const leasePassed = row.lease_expires_at < String(params["now"]) || !PB_DATE_SHAPE.test(row.lease_expires_at);
   let matches: boolean;
   if (condition === PENDING_SQL) matches = row.status === "pending";
   else if (condition === EXPIRED_SQL) matches = isHeld(row) && leasePassed;
@@ -355,7 +358,7 @@ function answerStatsQuery(sql: string, params: Record<string, unknown>, all: Sto
     failed: count((r) => r.status === "failed"),
     total: rows.length,
     oldest_pending: waits[0] ?? "",
-    expired_leases: count((r) => isHeld(r) && r.lease_expires_at < String(params["now"])),
+    expired_leases: count((r) => isHeld(r) && (r.lease_expires_at < String(params["now"]) || !PB_DATE_SHAPE.test(r.lease_expires_at))),
     past_orphan_cap: count((r) => r.consecutive_orphan_count >= Number(params["cap"])),
   };
 }
