@@ -5,6 +5,7 @@
 // high-water mark over the process's whole life, so it cannot say which phase
 // caused it; sampling VmRSS every 100 ms and keeping the max per phase can.
 import { readFileSync } from "node:fs";
+import { readProcMemoryBytes } from "./pocketbase-server.mjs";
 
 /** Linux reports process times in USER_HZ ticks, 100 per second on every mainstream kernel. */
 const TICKS_PER_SECOND = 100;
@@ -27,16 +28,6 @@ export function cpuMicrosPerOp(before, after, ops) {
   return ((after - before) * 1e6) / ops;
 }
 
-/** VmRSS of a live process in bytes, or null when /proc cannot tell (not Linux, exited). */
-export function readRssBytes(pid) {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * @param {() => Array<{ name: string, pid: number }>} listProcesses the servers to sample (read at each tick)
@@ -51,7 +42,7 @@ export function createRssSampler(listProcesses, intervalMs = 100) {
     let perServer = maxByPhase.get(phase);
     if (!perServer) maxByPhase.set(phase, (perServer = new Map()));
     for (const { name, pid } of listProcesses()) {
-      const rss = readRssBytes(pid);
+      const rss = readProcMemoryBytes(pid, "VmRSS");
       if (rss !== null && rss > (perServer.get(name) ?? 0)) perServer.set(name, rss);
     }
   };

@@ -119,11 +119,14 @@ export async function createFirstAdmin(url, email, password) {
   throw new Error(`creating the admin ${email} failed: HTTP ${status} ${json?.message ?? text.slice(0, 300)}${fields}`);
 }
 
-/** Peak resident set size (VmHWM) of a live process, in bytes; null when unknown. */
-export function readPeakRssBytes(pid) {
+/**
+ * A memory figure of a live process from /proc/<pid>/status, in bytes: "VmHWM"
+ * (peak resident set) or "VmRSS" (resident now); null when /proc cannot tell.
+ */
+export function readProcMemoryBytes(pid, field = "VmHWM") {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+    const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status);
     return match ? Number(match[1]) * 1024 : null;
   } catch {
     return null;
@@ -275,7 +278,7 @@ export async function startPocketBase({
       exited,
       stop,
       kill,
-      peakRssBytes: () => (exitInfo ? null : readPeakRssBytes(child.pid)),
+      peakRssBytes: () => (exitInfo ? null : readProcMemoryBytes(child.pid, "VmHWM")),
     };
   } catch (error) {
     await kill("SIGKILL");
