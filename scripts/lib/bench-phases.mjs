@@ -32,6 +32,22 @@ const rotate = (xs, n) => xs.map((_, i) => xs[(i + n) % xs.length]);
 
 const brief = (res) => `HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`;
 
+/**
+ * One variant's repetitions, summarized: medians under the given names, plus the
+ * per-repetition values that ratios are paired on.
+ */
+function summarizeReps(cells, rateKey, cpuKey) {
+  return {
+    reps: cells.length,
+    [rateKey]: median(cells.map((c) => c.opsPerSec)),
+    perRepRates: cells.map((c) => c.opsPerSec),
+    [cpuKey]: median(cells.map((c) => c.cpuMicrosPerOp)),
+    perRepCpuMicros: cells.map((c) => c.cpuMicrosPerOp),
+    failureCount: cells.reduce((sum, c) => sum + c.failureCount, 0),
+    failureSamples: cells.flatMap((c) => c.failureSamples).slice(0, 5),
+  };
+}
+
 /* ------------------------------------------------------------------ warm-up */
 
 /** Exercises every route each server will be measured on, so no phase pays first-use costs. */
@@ -218,14 +234,8 @@ export async function runEndpoints(ctx, variants, workerCounts) {
         endpoint: v.endpoint,
         server: v.server.name,
         workers,
-        reps: mine.length,
-        requestsPerSec: median(mine.map((c) => c.opsPerSec)),
-        perRepRates: mine.map((c) => c.opsPerSec),
-        cpuMicrosPerRequest: median(mine.map((c) => c.cpuMicrosPerOp)),
-        perRepCpuMicros: mine.map((c) => c.cpuMicrosPerOp),
+        ...summarizeReps(mine, "requestsPerSec", "cpuMicrosPerRequest"),
         latencyMs: latencySummary(mine.flatMap((c) => c.latencies[v.endpoint] ?? [])),
-        failureCount: mine.reduce((s, c) => s + c.failureCount, 0),
-        failureSamples: mine.flatMap((c) => c.failureSamples).slice(0, 5),
       });
     }
   }
@@ -296,14 +306,8 @@ export async function runLifecycle(ctx, variants, workerCounts, shape) {
         variant: v.key,
         server: v.server.name,
         workers,
-        reps: mine.length,
-        jobsPerSec: median(mine.map((c) => c.opsPerSec)),
-        perRepRates: mine.map((c) => c.opsPerSec),
-        cpuMicrosPerJob: median(mine.map((c) => c.cpuMicrosPerOp)),
-        perRepCpuMicros: mine.map((c) => c.cpuMicrosPerOp),
+        ...summarizeReps(mine, "jobsPerSec", "cpuMicrosPerJob"),
         latencyMs: { claim: per("claim"), renew: per("renew"), release: per("release") },
-        failureCount: mine.reduce((s, c) => s + c.failureCount, 0),
-        failureSamples: mine.flatMap((c) => c.failureSamples).slice(0, 5),
       });
     }
   }
@@ -387,24 +391,11 @@ export async function runClaimNextVsList(ctx, server, shape) {
     return {
       variant: how,
       workers: shape.workers,
-      reps: mine.length,
-      jobsPerSec: median(mine.map((c) => c.opsPerSec)),
-      perRepRates: mine.map((c) => c.opsPerSec),
-      cpuMicrosPerJob: median(mine.map((c) => c.cpuMicrosPerOp)),
-      perRepCpuMicros: mine.map((c) => c.cpuMicrosPerOp),
+      ...summarizeReps(mine, "jobsPerSec", "cpuMicrosPerJob"),
       latencyMs: latencySummary(mine.flatMap((c) => c.latencies.acquire ?? [])),
-      requestsPerJob: jobs > 0 ? mine.reduce((s, c) => s + c.requests, 0) / jobs : null,
-      lostRacesPerJob: jobs > 0 ? mine.reduce((s, c) => s + c.lostRaces, 0) / jobs : null,
-      failureCount: mine.reduce((s, c) => s + c.failureCount, 0),
-      failureSamples: mine.flatMap((c) => c.failureSamples).slice(0, 5),
+      requestsPerJob: jobs > 0 ? mine.reduce((sum, c) => sum + c.requests, 0) / jobs : null,
+      lostRacesPerJob: jobs > 0 ? mine.reduce((sum, c) => sum + c.lostRaces, 0) / jobs : null,
     };
   });
-  const [next, list] = rows;
-  return {
-    rows,
-    ratio: {
-      ...ratioSummary(next.perRepRates.map((x, i) => ratio(x, list.perRepRates[i]))),
-      cpu: ratioSummary(next.perRepCpuMicros.map((x, i) => ratio(list.perRepCpuMicros[i], x))).median,
-    },
-  };
+  return { rows, ratio: endpointRatio(rows, "claim-next", "list-then-claim", shape.workers) };
 }

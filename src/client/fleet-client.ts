@@ -6,14 +6,18 @@
  */
 import PocketBase, { BaseAuthStore, ClientResponseError } from "pocketbase";
 import type {
+  ClaimNextRequest,
   ClaimNextResponse,
+  ClaimRequest,
   ClaimResponse,
   FleetStats,
   JobStatus,
   JobView,
   ReleaseRefusal,
+  ReleaseRequest,
   ReleaseResponse,
   ReleaseTarget,
+  RenewRequest,
   RenewResponse,
 } from "../lib/types.js";
 import {
@@ -197,7 +201,7 @@ export class FleetClient implements FleetApi {
    */
   async claim(jobId: string, workerId: string, leaseSeconds?: number, req?: RequestOptions): Promise<ClaimResult> {
     const body = await this.#retryOnce(() =>
-      this.#post<ClaimResponse>("claim", "/api/fleet/claim", { jobId, workerId, leaseSeconds }, req));
+      this.#post<ClaimResponse>("claim", "/api/fleet/claim", { jobId, workerId, leaseSeconds } satisfies ClaimRequest, req));
     return parseClaim("claim", body);
   }
 
@@ -206,7 +210,7 @@ export class FleetClient implements FleetApi {
     jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string, req?: RequestOptions,
   ): Promise<RenewResponse> {
     const body = await this.#retryOnce(() =>
-      this.#post<RenewResponse>("renew", "/api/fleet/renew", { jobId, workerId, leaseSeconds, leaseToken }, req));
+      this.#post<RenewResponse>("renew", "/api/fleet/renew", { jobId, workerId, leaseSeconds, leaseToken } satisfies RenewRequest, req));
     if (!isObject(body) || typeof body.renewed !== "boolean" || (body.renewed && !isJobView(body.job))) {
       throw new FleetProtocolError("renew", "answer has no boolean `renewed` (and `job` when true)", body);
     }
@@ -222,7 +226,7 @@ export class FleetClient implements FleetApi {
     jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string, req?: RequestOptions,
   ): Promise<ReleaseResponse> {
     const body = await this.#retryOnce(() =>
-      this.#post<ReleaseResponse>("release", "/api/fleet/release", { jobId, workerId, status, leaseToken }, req));
+      this.#post<ReleaseResponse>("release", "/api/fleet/release", { jobId, workerId, status, leaseToken } satisfies ReleaseRequest, req));
     if (!isObject(body) || typeof body.released !== "boolean") {
       throw new FleetProtocolError("release", "answer has no boolean `released`", body);
     }
@@ -246,7 +250,7 @@ export class FleetClient implements FleetApi {
           leaseSeconds: opts.leaseSeconds,
           limit: opts.limit,
           probeKeyPrefix: opts.probeKeyPrefix || undefined,
-        }, req);
+        } satisfies ClaimNextRequest, req);
         if (!isObject(body) || !Array.isArray(body.jobs) ||
             !body.jobs.every((j) => isObject(j) && isJobView(j.job))) {
           throw new FleetProtocolError("claimNext", "answer has no `jobs` array of { job, leaseToken }", body);

@@ -6,10 +6,6 @@
 export const JOB_STATUSES = ["pending", "claimed", "running", "done", "failed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** Statuses in which a row has a holder and a lease. */
-export type HeldStatus = "claimed" | "running";
-export type TerminalStatus = "done" | "failed";
-
 export const RELEASE_TARGETS = ["done", "failed", "pending"] as const;
 export type ReleaseTarget = (typeof RELEASE_TARGETS)[number];
 

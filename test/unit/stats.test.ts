@@ -13,16 +13,19 @@ function statsRow(overrides: Partial<StatsRow> = {}): StatsRow {
   };
 }
 
+/** What statsRow() with an orphan cap of 5 means, at NOW. */
+const STATS: FleetStats = {
+  counts: { pending: 4, claimed: 3, running: 2, done: 10, failed: 1 },
+  total: 20,
+  oldestPendingAgeSeconds: 90.5,
+  expiredLeases: 2,
+  pastOrphanCap: 1,
+  orphanCap: 5,
+};
+
 describe("buildStats", () => {
   it("maps a StatsRow to the wire shape, with the pending age in seconds", () => {
-    expect(buildStats(statsRow(), NOW, 5)).toEqual({
-      counts: { pending: 4, claimed: 3, running: 2, done: 10, failed: 1 },
-      total: 20,
-      oldestPendingAgeSeconds: 90.5,
-      expiredLeases: 2,
-      pastOrphanCap: 1,
-      orphanCap: 5,
-    });
+    expect(buildStats(statsRow(), NOW, 5)).toEqual(STATS);
   });
 
   it.each<[string, string]>([
@@ -57,14 +60,7 @@ describe("parseStatsFormat", () => {
 });
 
 describe("formatPrometheus", () => {
-  const stats: FleetStats = {
-    counts: { pending: 4, claimed: 3, running: 2, done: 10, failed: 1 },
-    total: 20,
-    oldestPendingAgeSeconds: 90.5,
-    expiredLeases: 2,
-    pastOrphanCap: 1,
-    orphanCap: 5,
-  };
+  const stats = STATS;
 
   it("writes the text exposition format: HELP and TYPE per gauge, labelled status samples", () => {
     expect(formatPrometheus(stats)).toBe(
