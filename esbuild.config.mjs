@@ -1,38 +1,24 @@
-// Builds pb_hooks/fleet.pb.js from src/handlers: one self-contained closure per
-// route. PocketBase 0.22 compiles each handler from its own text in a pooled
-// runtime that never sees the file's top level, so each handler is bundled on
-// its own (esbuild tree-shakes it down to what it uses) and the bundle becomes
-// the body of the closure. Run: `npm run build` (`--check` only compares).
+// Builds pb_hooks/fleet.pb.js: one self-contained closure per route and cron
+// job of src/handlers/routes.ts. PocketBase 0.22 compiles each handler from its
+// own text in a pooled runtime that never sees the file's top level, so each
+// handler is bundled on its own (esbuild tree-shakes it down to what it uses)
+// and the bundle becomes the body of the closure. Run: `npm run build`
+// (`--check` only compares).
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { checkSelfContained } from "./scripts/lib/self-contained.mjs";
+import { checkSelfContained } from "./scripts/build/self-contained.mjs";
 
 const root = dirname(fileURLToPath(import.meta.url));
 export const OUTPUT = join(root, "pb_hooks", "fleet.pb.js");
-
-/** Every route the bundle registers. All of them require an admin token. */
-export const ROUTES = [
-  { method: "POST", path: "/api/fleet/claim", module: "./src/handlers/claim.ts", handler: "handleClaim" },
-  { method: "POST", path: "/api/fleet/renew", module: "./src/handlers/renew.ts", handler: "handleRenew" },
-  { method: "POST", path: "/api/fleet/release", module: "./src/handlers/release.ts", handler: "handleRelease" },
-  { method: "POST", path: "/api/fleet/claim-next", module: "./src/handlers/claim-next.ts", handler: "handleClaimNext" },
-  { method: "POST", path: "/api/fleet/sweep", module: "./src/handlers/sweep.ts", handler: "handleSweep" },
-  { method: "GET", path: "/api/fleet/stats", module: "./src/handlers/stats.ts", handler: "handleStats" },
-];
-
-/** Cron jobs (cronAdd ids); each schedule is read when PocketBase loads the file. */
-export const CRONS = [
-  {
-    id: "pb-fleet-sweeper",
-    schedule: { module: "./src/handlers/sweep.ts", handler: "scheduleFromEnv" },
-    job: { module: "./src/handlers/sweep.ts", handler: "runScheduledSweep" },
-  },
-];
+/** The route and cron table lives beside the handlers; the build only reads it. */
+const ROUTE_TABLE = join(root, "src", "handlers", "routes.ts");
+/** The PocketBase-facing half of every route closure. */
+const ADAPTER = "./src/adapter/pocketbase-0.22.ts";
 
 const BANNER = `// GENERATED FILE - DO NOT EDIT.
-// Built by esbuild.config.mjs from src/handlers and src/lib (npm run build).
+// Built by esbuild.config.mjs from src/handlers, src/adapter and src/lib (npm run build).
 // Each handler below is self-contained on purpose: PocketBase 0.22 runs every
 // handler from its own text in a pooled runtime that cannot see this file's
 // top level, so helpers are repeated inside each closure.
@@ -40,10 +26,20 @@ const BANNER = `// GENERATED FILE - DO NOT EDIT.
 
 const CONTEXT_PARAM = "__context";
 
-/** One exported function, bundled alone with what it uses, as the body of a closure that calls it. */
-async function bundleFunction({ module, handler }, callArgs) {
+/** src/handlers/routes.ts's ROUTES and CRONS (compiled in memory: Node 20 cannot import TypeScript). */
+export async function routeTable() {
+  const result = await esbuild.build({ entryPoints: [ROUTE_TABLE], bundle: true, write: false, format: "esm", logLevel: "silent" });
+  const url = "data:text/javascript;base64," + Buffer.from(result.outputFiles[0].text).toString("base64");
+  const { ROUTES, CRONS } = await import(url);
+  return { ROUTES, CRONS };
+}
+
+const handlerModule = (name) => JSON.stringify(`./src/handlers/${name}.ts`);
+
+/** An entry module, bundled alone with what it uses, as the body of a closure that calls its default export. */
+async function bundleEntry(contents, callArgs) {
   const result = await esbuild.build({
-    stdin: { contents: `export { ${handler} as default } from ${JSON.stringify(module)};`, resolveDir: root, loader: "ts", sourcefile: "entry.ts" },
+    stdin: { contents, resolveDir: root, loader: "ts", sourcefile: "entry.ts" },
     bundle: true,
     write: false,
     format: "esm",
@@ -59,23 +55,36 @@ async function bundleFunction({ module, handler }, callArgs) {
   const text = result.outputFiles[0].text;
   const exportLine = /^export\s*\{\s*([\w$]+) as default\s*\};\s*$/m;
   const match = exportLine.exec(text);
-  if (!match) throw new Error(`esbuild output for ${module} has no default export line to turn into a call`);
-  if (new RegExp(`\\b${CONTEXT_PARAM}\\b`).test(text)) throw new Error(`${module} uses the reserved name ${CONTEXT_PARAM}`);
+  if (!match) throw new Error(`esbuild output for ${contents} has no default export line to turn into a call`);
+  if (new RegExp(`\\b${CONTEXT_PARAM}\\b`).test(text)) throw new Error(`${contents} uses the reserved name ${CONTEXT_PARAM}`);
   // Not re-indented: that would change the text inside multi-line template literals.
   return text.replace(exportLine, `return ${match[1]}(${callArgs});`).trim();
 }
 
+/** A route: the adapter's serve() running the handler on the request's context. */
+function routeEntry({ module, handler }) {
+  return `import { serve } from ${JSON.stringify(ADAPTER)};\n` +
+    `import { ${handler} } from ${handlerModule(module)};\n` +
+    `export default function route(c: echo.Context): void { return serve(c, ${handler}); }\n`;
+}
+
+/** One exported function of a handler module, called with the closure's arguments. */
+function functionEntry(module, name) {
+  return `export { ${name} as default } from ${handlerModule(module)};`;
+}
+
 export async function buildHooks() {
+  const { ROUTES, CRONS } = await routeTable();
   const parts = [BANNER];
   for (const route of ROUTES) {
-    const body = await bundleFunction(route, CONTEXT_PARAM);
+    const body = await bundleEntry(routeEntry(route), CONTEXT_PARAM);
     parts.push(
       `routerAdd(${JSON.stringify(route.method)}, ${JSON.stringify(route.path)}, (${CONTEXT_PARAM}) => {\n${body}\n}, $apis.requireAdminAuth());\n`,
     );
   }
   for (const cron of CRONS) {
-    const schedule = await bundleFunction(cron.schedule, "");
-    const job = await bundleFunction(cron.job, "");
+    const schedule = await bundleEntry(functionEntry(cron.module, cron.schedule), "");
+    const job = await bundleEntry(functionEntry(cron.module, cron.job), "");
     parts.push(`cronAdd(${JSON.stringify(cron.id)}, (() => {\n${schedule}\n})(), () => {\n${job}\n});\n`);
   }
   return parts.join("\n");

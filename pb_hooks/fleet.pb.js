@@ -1,19 +1,23 @@
 // GENERATED FILE - DO NOT EDIT.
-// Built by esbuild.config.mjs from src/handlers and src/lib (npm run build).
+// Built by esbuild.config.mjs from src/handlers, src/adapter and src/lib (npm run build).
 // Each handler below is self-contained on purpose: PocketBase 0.22 runs every
 // handler from its own text in a pooled runtime that cannot see this file's
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
+var JOB_ROW_SHAPE = {
+  id: "",
+  created: "",
+  probe_key: "",
+  status: "",
+  claimed_by: "",
+  lease_expires_at: "",
+  lease_token: "",
+  version: 0,
+  reclaim_count: 0,
+  consecutive_orphan_count: 0
+};
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -37,82 +41,91 @@ function clampLeaseSeconds(raw) {
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 function parsePbDate(text) {
-  var _a;
   const m = PB_DATE.exec(text);
   if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const ms = Number((((_a = m[7]) != null ? _a : "") + "000").slice(0, 3));
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const back = new Date(t);
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour || back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second) {
-    return null;
-  }
-  return t;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 function isLeaseLive(leaseExpiresAt, nowMs) {
-  const end = parsePbDate(leaseExpiresAt);
-  return end !== null && end > nowMs;
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
 
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isClaimable(row, nowMs) {
-  return row.status === "pending" || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
-}
-function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2) {
-  if (!isClaimable(row, nowMs)) {
-    const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
-    return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
-  }
-  const steal = isHeldStatus(row.status);
-  const patch = {
-    status: "claimed",
-    claimed_by: workerId,
-    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
-    lease_token: newLeaseToken2(),
-    // only for a winner: most claimers of a contended job lose
-    version: row.version + 1,
-    // Re-stamped on a steal: queue latency is measured to the last claim.
-    claimed_at: formatPbDate(nowMs)
+// src/lib/queries.ts
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
+function jobRowsQuery(where, order, limit) {
+  return {
+    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
+    params: Object.assign({ limit }, where.params)
   };
-  if (steal) patch.reclaim_count = row.reclaim_count + 1;
-  return { kind: "win", patch, steal };
 }
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+function jobByIdWhere(jobId) {
+  return { sql: "id = {:id}", params: { id: jobId } };
 }
 
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-
-// src/handlers/record.ts
+// src/adapter/pocketbase-0.22.ts
 var JOBS_COLLECTION = "probe_jobs";
-function requestBody(c) {
-  return $apis.requestInfo(c).data;
+function json(status, body) {
+  return { status, json: body };
 }
-function transact(fn) {
-  const result = {};
-  $app.dao().runInTransaction((tx) => {
-    result.value = fn(tx);
+function serve(c, handler) {
+  const reply = handler({
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name)
   });
-  return result.value;
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function updateJob(jobId, decide, patchOf) {
+  return inTransaction((tx, collection) => {
+    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
+    if (row === void 0) return null;
+    const decision = decide(row, Date.now());
+    const patch = patchOf(decision);
+    if (patch !== null) write(tx, collection, row, patch);
+    return { row, decision };
+  });
+}
+function inTransaction(fn) {
+  const result = { value: null };
+  try {
+    const collection = jobsCollection(Date.now());
+    $app.dao().runInTransaction((tx) => {
+      result.value = fn(tx, collection);
+    });
+    return result.value;
+  } catch (err) {
+    forgetJobsCollection();
+    logError("pb-fleet: transaction rolled back", err);
+    return null;
+  }
+}
+function readRows(tx, query) {
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  tx.db().newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+function write(tx, collection, row, patch) {
+  const rec = new Record();
+  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+  for (const field in patch) rec.set(field, patch[field]);
+  tx.saveRecord(rec);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
@@ -126,75 +139,139 @@ function jobsCollection(nowMs) {
 function forgetJobsCollection() {
   delete globalThis.pbFleetJobs;
 }
-function findJob(dao, collection, jobId) {
-  const rec = new Record();
-  try {
-    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: jobId })).limit(1).one(rec);
-    return rec;
-  } catch (e) {
-    return null;
-  }
-}
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function writePatch(rec, patch) {
-  for (const field in patch) rec.set(field, patch[field]);
-}
 function newLeaseToken() {
   return $security.randomString(24);
 }
-
-// src/handlers/claim.ts
-function handleClaim(c) {
-  const req = validateClaimRequest(requestBody(c));
-  if (!req.ok) return c.json(400, { error: req.error });
-  const { jobId, workerId, leaseSeconds } = req.value;
-  let outcome;
-  try {
-    const collection = jobsCollection(Date.now());
-    outcome = transact((tx) => {
-      const rec = findJob(tx, collection, jobId);
-      if (rec === null) return null;
-      const row = readRow(rec);
-      const decision = decideClaim(row, workerId, leaseSeconds, Date.now(), newLeaseToken);
-      if (decision.kind === "win") {
-        writePatch(rec, decision.patch);
-        tx.saveRecord(rec);
-      }
-      return { row, decision };
-    });
-  } catch (e) {
-    forgetJobsCollection();
-    outcome = null;
-  }
-  return c.json(200, claimAnswer(outcome));
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
 }
+
+// src/lib/answers.ts
 function claimAnswer(outcome) {
   var _a;
-  if (outcome === null || outcome.decision.kind === "refused") return { claimed: false };
+  if (outcome === null) return { claimed: false };
   const { row, decision } = outcome;
   if (decision.kind === "already_held") {
     return { claimed: true, job: jobView(row), alreadyHeld: true, leaseToken: decision.leaseToken };
   }
+  if (decision.kind !== "win") return { claimed: false };
   return { claimed: true, job: jobView(row, decision.patch), leaseToken: (_a = decision.patch.lease_token) != null ? _a : "" };
 }
-return handleClaim(__context);
+function claimPatch(decision) {
+  return decision.kind === "win" || decision.kind === "give_up" ? decision.patch : null;
+}
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isClaimable(row, nowMs) {
+  return row.status === "pending" || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
+}
+var REFERENCE_STEAL = { kind: "reference" };
+function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL) {
+  if (!isClaimable(row, nowMs)) {
+    const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
+    return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
+  }
+  const steal = isHeldStatus(row.status);
+  const countsOrphans = steal && stealRule.kind === "count_orphans";
+  if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
+    return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
+  }
+  const patch = {
+    status: "claimed",
+    claimed_by: workerId,
+    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
+    lease_token: newLeaseToken2(),
+    // only for a winner: most claimers of a contended job lose
+    version: row.version + 1,
+    // Re-stamped on a steal: queue latency is measured to the last claim.
+    claimed_at: formatPbDate(nowMs)
+  };
+  if (steal) patch.reclaim_count = row.reclaim_count + 1;
+  if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
+  return { kind: "win", patch, steal };
+}
+var ORPHAN_CAP_REASON = "orphan_cap";
+function giveUpPatch(row, nowMs) {
+  return {
+    status: "failed",
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
+  };
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return fail(reserved);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+
+// src/handlers/claim.ts
+function handleClaim(req) {
+  const valid = validateClaimRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const { jobId, workerId, leaseSeconds } = valid.value;
+  const outcome = updateJob(jobId, (row, now) => decideClaim(row, workerId, leaseSeconds, now, newLeaseToken), claimPatch);
+  return json(200, claimAnswer(outcome));
+}
+
+// entry.ts
+function route(c) {
+  return serve(c, handleClaim);
+}
+return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
+var JOB_ROW_SHAPE = {
+  id: "",
+  created: "",
+  probe_key: "",
+  status: "",
+  claimed_by: "",
+  lease_expires_at: "",
+  lease_token: "",
+  version: 0,
+  reclaim_count: 0,
+  consecutive_orphan_count: 0
+};
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -218,24 +295,116 @@ function clampLeaseSeconds(raw) {
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 function parsePbDate(text) {
-  var _a;
   const m = PB_DATE.exec(text);
   if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const ms = Number((((_a = m[7]) != null ? _a : "") + "000").slice(0, 3));
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const back = new Date(t);
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour || back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second) {
-    return null;
-  }
-  return t;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 function isLeaseLive(leaseExpiresAt, nowMs) {
-  const end = parsePbDate(leaseExpiresAt);
-  return end !== null && end > nowMs;
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+
+// src/lib/queries.ts
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
+function jobRowsQuery(where, order, limit) {
+  return {
+    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
+    params: Object.assign({ limit }, where.params)
+  };
+}
+function jobByIdWhere(jobId) {
+  return { sql: "id = {:id}", params: { id: jobId } };
+}
+
+// src/adapter/pocketbase-0.22.ts
+var JOBS_COLLECTION = "probe_jobs";
+function json(status, body) {
+  return { status, json: body };
+}
+function serve(c, handler) {
+  const reply = handler({
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name)
+  });
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function updateJob(jobId, decide, patchOf) {
+  return inTransaction((tx, collection) => {
+    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
+    if (row === void 0) return null;
+    const decision = decide(row, Date.now());
+    const patch = patchOf(decision);
+    if (patch !== null) write(tx, collection, row, patch);
+    return { row, decision };
+  });
+}
+function inTransaction(fn) {
+  const result = { value: null };
+  try {
+    const collection = jobsCollection(Date.now());
+    $app.dao().runInTransaction((tx) => {
+      result.value = fn(tx, collection);
+    });
+    return result.value;
+  } catch (err) {
+    forgetJobsCollection();
+    logError("pb-fleet: transaction rolled back", err);
+    return null;
+  }
+}
+function readRows(tx, query) {
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  tx.db().newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+function write(tx, collection, row, patch) {
+  const rec = new Record();
+  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+  for (const field in patch) rec.set(field, patch[field]);
+  tx.saveRecord(rec);
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+
+// src/lib/answers.ts
+function renewAnswer(outcome) {
+  if (outcome === null || outcome.decision === null) return { renewed: false };
+  return { renewed: true, job: jobView(outcome.row, outcome.decision) };
+}
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
@@ -259,6 +428,10 @@ function leaseEnd(nowMs, leaseSeconds) {
 }
 
 // src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
 function asBody(data) {
   return typeof data === "object" && data !== null ? data : {};
 }
@@ -271,6 +444,8 @@ function validateClaimRequest(data) {
   if (!jobId || !workerId) return fail("jobId and workerId are required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return fail(reserved);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 function validateRenewRequest(data) {
@@ -288,86 +463,35 @@ function readLeaseToken(data) {
   return typeof token === "string" && token !== "" ? token : INVALID;
 }
 
-// src/handlers/record.ts
-var JOBS_COLLECTION = "probe_jobs";
-function requestBody(c) {
-  return $apis.requestInfo(c).data;
-}
-function transact(fn) {
-  const result = {};
-  $app.dao().runInTransaction((tx) => {
-    result.value = fn(tx);
-  });
-  return result.value;
-}
-var COLLECTION_CACHE_MS = 2e3;
-function jobsCollection(nowMs) {
-  const cache = globalThis;
-  const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
-  cache.pbFleetJobs = { collection, loadedAt: nowMs };
-  return collection;
-}
-function forgetJobsCollection() {
-  delete globalThis.pbFleetJobs;
-}
-function findJob(dao, collection, jobId) {
-  const rec = new Record();
-  try {
-    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: jobId })).limit(1).one(rec);
-    return rec;
-  } catch (e) {
-    return null;
-  }
-}
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function writePatch(rec, patch) {
-  for (const field in patch) rec.set(field, patch[field]);
+// src/handlers/renew.ts
+function handleRenew(req) {
+  const valid = validateRenewRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const outcome = updateJob(valid.value.jobId, (row, now) => decideRenew(row, valid.value, now), (patch) => patch);
+  return json(200, renewAnswer(outcome));
 }
 
-// src/handlers/renew.ts
-function handleRenew(c) {
-  const req = validateRenewRequest(requestBody(c));
-  if (!req.ok) return c.json(400, { error: req.error });
-  let renewed;
-  try {
-    const collection = jobsCollection(Date.now());
-    renewed = transact((tx) => {
-      const rec = findJob(tx, collection, req.value.jobId);
-      if (rec === null) return null;
-      const row = readRow(rec);
-      const patch = decideRenew(row, req.value, Date.now());
-      if (patch === null) return null;
-      writePatch(rec, patch);
-      tx.saveRecord(rec);
-      return { row, patch };
-    });
-  } catch (e) {
-    forgetJobsCollection();
-    renewed = null;
-  }
-  const answer = renewed === null ? { renewed: false } : { renewed: true, job: jobView(renewed.row, renewed.patch) };
-  return c.json(200, answer);
+// entry.ts
+function route(c) {
+  return serve(c, handleRenew);
 }
-return handleRenew(__context);
+return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
+var JOB_ROW_SHAPE = {
+  id: "",
+  created: "",
+  probe_key: "",
+  status: "",
+  claimed_by: "",
+  lease_expires_at: "",
+  lease_token: "",
+  version: 0,
+  reclaim_count: 0,
+  consecutive_orphan_count: 0
+};
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -384,24 +508,120 @@ function jobView(row, patch) {
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 function parsePbDate(text) {
-  var _a;
   const m = PB_DATE.exec(text);
   if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const ms = Number((((_a = m[7]) != null ? _a : "") + "000").slice(0, 3));
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const back = new Date(t);
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour || back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second) {
-    return null;
-  }
-  return t;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 function isLeaseLive(leaseExpiresAt, nowMs) {
-  const end = parsePbDate(leaseExpiresAt);
-  return end !== null && end > nowMs;
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+
+// src/lib/queries.ts
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
+function jobRowsQuery(where, order, limit) {
+  return {
+    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
+    params: Object.assign({ limit }, where.params)
+  };
+}
+function jobByIdWhere(jobId) {
+  return { sql: "id = {:id}", params: { id: jobId } };
+}
+
+// src/adapter/pocketbase-0.22.ts
+var JOBS_COLLECTION = "probe_jobs";
+function json(status, body) {
+  return { status, json: body };
+}
+function serve(c, handler) {
+  const reply = handler({
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name)
+  });
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function updateJob(jobId, decide, patchOf) {
+  return inTransaction((tx, collection) => {
+    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
+    if (row === void 0) return null;
+    const decision = decide(row, Date.now());
+    const patch = patchOf(decision);
+    if (patch !== null) write(tx, collection, row, patch);
+    return { row, decision };
+  });
+}
+function inTransaction(fn) {
+  const result = { value: null };
+  try {
+    const collection = jobsCollection(Date.now());
+    $app.dao().runInTransaction((tx) => {
+      result.value = fn(tx, collection);
+    });
+    return result.value;
+  } catch (err) {
+    forgetJobsCollection();
+    logError("pb-fleet: transaction rolled back", err);
+    return null;
+  }
+}
+function readRows(tx, query) {
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  tx.db().newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+function write(tx, collection, row, patch) {
+  const rec = new Record();
+  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+  for (const field in patch) rec.set(field, patch[field]);
+  tx.saveRecord(rec);
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+
+// src/lib/answers.ts
+function releaseAnswer(outcome) {
+  if (outcome === null) return { released: false, reason: "refused_not_holder" };
+  const { row, decision } = outcome;
+  return decision.kind === "refused" ? { released: false, reason: decision.reason } : { released: true, job: jobView(row, decision.patch) };
+}
+function releasePatch(decision) {
+  return decision.kind === "release" ? decision.patch : null;
+}
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
@@ -458,6 +678,10 @@ function refused(reason) {
 var RELEASE_TARGETS = ["done", "failed", "pending"];
 
 // src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
 function asBody(data) {
   return typeof data === "object" && data !== null ? data : {};
 }
@@ -470,6 +694,8 @@ function validateClaimRequest(data) {
   if (!jobId || !workerId) return fail("jobId and workerId are required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return fail(reserved);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 function validateReleaseRequest(data) {
@@ -493,91 +719,35 @@ function isReleaseTarget(value) {
   return RELEASE_TARGETS.indexOf(value) !== -1;
 }
 
-// src/handlers/record.ts
-var JOBS_COLLECTION = "probe_jobs";
-function requestBody(c) {
-  return $apis.requestInfo(c).data;
-}
-function transact(fn) {
-  const result = {};
-  $app.dao().runInTransaction((tx) => {
-    result.value = fn(tx);
-  });
-  return result.value;
-}
-var COLLECTION_CACHE_MS = 2e3;
-function jobsCollection(nowMs) {
-  const cache = globalThis;
-  const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
-  cache.pbFleetJobs = { collection, loadedAt: nowMs };
-  return collection;
-}
-function forgetJobsCollection() {
-  delete globalThis.pbFleetJobs;
-}
-function findJob(dao, collection, jobId) {
-  const rec = new Record();
-  try {
-    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: jobId })).limit(1).one(rec);
-    return rec;
-  } catch (e) {
-    return null;
-  }
-}
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function writePatch(rec, patch) {
-  for (const field in patch) rec.set(field, patch[field]);
+// src/handlers/release.ts
+function handleRelease(req) {
+  const valid = validateReleaseRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const outcome = updateJob(valid.value.jobId, (row, now) => decideRelease(row, valid.value, now), releasePatch);
+  return json(200, releaseAnswer(outcome));
 }
 
-// src/handlers/release.ts
-function handleRelease(c) {
-  const req = validateReleaseRequest(requestBody(c));
-  if (!req.ok) return c.json(400, { error: req.error });
-  let outcome;
-  try {
-    const collection = jobsCollection(Date.now());
-    outcome = transact((tx) => {
-      const rec = findJob(tx, collection, req.value.jobId);
-      if (rec === null) return null;
-      const row = readRow(rec);
-      const decision = decideRelease(row, req.value, Date.now());
-      if (decision.kind === "release") {
-        writePatch(rec, decision.patch);
-        tx.saveRecord(rec);
-      }
-      return { row, decision };
-    });
-  } catch (e) {
-    forgetJobsCollection();
-    outcome = null;
-  }
-  let answer = { released: false, reason: "refused_not_holder" };
-  if (outcome !== null) {
-    const { row, decision } = outcome;
-    answer = decision.kind === "refused" ? { released: false, reason: decision.reason } : { released: true, job: jobView(row, decision.patch) };
-  }
-  return c.json(200, answer);
+// entry.ts
+function route(c) {
+  return serve(c, handleRelease);
 }
-return handleRelease(__context);
+return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
+var JOB_ROW_SHAPE = {
+  id: "",
+  created: "",
+  probe_key: "",
+  status: "",
+  claimed_by: "",
+  lease_expires_at: "",
+  lease_token: "",
+  version: 0,
+  reclaim_count: 0,
+  consecutive_orphan_count: 0
+};
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -601,36 +771,34 @@ function clampLeaseSeconds(raw) {
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 function parsePbDate(text) {
-  var _a;
   const m = PB_DATE.exec(text);
   if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const ms = Number((((_a = m[7]) != null ? _a : "") + "000").slice(0, 3));
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const back = new Date(t);
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour || back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second) {
-    return null;
-  }
-  return t;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 function isLeaseLive(leaseExpiresAt, nowMs) {
-  const end = parsePbDate(leaseExpiresAt);
-  return end !== null && end > nowMs;
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
 
 // src/lib/queries.ts
 function pendingWhere(probeKeyPrefix) {
   return withPrefix("status = 'pending'", {}, probeKeyPrefix);
 }
-var PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(
-    `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`,
-    { now: formatPbDate(nowMs) },
-    probeKeyPrefix
-  );
+  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
@@ -651,10 +819,96 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
+var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
+function jobRowsQuery(where, order, limit) {
+  return {
+    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
+    params: Object.assign({ limit }, where.params)
+  };
+}
 function oldestFirst(candidates, limit) {
   return candidates.slice().sort((a, b) => a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0).slice(0, limit);
 }
 var CLAIM_ORDER = ["created ASC", "id ASC"];
+
+// src/adapter/pocketbase-0.22.ts
+var JOBS_COLLECTION = "probe_jobs";
+function json(status, body) {
+  return { status, json: body };
+}
+function serve(c, handler) {
+  const reply = handler({
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name)
+  });
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function updateJobs(work) {
+  return inTransaction((tx, collection) => work({
+    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
+    write: (row, patch) => write(tx, collection, row, patch)
+  }, Date.now()));
+}
+function inTransaction(fn) {
+  const result = { value: null };
+  try {
+    const collection = jobsCollection(Date.now());
+    $app.dao().runInTransaction((tx) => {
+      result.value = fn(tx, collection);
+    });
+    return result.value;
+  } catch (err) {
+    forgetJobsCollection();
+    logError("pb-fleet: transaction rolled back", err);
+    return null;
+  }
+}
+function readRows(tx, query) {
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  tx.db().newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+function write(tx, collection, row, patch) {
+  const rec = new Record();
+  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+  for (const field in patch) rec.set(field, patch[field]);
+  tx.saveRecord(rec);
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
+function newLeaseToken() {
+  return $security.randomString(24);
+}
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+
+// src/lib/config.ts
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
@@ -663,12 +917,17 @@ function isHeldStatus(status) {
 function isClaimable(row, nowMs) {
   return row.status === "pending" || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
 }
-function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2) {
+var REFERENCE_STEAL = { kind: "reference" };
+function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL) {
   if (!isClaimable(row, nowMs)) {
     const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
     return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
   }
   const steal = isHeldStatus(row.status);
+  const countsOrphans = steal && stealRule.kind === "count_orphans";
+  if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
+    return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
+  }
   const patch = {
     status: "claimed",
     claimed_by: workerId,
@@ -680,14 +939,72 @@ function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2) {
     claimed_at: formatPbDate(nowMs)
   };
   if (steal) patch.reclaim_count = row.reclaim_count + 1;
+  if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
   return { kind: "win", patch, steal };
+}
+var ORPHAN_CAP_REASON = "orphan_cap";
+function giveUpPatch(row, nowMs) {
+  return {
+    status: "failed",
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
+  };
 }
 function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/claim-next.ts
+var CLAIM_NEXT_ROUNDS = 4;
+function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
+  const claimed = [];
+  for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
+    const want = req.limit - claimed.length;
+    const candidates = oldestFirst(
+      batch.find(pendingWhere(req.probeKeyPrefix), CLAIM_ORDER, want).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix), CLAIM_ORDER, want)),
+      want
+    );
+    let gaveUp = 0;
+    for (const row of candidates) {
+      const decision = decideClaim(
+        row,
+        req.workerId,
+        req.leaseSeconds,
+        nowMs,
+        newLeaseToken2,
+        { kind: "count_orphans", cap: orphanCap2 }
+      );
+      if (decision.kind === "win") {
+        batch.write(row, decision.patch);
+        claimed.push({ row, patch: decision.patch });
+      } else if (decision.kind === "give_up") {
+        batch.write(row, decision.patch);
+        gaveUp++;
+      }
+    }
+    if (gaveUp === 0) break;
+  }
+  return claimed;
+}
+
 // src/lib/validate.ts
 var MAX_CLAIM_NEXT_LIMIT = 100;
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
 function asBody(data) {
   return typeof data === "object" && data !== null ? data : {};
 }
@@ -700,6 +1017,8 @@ function validateClaimNextRequest(data) {
   const { workerId, limit } = body;
   if (!workerId) return fail("workerId is required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return fail(reserved);
   if (limit !== void 0 && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
     return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
   }
@@ -717,127 +1036,73 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
-// src/handlers/record.ts
-var JOBS_COLLECTION = "probe_jobs";
-function requestBody(c) {
-  return $apis.requestInfo(c).data;
-}
-function transact(fn) {
-  const result = {};
-  $app.dao().runInTransaction((tx) => {
-    result.value = fn(tx);
-  });
-  return result.value;
-}
-var COLLECTION_CACHE_MS = 2e3;
-function jobsCollection(nowMs) {
-  const cache = globalThis;
-  const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
-  cache.pbFleetJobs = { collection, loadedAt: nowMs };
-  return collection;
-}
-function forgetJobsCollection() {
-  delete globalThis.pbFleetJobs;
-}
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function writePatch(rec, patch) {
-  for (const field in patch) rec.set(field, patch[field]);
-}
-function findJobs(dao, collection, where, order, limit) {
-  const records = arrayOf(new Record());
-  dao.recordQuery(collection).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-  return records;
-}
-function newLeaseToken() {
-  return $security.randomString(24);
-}
-
 // src/handlers/claim-next.ts
-function handleClaimNext(c) {
-  const req = validateClaimNextRequest(requestBody(c));
-  if (!req.ok) return c.json(400, { error: req.error });
-  const { workerId, leaseSeconds, limit, probeKeyPrefix } = req.value;
-  let won;
-  try {
-    const collection = jobsCollection(Date.now());
-    won = transact((tx) => {
-      const now = Date.now();
-      const claimed = [];
-      const candidates = findJobs(tx, collection, pendingWhere(probeKeyPrefix), CLAIM_ORDER, limit).concat(findJobs(tx, collection, expiredLeaseWhere(now, probeKeyPrefix), CLAIM_ORDER, limit)).map((rec) => ({ rec, id: rec.id, created: rec.getString("created") }));
-      for (const { rec } of oldestFirst(candidates, limit)) {
-        const row = readRow(rec);
-        const decision = decideClaim(row, workerId, leaseSeconds, now, newLeaseToken);
-        if (decision.kind !== "win") continue;
-        writePatch(rec, decision.patch);
-        tx.saveRecord(rec);
-        claimed.push({ row, patch: decision.patch });
-      }
-      return claimed;
-    });
-  } catch (e) {
-    forgetJobsCollection();
-    won = [];
-  }
+function handleClaimNext(req) {
+  var _a;
+  const valid = validateClaimNextRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const cap = orphanCap(getenv);
+  const won = (_a = updateJobs((batch, now) => claimNext(batch, valid.value, now, cap, newLeaseToken))) != null ? _a : [];
   const answer = {
     jobs: won.map(({ row, patch }) => {
-      var _a;
-      return { job: jobView(row, patch), leaseToken: (_a = patch.lease_token) != null ? _a : "" };
+      var _a2;
+      return { job: jobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
     })
   };
-  return c.json(200, answer);
+  return json(200, answer);
 }
-return handleClaimNext(__context);
+
+// entry.ts
+function route(c) {
+  return serve(c, handleClaimNext);
+}
+return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-// src/lib/config.ts
-var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
-var DEFAULT_ORPHAN_CAP = 5;
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-var SWEEP_BATCH = 500;
-function orphanCap(getenv2) {
-  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
+// src/lib/job-row.ts
+var JOB_ROW_SHAPE = {
+  id: "",
+  created: "",
+  probe_key: "",
+  status: "",
+  claimed_by: "",
+  lease_expires_at: "",
+  lease_token: "",
+  version: 0,
+  reclaim_count: 0,
+  consecutive_orphan_count: 0
+};
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 function parsePbDate(text) {
-  var _a;
   const m = PB_DATE.exec(text);
   if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const ms = Number((((_a = m[7]) != null ? _a : "") + "000").slice(0, 3));
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const back = new Date(t);
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour || back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second) {
-    return null;
-  }
-  return t;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 function isLeaseLive(leaseExpiresAt, nowMs) {
-  const end = parsePbDate(leaseExpiresAt);
-  return end !== null && end > nowMs;
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
 
 // src/lib/queries.ts
-var PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(
-    `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`,
-    { now: formatPbDate(nowMs) },
-    probeKeyPrefix
-  );
+  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
@@ -857,6 +1122,90 @@ function prefixUpperBound(prefix) {
   if (last === void 0) return null;
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
+}
+var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
+function jobRowsQuery(where, order, limit) {
+  return {
+    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
+    params: Object.assign({ limit }, where.params)
+  };
+}
+
+// src/adapter/pocketbase-0.22.ts
+var JOBS_COLLECTION = "probe_jobs";
+function json(status, body) {
+  return { status, json: body };
+}
+function serve(c, handler) {
+  const reply = handler({
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name)
+  });
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function updateJobs(work) {
+  return inTransaction((tx, collection) => work({
+    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
+    write: (row, patch) => write(tx, collection, row, patch)
+  }, Date.now()));
+}
+function inTransaction(fn) {
+  const result = { value: null };
+  try {
+    const collection = jobsCollection(Date.now());
+    $app.dao().runInTransaction((tx) => {
+      result.value = fn(tx, collection);
+    });
+    return result.value;
+  } catch (err) {
+    forgetJobsCollection();
+    logError("pb-fleet: transaction rolled back", err);
+    return null;
+  }
+}
+function readRows(tx, query) {
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  tx.db().newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+function write(tx, collection, row, patch) {
+  const rec = new Record();
+  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+  for (const field in patch) rec.set(field, patch[field]);
+  tx.saveRecord(rec);
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+
+// src/lib/config.ts
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+var SWEEP_BATCH = 500;
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
 // src/lib/transitions.ts
@@ -878,32 +1227,52 @@ function requeuePatch(row, nowMs) {
     version: row.version + 1
   };
 }
+var ORPHAN_CAP_REASON = "orphan_cap";
+function giveUpPatch(row, nowMs) {
+  return {
+    status: "failed",
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
+  };
+}
 
 // src/lib/sweep.ts
-var ORPHAN_CAP_REASON = "orphan_cap";
 function decideSweep(row, nowMs, cap) {
   if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
   if (row.consecutive_orphan_count < cap) return { kind: "requeue", patch: requeuePatch(row, nowMs) };
-  return {
-    kind: "give_up",
-    patch: {
-      status: "failed",
-      // The sweeper, not the last worker, finished it (see SWEEPER_HOLDER);
-      // the worker stays on record in result.lastHolder.
-      claimed_by: SWEEPER_HOLDER,
-      lease_token: "",
-      finished_at: formatPbDate(nowMs),
-      // consecutive_orphan_count is kept (not reset as by a worker's release):
-      // it is the evidence, and what the stats count as "past the orphan cap".
-      result: {
-        error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
-        reason: ORPHAN_CAP_REASON,
-        lastHolder: row.claimed_by
-      },
-      version: row.version + 1
-    }
-  };
+  return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
 }
+function sweepExpired(batch, nowMs, cap, probeKeyPrefix, limit) {
+  var _a;
+  const answer = { requeued: 0, gaveUp: 0, jobs: [] };
+  for (const row of batch.find(expiredLeaseWhere(nowMs, probeKeyPrefix), SWEEP_ORDER, limit)) {
+    const decision = decideSweep(row, nowMs, cap);
+    if (decision.kind === "skip") continue;
+    batch.write(row, decision.patch);
+    if (decision.kind === "requeue") answer.requeued++;
+    else answer.gaveUp++;
+    answer.jobs.push({
+      id: row.id,
+      outcome: decision.kind === "requeue" ? "requeued" : "gave_up",
+      claimedBy: row.claimed_by,
+      consecutiveOrphanCount: (_a = decision.patch.consecutive_orphan_count) != null ? _a : row.consecutive_orphan_count
+    });
+  }
+  return answer;
+}
+var SWEEP_ORDER = ["lease_expires_at ASC"];
 
 // src/lib/validate.ts
 function asBody(data) {
@@ -924,124 +1293,51 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
-
-// src/handlers/record.ts
-var JOBS_COLLECTION = "probe_jobs";
-function requestBody(c) {
-  return $apis.requestInfo(c).data;
-}
-function transact(fn) {
-  const result = {};
-  $app.dao().runInTransaction((tx) => {
-    result.value = fn(tx);
-  });
-  return result.value;
-}
-var COLLECTION_CACHE_MS = 2e3;
-function jobsCollection(nowMs) {
-  const cache = globalThis;
-  const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
-  cache.pbFleetJobs = { collection, loadedAt: nowMs };
-  return collection;
-}
-function forgetJobsCollection() {
-  delete globalThis.pbFleetJobs;
-}
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function writePatch(rec, patch) {
-  for (const field in patch) rec.set(field, patch[field]);
-}
-function findJobs(dao, collection, where, order, limit) {
-  const records = arrayOf(new Record());
-  dao.recordQuery(collection).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-  return records;
-}
-function getenv(name) {
-  return $os.getenv(name);
-}
-
 // src/handlers/sweep.ts
-function sweepExpiredLeases(probeKeyPrefix) {
+function sweep(probeKeyPrefix) {
   const cap = orphanCap(getenv);
-  const collection = jobsCollection(Date.now());
-  try {
-    return transact((tx) => {
-      const outcome = { requeued: 0, gaveUp: 0 };
-      const now = Date.now();
-      const where = expiredLeaseWhere(now, probeKeyPrefix);
-      for (const rec of findJobs(tx, collection, where, ["lease_expires_at ASC"], SWEEP_BATCH)) {
-        const decision = decideSweep(readRow(rec), now, cap);
-        if (decision.kind === "skip") continue;
-        writePatch(rec, decision.patch);
-        tx.saveRecord(rec);
-        if (decision.kind === "requeue") outcome.requeued++;
-        else outcome.gaveUp++;
-      }
-      return outcome;
-    });
-  } catch (err) {
-    forgetJobsCollection();
-    throw err;
-  }
+  return updateJobs((batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
 }
-function handleSweep(c) {
-  const req = validateSweepRequest(requestBody(c));
-  if (!req.ok) return c.json(400, { error: req.error });
-  try {
-    return c.json(200, sweepExpiredLeases(req.value.probeKeyPrefix));
-  } catch (e) {
-    return c.json(200, { requeued: 0, gaveUp: 0 });
-  }
+function handleSweep(req) {
+  var _a;
+  const valid = validateSweepRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const empty = { requeued: 0, gaveUp: 0, jobs: [] };
+  return json(200, (_a = sweep(valid.value.probeKeyPrefix)) != null ? _a : empty);
 }
-return handleSweep(__context);
+
+// entry.ts
+function route(c) {
+  return serve(c, handleSweep);
+}
+return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-// src/lib/config.ts
-var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
-var DEFAULT_ORPHAN_CAP = 5;
-function orphanCap(getenv2) {
-  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 function parsePbDate(text) {
-  var _a;
   const m = PB_DATE.exec(text);
   if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const ms = Number((((_a = m[7]) != null ? _a : "") + "000").slice(0, 3));
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const back = new Date(t);
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour || back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second) {
-    return null;
-  }
-  return t;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
 }
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
 
 // src/lib/queries.ts
-var PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -1072,19 +1368,90 @@ function statsQuery(nowMs, orphanCap2, probeKeyPrefix) {
   COALESCE(SUM(status = 'failed'), 0) AS failed,
   COUNT(*) AS total,
   COALESCE(MIN(CASE WHEN status = 'pending' THEN MAX(created, COALESCE(requeued_at, '')) END), '') AS oldest_pending,
-  COALESCE(SUM(status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')), 0) AS expired_leases,
+  COALESCE(SUM(${EXPIRED_LEASE_SQL}), 0) AS expired_leases,
   COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
 FROM probe_jobs
 WHERE ${scope.sql}`,
     params: scope.params
   };
 }
+var STATS_ROW_SHAPE = {
+  pending: 0,
+  claimed: 0,
+  running: 0,
+  done: 0,
+  failed: 0,
+  total: 0,
+  oldest_pending: "",
+  expired_leases: 0,
+  past_orphan_cap: 0
+};
+
+// src/adapter/pocketbase-0.22.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function serve(c, handler) {
+  const reply = handler({
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name)
+  });
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function queryOne(query, shape) {
+  const row = new DynamicModel(shape);
+  try {
+    $app.dao().db().newQuery(query.sql).bind(query.params).one(row);
+    return row;
+  } catch (err) {
+    logError("pb-fleet: query failed", err);
+    return null;
+  }
+}
+function getenv(name) {
+  return $os.getenv(name);
+}
+function storeGet(key) {
+  return $app.store().get(key);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+
+// src/lib/config.ts
+var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
+var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+function sweepSchedule(getenv2) {
+  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
+  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
+}
+var SWEEPER_STATE_KEY = "pbFleetSweeper";
+function sweeperNotScheduled(schedule, error) {
+  return error === void 0 ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
+}
+function decodeSweeperState(stored, configured) {
+  try {
+    const state = typeof stored === "string" ? JSON.parse(stored) : null;
+    if (typeof state === "object" && state !== null && typeof state.scheduled === "boolean") {
+      return state;
+    }
+  } catch (e) {
+  }
+  return sweeperNotScheduled(configured, "the pb-fleet hooks did not register the sweeper: see PocketBase's log");
+}
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
 
 // src/lib/types.ts
 var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed"];
 
 // src/lib/stats.ts
-function buildStats(row, nowMs, orphanCap2) {
+function buildStats(row, nowMs, orphanCap2, sweeper) {
   const counts = {};
   for (const status of JOB_STATUSES) counts[status] = row[status];
   const oldest = parsePbDate(row.oldest_pending);
@@ -1094,9 +1461,11 @@ function buildStats(row, nowMs, orphanCap2) {
     oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, (nowMs - oldest) / 1e3),
     expiredLeases: row.expired_leases,
     pastOrphanCap: row.past_orphan_cap,
-    orphanCap: orphanCap2
+    orphanCap: orphanCap2,
+    sweeper
   };
 }
+var STATS_UNAVAILABLE = "stats are unavailable right now: the database read failed (details are in PocketBase's log)";
 function parseStatsFormat(raw) {
   if (raw === "" || raw === "json") return "json";
   return raw === "prometheus" ? "prometheus" : null;
@@ -1132,111 +1501,187 @@ function formatPrometheus(stats) {
     "Consecutive orphaned leases after which the sweeper fails a job.",
     [["", stats.orphanCap]]
   );
+  gauge(
+    "pb_fleet_sweeper_scheduled",
+    "1 when the server sweeper is scheduled, 0 when it is off or its schedule failed.",
+    [[`{schedule="${escapeLabel(stats.sweeper.schedule)}"}`, stats.sweeper.scheduled ? 1 : 0]]
+  );
   return lines.join("\n") + "\n";
 }
-
-// src/handlers/record.ts
-function getenv(name) {
-  return $os.getenv(name);
+function escapeLabel(value) {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
 // src/handlers/stats.ts
-function handleStats(c) {
-  const format = parseStatsFormat(c.queryParam("format"));
-  if (format === null) return c.json(400, { error: "format must be json or prometheus" });
+function handleStats(req) {
+  const format = parseStatsFormat(req.query("format"));
+  if (format === null) return json(400, { error: "format must be json or prometheus" });
   const now = Date.now();
   const cap = orphanCap(getenv);
-  const query = statsQuery(now, cap, c.queryParam("probeKeyPrefix"));
-  const row = new DynamicModel({
-    pending: 0,
-    claimed: 0,
-    running: 0,
-    done: 0,
-    failed: 0,
-    total: 0,
-    oldest_pending: "",
-    expired_leases: 0,
-    past_orphan_cap: 0
-  });
-  try {
-    $app.dao().db().newQuery(query.sql).bind(query.params).one(row);
-  } catch (err) {
-    return c.json(503, { error: "stats are unavailable: " + String(err) });
-  }
-  const stats = buildStats(row, now, cap);
-  if (format === "prometheus") return c.string(200, formatPrometheus(stats));
-  return c.json(200, stats);
+  const row = queryOne(statsQuery(now, cap, req.query("probeKeyPrefix")), STATS_ROW_SHAPE);
+  if (row === null) return json(503, { error: STATS_UNAVAILABLE });
+  const sweeper = decodeSweeperState(storeGet(SWEEPER_STATE_KEY), sweepSchedule(getenv));
+  const stats = buildStats(row, now, cap, sweeper);
+  return format === "prometheus" ? { status: 200, text: formatPrometheus(stats) } : json(200, stats);
 }
-return handleStats(__context);
+
+// entry.ts
+function route(c) {
+  return serve(c, handleStats);
+}
+return route(__context);
 }, $apis.requireAdminAuth());
 
 cronAdd("pb-fleet-sweeper", (() => {
+// src/lib/lease.ts
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+
+// src/lib/queries.ts
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/adapter/pocketbase-0.22.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function storeSet(key, value) {
+  $app.store().set(key, value);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+
 // src/lib/config.ts
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
 var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
 var SWEEP_OFF = "off";
 function sweepSchedule(getenv2) {
   const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
-  return raw === "" || raw === SWEEP_OFF ? DEFAULT_SWEEP_SCHEDULE : raw;
+  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
+}
+var SWEEPER_STATE_KEY = "pbFleetSweeper";
+function sweeperScheduled(schedule) {
+  return { scheduled: true, schedule };
+}
+function sweeperNotScheduled(schedule, error) {
+  return error === void 0 ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
+}
+function invalidScheduleError(schedule, cause) {
+  return `${SWEEP_SCHEDULE_ENV}=${JSON.stringify(schedule)} is not a valid 5-field cron expression (or "${SWEEP_OFF}"), so the server sweeper is not running: ${cause}`;
+}
+function encodeSweeperState(state) {
+  return JSON.stringify(state);
 }
 
-// src/handlers/record.ts
-function getenv(name) {
-  return $os.getenv(name);
+// src/lib/cron.ts
+var MACROS = ["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"];
+var FIELDS = [
+  { name: "minute", min: 0, max: 59 },
+  { name: "hour", min: 0, max: 23 },
+  { name: "day of month", min: 1, max: 31 },
+  { name: "month", min: 1, max: 12 },
+  { name: "day of week", min: 0, max: 6 }
+];
+function atoi(text) {
+  return /^[+-]?\d{1,18}$/.test(text) ? Number(text) : null;
+}
+function cronScheduleError(expression) {
+  if (MACROS.indexOf(expression) !== -1) return null;
+  const segments = expression.split(" ");
+  if (segments.length !== FIELDS.length) {
+    return "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces";
+  }
+  for (let i = 0; i < FIELDS.length; i++) {
+    const field = FIELDS[i];
+    for (const part of segments[i].split(",")) {
+      const error = cronPartError(part, field.min, field.max);
+      if (error !== null) return `${field.name} field ${JSON.stringify(segments[i])}: ${error}`;
+    }
+  }
+  return null;
+}
+function cronPartError(part, min, max) {
+  const stepParts = part.split("/");
+  if (stepParts.length > 2) return "a step is written */n or a-b/n";
+  let step = 1;
+  if (stepParts.length === 2) {
+    const parsed = atoi(stepParts[1]);
+    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
+    step = parsed;
+  }
+  const range = stepParts[0];
+  if (range === "*") return null;
+  const bounds = range.split("-");
+  if (bounds.length > 2) return "a range is written a-b";
+  const low = atoi(bounds[0]);
+  if (low === null || low < min || low > max) return `values must be numbers from ${min} to ${max}`;
+  if (bounds.length === 1) return step === 1 ? null : "a step needs * or a range before it";
+  const high = atoi(bounds[1]);
+  if (high === null || high < low || high > max) return `a range must end between its start and ${max}`;
+  return null;
 }
 
 // src/handlers/sweep.ts
-function scheduleFromEnv() {
-  return sweepSchedule(getenv);
+function sweeperScheduleAtLoad() {
+  const configured = sweepSchedule(getenv);
+  if (configured === SWEEP_OFF) {
+    storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperNotScheduled(SWEEP_OFF)));
+    return DEFAULT_SWEEP_SCHEDULE;
+  }
+  const invalid = cronScheduleError(configured);
+  if (invalid !== null) {
+    const error = invalidScheduleError(configured, invalid);
+    storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperNotScheduled(configured, error)));
+    logError("pb-fleet-sweeper is not scheduled", error);
+    throw new Error(`pb-fleet-sweeper: ${error}`);
+  }
+  storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperScheduled(configured)));
+  return configured;
 }
-return scheduleFromEnv();
+return sweeperScheduleAtLoad();
 })(), () => {
-// src/lib/config.ts
-var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var SWEEP_OFF = "off";
-var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
-var DEFAULT_ORPHAN_CAP = 5;
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-var SWEEP_BATCH = 500;
-function isSweepOff(getenv2) {
-  return getenv2(SWEEP_SCHEDULE_ENV).trim() === SWEEP_OFF;
-}
-function orphanCap(getenv2) {
-  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
+// src/lib/job-row.ts
+var JOB_ROW_SHAPE = {
+  id: "",
+  created: "",
+  probe_key: "",
+  status: "",
+  claimed_by: "",
+  lease_expires_at: "",
+  lease_token: "",
+  version: 0,
+  reclaim_count: 0,
+  consecutive_orphan_count: 0
+};
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 function parsePbDate(text) {
-  var _a;
   const m = PB_DATE.exec(text);
   if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const ms = Number((((_a = m[7]) != null ? _a : "") + "000").slice(0, 3));
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const back = new Date(t);
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || back.getUTCHours() !== hour || back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second) {
-    return null;
-  }
-  return t;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 function isLeaseLive(leaseExpiresAt, nowMs) {
-  const end = parsePbDate(leaseExpiresAt);
-  return end !== null && end > nowMs;
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
 
 // src/lib/queries.ts
-var PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(
-    `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`,
-    { now: formatPbDate(nowMs) },
-    probeKeyPrefix
-  );
+  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
 function withPrefix(sql, params, probeKeyPrefix) {
   if (probeKeyPrefix === "") return { sql, params };
@@ -1256,6 +1701,89 @@ function prefixUpperBound(prefix) {
   if (last === void 0) return null;
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
+}
+var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
+function jobRowsQuery(where, order, limit) {
+  return {
+    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
+    params: Object.assign({ limit }, where.params)
+  };
+}
+
+// src/adapter/pocketbase-0.22.ts
+var JOBS_COLLECTION = "probe_jobs";
+function updateJobs(work) {
+  return inTransaction((tx, collection) => work({
+    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
+    write: (row, patch) => write(tx, collection, row, patch)
+  }, Date.now()));
+}
+function inTransaction(fn) {
+  const result = { value: null };
+  try {
+    const collection = jobsCollection(Date.now());
+    $app.dao().runInTransaction((tx) => {
+      result.value = fn(tx, collection);
+    });
+    return result.value;
+  } catch (err) {
+    forgetJobsCollection();
+    logError("pb-fleet: transaction rolled back", err);
+    return null;
+  }
+}
+function readRows(tx, query) {
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  tx.db().newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+function write(tx, collection, row, patch) {
+  const rec = new Record();
+  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+  for (const field in patch) rec.set(field, patch[field]);
+  tx.saveRecord(rec);
+}
+var COLLECTION_CACHE_MS = 2e3;
+function jobsCollection(nowMs) {
+  const cache = globalThis;
+  const hit = cache.pbFleetJobs;
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
+  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetJobsCollection() {
+  delete globalThis.pbFleetJobs;
+}
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logInfo(message, ...attrs) {
+  $app.logger().info(message, ...attrs);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+
+// src/lib/config.ts
+var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
+var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var SWEEP_OFF = "off";
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+var SWEEP_BATCH = 500;
+function sweepSchedule(getenv2) {
+  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
+  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
+}
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
 // src/lib/transitions.ts
@@ -1277,115 +1805,63 @@ function requeuePatch(row, nowMs) {
     version: row.version + 1
   };
 }
-
-// src/lib/sweep.ts
 var ORPHAN_CAP_REASON = "orphan_cap";
-function decideSweep(row, nowMs, cap) {
-  if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
-  if (row.consecutive_orphan_count < cap) return { kind: "requeue", patch: requeuePatch(row, nowMs) };
+function giveUpPatch(row, nowMs) {
   return {
-    kind: "give_up",
-    patch: {
-      status: "failed",
-      // The sweeper, not the last worker, finished it (see SWEEPER_HOLDER);
-      // the worker stays on record in result.lastHolder.
-      claimed_by: SWEEPER_HOLDER,
-      lease_token: "",
-      finished_at: formatPbDate(nowMs),
-      // consecutive_orphan_count is kept (not reset as by a worker's release):
-      // it is the evidence, and what the stats count as "past the orphan cap".
-      result: {
-        error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
-        reason: ORPHAN_CAP_REASON,
-        lastHolder: row.claimed_by
-      },
-      version: row.version + 1
-    }
+    status: "failed",
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
   };
 }
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
-
-// src/handlers/record.ts
-var JOBS_COLLECTION = "probe_jobs";
-function transact(fn) {
-  const result = {};
-  $app.dao().runInTransaction((tx) => {
-    result.value = fn(tx);
-  });
-  return result.value;
+// src/lib/sweep.ts
+function decideSweep(row, nowMs, cap) {
+  if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
+  if (row.consecutive_orphan_count < cap) return { kind: "requeue", patch: requeuePatch(row, nowMs) };
+  return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
 }
-var COLLECTION_CACHE_MS = 2e3;
-function jobsCollection(nowMs) {
-  const cache = globalThis;
-  const hit = cache.pbFleetJobs;
-  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
-  cache.pbFleetJobs = { collection, loadedAt: nowMs };
-  return collection;
+function sweepExpired(batch, nowMs, cap, probeKeyPrefix, limit) {
+  var _a;
+  const answer = { requeued: 0, gaveUp: 0, jobs: [] };
+  for (const row of batch.find(expiredLeaseWhere(nowMs, probeKeyPrefix), SWEEP_ORDER, limit)) {
+    const decision = decideSweep(row, nowMs, cap);
+    if (decision.kind === "skip") continue;
+    batch.write(row, decision.patch);
+    if (decision.kind === "requeue") answer.requeued++;
+    else answer.gaveUp++;
+    answer.jobs.push({
+      id: row.id,
+      outcome: decision.kind === "requeue" ? "requeued" : "gave_up",
+      claimedBy: row.claimed_by,
+      consecutiveOrphanCount: (_a = decision.patch.consecutive_orphan_count) != null ? _a : row.consecutive_orphan_count
+    });
+  }
+  return answer;
 }
-function forgetJobsCollection() {
-  delete globalThis.pbFleetJobs;
-}
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function writePatch(rec, patch) {
-  for (const field in patch) rec.set(field, patch[field]);
-}
-function findJobs(dao, collection, where, order, limit) {
-  const records = arrayOf(new Record());
-  dao.recordQuery(collection).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-  return records;
-}
-function getenv(name) {
-  return $os.getenv(name);
-}
+var SWEEP_ORDER = ["lease_expires_at ASC"];
 
 // src/handlers/sweep.ts
-function sweepExpiredLeases(probeKeyPrefix) {
+function sweep(probeKeyPrefix) {
   const cap = orphanCap(getenv);
-  const collection = jobsCollection(Date.now());
-  try {
-    return transact((tx) => {
-      const outcome = { requeued: 0, gaveUp: 0 };
-      const now = Date.now();
-      const where = expiredLeaseWhere(now, probeKeyPrefix);
-      for (const rec of findJobs(tx, collection, where, ["lease_expires_at ASC"], SWEEP_BATCH)) {
-        const decision = decideSweep(readRow(rec), now, cap);
-        if (decision.kind === "skip") continue;
-        writePatch(rec, decision.patch);
-        tx.saveRecord(rec);
-        if (decision.kind === "requeue") outcome.requeued++;
-        else outcome.gaveUp++;
-      }
-      return outcome;
-    });
-  } catch (err) {
-    forgetJobsCollection();
-    throw err;
-  }
+  return updateJobs((batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
 }
 function runScheduledSweep() {
-  if (isSweepOff(getenv)) return;
-  try {
-    const outcome = sweepExpiredLeases("");
-    if (outcome.requeued > 0 || outcome.gaveUp > 0) {
-      $app.logger().info("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
-    }
-  } catch (err) {
-    $app.logger().error("pb-fleet sweep failed", "error", String(err));
+  if (sweepSchedule(getenv) === SWEEP_OFF) return;
+  const outcome = sweep("");
+  if (outcome !== null && (outcome.requeued > 0 || outcome.gaveUp > 0)) {
+    logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
   }
 }
 return runScheduledSweep();

@@ -6,7 +6,7 @@
 //   reference         ../shared/reference/fleet-claim.pb.js (skipped with a note when absent)
 //   pb-fleet-poolN    pb_hooks/ again with --hooksPool N
 // plus, on every server, a bench-only hooks file (noop route, minimal claim,
-// row seeding; see scripts/lib/bench-hooks.mjs). Prints Markdown tables, writes
+// row seeding; see scripts/bench/hooks.mjs). Prints Markdown tables, writes
 // the run as JSON (bench/results/, gitignored) and, for a full run, the summary
 // to bench/LATEST.md. Exits 1 when any claim round had other than exactly one
 // winner or any call answered unexpectedly; performance targets are reported
@@ -20,14 +20,14 @@ import { dirname, join, relative, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { ensurePocketBase } from "./lib/pocketbase-binary.mjs";
-import { startPocketBase } from "./lib/pocketbase-server.mjs";
-import { listHookFiles, writeHooksDir } from "./lib/bench-hooks.mjs";
-import { createBenchClient } from "./lib/bench-http.mjs";
-import { contentionRatio, endpointRatio, lifecycleRatio, runClaimNextVsList, runContention, runEndpoints, runLifecycle, warmUp } from "./lib/bench-phases.mjs";
-import { machineLine, renderReport } from "./lib/bench-report.mjs";
-import { createRssSampler } from "./lib/bench-proc.mjs";
-import { createJobPool } from "./lib/bench-workloads.mjs";
+import { ensurePocketBase } from "./pocketbase/binary.mjs";
+import { startPocketBase } from "./pocketbase/server.mjs";
+import { listHookFiles, writeHooksDir } from "./bench/hooks.mjs";
+import { createBenchClient } from "./bench/http.mjs";
+import { contentionRatio, endpointRatio, lifecycleRatio, runClaimNextVsList, runContention, runEndpoints, runLifecycle, warmUp } from "./bench/phases.mjs";
+import { machineLine, renderReport } from "./bench/report.mjs";
+import { createRssSampler } from "./bench/proc.mjs";
+import { createJobPool } from "./bench/workloads.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const REFERENCE_HOOKS = resolve(REPO, "../shared/reference/fleet-claim.pb.js");

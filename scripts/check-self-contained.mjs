@@ -2,7 +2,7 @@
 // Usage: node scripts/check-self-contained.mjs [pb_hooks/fleet.pb.js]
 // Exits 1 and names each identifier a handler uses but does not carry.
 import { readFileSync } from "node:fs";
-import { checkSelfContained } from "./lib/self-contained.mjs";
+import { checkSelfContained } from "./build/self-contained.mjs";
 
 const file = process.argv[2] ?? "pb_hooks/fleet.pb.js";
 let source;

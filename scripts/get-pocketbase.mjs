@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run get-pocketbase [-- --version 0.22.50] [--print-path] [--docker-context]
-// Gets a PocketBase 0.22.x binary (see scripts/lib/pocketbase-binary.mjs) and,
+// Gets a PocketBase 0.22.x binary (see scripts/pocketbase/binary.mjs) and,
 // with --docker-context, copies it to .pb/docker/pocketbase for the Dockerfile.
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,7 +12,7 @@ import {
   installBinaryCopy,
   normalizePbVersion,
   sameFileContent,
-} from "./lib/pocketbase-binary.mjs";
+} from "./pocketbase/binary.mjs";
 
 const repoRoot = dirname(dirname(fileURLToPath(import.meta.url)));
 const DOCKER_CONTEXT_BINARY = join(repoRoot, ".pb", "docker", "pocketbase");

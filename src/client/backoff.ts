@@ -23,7 +23,10 @@ export function backoffDelay(attempt: number, opts: BackoffOptions): number {
   return Math.round(base / 2 + random() * (base / 2));
 }
 
-/** Resolves after `ms`, or as soon as `signal` aborts (never rejects). */
+/** Node's longest timer: a longer delay fires after 1 ms instead (and would turn a long pause into a spin). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Resolves after `ms` (at most about 24.8 days), or as soon as `signal` aborts (never rejects). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
@@ -32,7 +35,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener("abort", done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, Math.min(ms, MAX_TIMER_MS));
     signal?.addEventListener("abort", done, { once: true });
   });
 }

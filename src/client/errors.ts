@@ -86,6 +86,15 @@ export function isTransientError(err: unknown): boolean {
   return false;
 }
 
+/**
+ * The server has no such endpoint (an older pb-fleet): PocketBase answers 404
+ * to an unknown route. Callers probe an optional endpoint once with this and
+ * fall back to what the server does have.
+ */
+export function isMissingEndpoint(err: unknown): boolean {
+  return err instanceof FleetHttpError && err.status === 404;
+}
+
 /** Anything thrown, as an Error (a handler may throw a string). */
 export function toError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));

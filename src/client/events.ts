@@ -59,11 +59,14 @@ export interface SweptEvent {
   jobId: string;
   /** The holder whose expired lease was handed back. */
   claimedBy: string;
+  /** The job's consecutive_orphan_count after this re-queue. */
   consecutiveOrphanCount: number;
 }
 export interface GaveUpEvent {
   jobId: string;
+  /** The holder whose expired lease was the last straw. */
   claimedBy: string;
+  /** How many times in a row the job had been orphaned when it was given up. */
   consecutiveOrphanCount: number;
 }
 export interface ErrorEvent {

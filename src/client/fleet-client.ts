@@ -1,25 +1,30 @@
 /**
  * FleetClient: the harness's typed access to a pb-fleet PocketBase 0.22, on the
- * PocketBase JS SDK. Claims, renews and releases go to the /api/fleet/*
- * compare-and-set endpoints; enqueueing, listing and result writes use the
- * record API of `probe_jobs` (admin only).
+ * PocketBase JS SDK. Claims, renews, releases and sweeps go to the
+ * /api/fleet/* compare-and-set endpoints; enqueueing, listing and result writes
+ * use the record API of `probe_jobs` (admin only).
  */
 import PocketBase, { BaseAuthStore, ClientResponseError } from "pocketbase";
-import type {
-  ClaimNextRequest,
-  ClaimNextResponse,
-  ClaimRequest,
-  ClaimResponse,
-  FleetStats,
-  JobStatus,
-  JobView,
-  ReleaseRefusal,
-  ReleaseRequest,
-  ReleaseResponse,
-  ReleaseTarget,
-  RenewRequest,
-  RenewResponse,
+import { formatPbDate } from "../lib/lease.js";
+import {
+  RELEASE_REFUSALS,
+  type ClaimNextRequest,
+  type ClaimNextResponse,
+  type ClaimRequest,
+  type ClaimResponse,
+  type FleetStats,
+  type JobStatus,
+  type JobView,
+  type ReleaseRequest,
+  type ReleaseResponse,
+  type ReleaseTarget,
+  type RenewRequest,
+  type RenewResponse,
+  type SweepRequest,
+  type SweepResponse,
+  type SweptJob,
 } from "../lib/types.js";
+import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
 import {
   FleetAbortError,
   FleetAuthError,
@@ -27,6 +32,7 @@ import {
   FleetNetworkError,
   FleetProtocolError,
   FleetTimeoutError,
+  isMissingEndpoint,
   isTransientError,
 } from "./errors.js";
 
@@ -86,14 +92,11 @@ export interface HeldJob {
 }
 export type ClaimResult = ({ claimed: true } & HeldJob) | { claimed: false };
 
-export interface ClaimNextOptions {
-  workerId: string;
-  leaseSeconds?: number;
-  /** How many jobs at most (1..100, default 1). */
-  limit?: number;
-  /** Only jobs whose probe_key starts with this text. */
-  probeKeyPrefix?: string;
-}
+/** claimNext's options are claim-next's request body. */
+export type ClaimNextOptions = ClaimNextRequest;
+
+/** Most rows one list asks for (PocketBase's page size limit). */
+export const MAX_LIST_LIMIT = 500;
 
 export interface ListOptions {
   /** Rows at most (1..500, default 50). */
@@ -113,17 +116,12 @@ export interface FleetApi {
   ): Promise<ReleaseResponse>;
   writeResult(jobId: string, result: unknown, req?: RequestOptions): Promise<void>;
   listExpiredLeases(opts?: ListOptions, req?: RequestOptions): Promise<JobRecord[]>;
+  /** POST /api/fleet/sweep; a server without it rejects with a FleetHttpError 404. */
+  sweep(opts?: SweepRequest, req?: RequestOptions): Promise<SweepResponse>;
 }
 
-const RELEASE_REFUSALS: readonly ReleaseRefusal[] = [
-  "refused_terminal_same_holder", "refused_not_holder", "refused_lease_live", "refused_stale_token",
-];
-const MAX_LIST = 500;
-
-/** PocketBase's stored text form of an instant, `2006-01-02 15:04:05.000Z` (what filters compare against). */
-export function toPbDate(ms: number): string {
-  return new Date(ms).toISOString().replace("T", " ");
-}
+/** Every SweptJob outcome, checked by the compiler against the protocol's type. */
+const SWEEP_OUTCOMES: Record<SweptJob["outcome"], true> = { requeued: true, gave_up: true };
 
 /** A LIKE pattern matching values that start with `prefix` (PocketBase escapes with `\`). */
 function likePrefix(prefix: string): string {
@@ -230,7 +228,7 @@ export class FleetClient implements FleetApi {
     if (!isObject(body) || typeof body.released !== "boolean") {
       throw new FleetProtocolError("release", "answer has no boolean `released`", body);
     }
-    if (body.released ? !isJobView(body.job) : !RELEASE_REFUSALS.includes(body.reason)) {
+    if (body.released ? !isJobView(body.job) : !(RELEASE_REFUSALS as readonly unknown[]).includes(body.reason)) {
       throw new FleetProtocolError("release", "answer has neither a `job` nor a known refusal `reason`", body);
     }
     return body;
@@ -258,7 +256,7 @@ export class FleetClient implements FleetApi {
         this.#hasClaimNext = true;
         return body.jobs.map((j) => ({ job: j.job, leaseToken: j.leaseToken || undefined, alreadyHeld: false }));
       } catch (err) {
-        if (!(this.#hasClaimNext === undefined && err instanceof FleetHttpError && err.status === 404)) throw err;
+        if (!(this.#hasClaimNext === undefined && isMissingEndpoint(err))) throw err;
         this.#hasClaimNext = false;
       }
     }
@@ -266,17 +264,45 @@ export class FleetClient implements FleetApi {
   }
 
   async #claimNextByList(opts: ClaimNextOptions, req?: RequestOptions): Promise<HeldJob[]> {
-    const limit = Math.max(1, Math.min(opts.limit ?? 1, 100));
+    const limit = Math.max(1, Math.min(opts.limit ?? 1, MAX_CLAIM_NEXT_LIMIT));
     // A window wider than `limit`, tried in random order: workers polling at
     // once then mostly try different rows instead of all racing for the oldest.
     const candidates = shuffle(await this.listClaimable({ limit: limit * 4 + 4, probeKeyPrefix: opts.probeKeyPrefix }, req));
     const won: HeldJob[] = [];
     for (const row of candidates) {
       if (won.length >= limit) break;
-      const answer = await this.claim(row.id, opts.workerId, opts.leaseSeconds, req);
+      let answer: ClaimResult;
+      try {
+        answer = await this.claim(row.id, opts.workerId, opts.leaseSeconds, req);
+      } catch (err) {
+        // Jobs already won are ours under live leases: dropping them would leave
+        // them unworked until the leases lapse. Hand them over and stop (the
+        // server is failing); a lasting error shows again on the next call.
+        if (won.length === 0) throw err;
+        break;
+      }
       if (answer.claimed) won.push({ job: answer.job, leaseToken: answer.leaseToken, alreadyHeld: answer.alreadyHeld });
     }
     return won;
+  }
+
+  /**
+   * POST /api/fleet/sweep: the server re-queues every held job of one batch
+   * whose lease has expired, or fails it at its orphan cap
+   * (PB_FLEET_MAX_ORPHANS), in one transaction, and says what it did to each.
+   * A server without it answers 404 (FleetHttpError). Not retried: a failed
+   * sweep changed nothing, and the next sweep does the same work.
+   */
+  async sweep(opts: SweepRequest = {}, req?: RequestOptions): Promise<SweepResponse> {
+    const body = await this.#post<SweepResponse>("sweep", "/api/fleet/sweep", {
+      probeKeyPrefix: opts.probeKeyPrefix || undefined,
+    } satisfies SweepRequest, req);
+    if (!isObject(body) || typeof body.requeued !== "number" || typeof body.gaveUp !== "number" ||
+        !Array.isArray(body.jobs) || !body.jobs.every(isSweptJob)) {
+      throw new FleetProtocolError("sweep", "answer lacks the counts `requeued` and `gaveUp`, or a `jobs` array of " +
+        "{ id, outcome, claimedBy, consecutiveOrphanCount }", body);
+    }
+    return body;
   }
 
   // ---- the record API ----------------------------------------------------------------
@@ -341,12 +367,12 @@ export class FleetClient implements FleetApi {
   }
 
   async #list(op: string, filter: string, sort: string, opts: ListOptions, req?: RequestOptions): Promise<JobRecord[]> {
-    const limit = Math.max(1, Math.min(opts.limit ?? 50, MAX_LIST));
+    const limit = Math.max(1, Math.min(opts.limit ?? 50, MAX_LIST_LIMIT));
     const prefix = opts.probeKeyPrefix ?? "";
     // An empty lease_expires_at is "" and sorts before any date: it counts as
     // expired, as the protocol says.
     const expr = this.pb.filter(prefix ? `${filter} && probe_key ~ {:prefix}` : filter, {
-      now: toPbDate(Date.now()),
+      now: formatPbDate(Date.now()),
       prefix: likePrefix(prefix),
     });
     const page = await this.#call(op, (o) => this.pb.collection(this.collection).getList<JobRecord>(1, limit, {
@@ -453,6 +479,12 @@ function isObject(value: unknown): value is Record<string, any> {
 
 function isJobView(value: unknown): value is JobView {
   return isObject(value) && typeof value["id"] === "string" && typeof value["status"] === "string";
+}
+
+function isSweptJob(value: unknown): value is SweptJob {
+  return isObject(value) && typeof value["id"] === "string" && typeof value["claimedBy"] === "string" &&
+    typeof value["consecutiveOrphanCount"] === "number" &&
+    typeof value["outcome"] === "string" && Object.hasOwn(SWEEP_OUTCOMES, value["outcome"]);
 }
 
 function dropUndefined(body: Record<string, unknown>): Record<string, unknown> {

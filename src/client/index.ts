@@ -6,7 +6,7 @@ export {
   FleetClient,
   DEFAULT_COLLECTION,
   DEFAULT_TIMEOUT_MS,
-  toPbDate,
+  MAX_LIST_LIMIT,
   type FleetApi,
   type FleetClientOptions,
   type RequestOptions,
@@ -16,6 +16,8 @@ export {
   type ClaimNextOptions,
   type ListOptions,
 } from "./fleet-client.js";
+/** PocketBase's stored text form of an instant (what filters compare against); toPbDate is its older name. */
+export { formatPbDate, formatPbDate as toPbDate } from "../lib/lease.js";
 export {
   Worker,
   LeaseLostError,
@@ -34,6 +36,7 @@ export {
   FleetNetworkError,
   FleetProtocolError,
   FleetAbortError,
+  isMissingEndpoint,
   isTransientError,
 } from "./errors.js";
 export { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";
@@ -53,5 +56,9 @@ export type {
   ClaimNextRequest,
   ClaimNextResponse,
   ClaimedJob,
+  SweepRequest,
+  SweepResponse,
+  SweptJob,
+  SweeperState,
   FleetStats,
 } from "../lib/types.js";

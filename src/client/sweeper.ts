@@ -1,36 +1,62 @@
 /**
- * Sweeper: hands the jobs of dead holders back to pending. It lists
+ * Sweeper: hands the jobs of dead holders back to pending, and gives up
+ * (fails) a job orphaned too many times in a row instead of re-queueing it
+ * forever.
+ *
+ * On a server with POST /api/fleet/sweep (probed once: a 404 means it has
+ * none) each sweep is one call: the server does the work in one transaction,
+ * with its own orphan cap (PB_FLEET_MAX_ORPHANS), and says what it did to
+ * each job. On an older server the Sweeper does it itself: it lists
  * claimed/running rows whose lease has expired and releases each to pending
- * under its holder's id; a row orphaned maxReclaimAttempts times in a row is
- * given up (failed) instead of being re-queued forever. Every step is a
- * compare-and-set on the server, so any number of sweepers may run at once: a
- * row another sweeper (or its renewing holder) got to first is just skipped.
+ * under its holder's id, or fails it once it has been orphaned
+ * maxReclaimAttempts times. Either way every step is a compare-and-set on the
+ * server, so any number of sweepers may run at once: a row another sweeper (or
+ * its renewing holder) got to first is just skipped.
  */
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
+import { DEFAULT_ORPHAN_CAP, SWEEP_BATCH } from "../lib/config.js";
+import { DEFAULT_LEASE_SECONDS } from "../lib/lease.js";
+import { ORPHAN_CAP_REASON } from "../lib/transitions.js";
+import type { SweepResponse } from "../lib/types.js";
 import { backoffDelay, sleep } from "./backoff.js";
-import { isTransientError, toError } from "./errors.js";
+import { isMissingEndpoint, isTransientError, toError } from "./errors.js";
 import { FleetEmitter, type FleetLogger } from "./events.js";
-import type { FleetApi, JobRecord } from "./fleet-client.js";
+import { MAX_LIST_LIMIT, type FleetApi, type JobRecord } from "./fleet-client.js";
+import { integerFrom, LEASE_SECONDS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule } from "./options.js";
 
 export interface SweeperOptions {
   /** Pause between sweeps, ms (default 5 000). */
   interval?: number;
-  /** consecutive_orphan_count at which an expired row is failed instead of re-queued (default 5). */
+  /**
+   * consecutive_orphan_count at which an expired row is failed instead of
+   * re-queued (default 5). Only on a server without POST /api/fleet/sweep:
+   * where the server sweeps, its own cap, PB_FLEET_MAX_ORPHANS, applies.
+   */
   maxReclaimAttempts?: number;
-  /** Rows per list (default 100); a full batch is followed at once by another sweep. */
+  /**
+   * Rows per list (1 to 500, default 100) on a server without POST
+   * /api/fleet/sweep; the server's sweep takes up to its own batch (500).
+   * A full batch is followed at once by another sweep.
+   */
   batchSize?: number;
-  /** Holder id used to claim a row it gives up on (default sweeper-<host>-<pid>-<random>). */
+  /**
+   * Holder id used to claim a row it gives up on (default
+   * sweeper-<host>-<pid>-<random>); only without POST /api/fleet/sweep.
+   */
   sweeperId?: string;
   /** Only rows whose probe_key starts with this. */
   probeKeyPrefix?: string;
-  /** Lease of the give-up claim, seconds (default 30): it only has to outlive one release. */
+  /**
+   * Lease of the give-up claim, seconds (default 30): it only has to outlive
+   * one release. Only without POST /api/fleet/sweep.
+   */
   leaseSeconds?: number;
   logger?: FleetLogger;
 }
 
 export interface SweepCounts {
-  /** Expired rows listed. */
+  /** Expired rows listed (where the server sweeps: the jobs it reported). */
   listed: number;
   /** Released to pending. */
   requeued: number;
@@ -46,6 +72,12 @@ export interface SweepCounts {
   errors: number;
 }
 
+interface SweepRound {
+  counts: SweepCounts;
+  /** The sweep took a whole batch and moved something: more may be waiting. */
+  full: boolean;
+}
+
 const RESULT_WRITE_ATTEMPTS = 4;
 
 export class Sweeper extends FleetEmitter {
@@ -56,27 +88,34 @@ export class Sweeper extends FleetEmitter {
   readonly #batchSize: number;
   readonly #probeKeyPrefix: string | undefined;
   readonly #leaseSeconds: number;
-  #current: Promise<SweepCounts> | null = null;
+  #current: Promise<SweepRound> | null = null;
   #loop: Promise<void> | null = null;
   #wake: AbortController | null = null;
+  /** undefined until the first sweep tells whether the server has POST /api/fleet/sweep. */
+  #serverSweeps: boolean | undefined;
 
   constructor(client: FleetApi, opts: SweeperOptions = {}) {
     super("sweeper", opts.logger);
-    const max = opts.maxReclaimAttempts ?? 5;
-    if (!Number.isInteger(max) || max < 1) throw new TypeError("Sweeper: `maxReclaimAttempts` must be an integer >= 1");
-    const batchSize = opts.batchSize ?? 100;
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 500) throw new TypeError("Sweeper: `batchSize` must be an integer from 1 to 500");
+    const option = (name: keyof SweeperOptions, fallback: number, rule: NumberRule): number =>
+      numberOption("Sweeper", name, opts[name], fallback, rule);
+    this.#interval = option("interval", 5_000, POSITIVE_MS);
+    this.#maxReclaimAttempts = option("maxReclaimAttempts", DEFAULT_ORPHAN_CAP, integerFrom(1));
+    this.#batchSize = option("batchSize", 100, integerFrom(1, MAX_LIST_LIMIT));
+    this.#leaseSeconds = option("leaseSeconds", DEFAULT_LEASE_SECONDS, LEASE_SECONDS);
+    this.sweeperId = opts.sweeperId === undefined
+      ? `sweeper-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
+      : workerIdOption("Sweeper", "sweeperId", opts.sweeperId);
     this.#client = client;
-    this.#interval = opts.interval ?? 5_000;
-    this.#maxReclaimAttempts = max;
-    this.#batchSize = batchSize;
     this.#probeKeyPrefix = opts.probeKeyPrefix;
-    this.#leaseSeconds = opts.leaseSeconds ?? 30;
-    this.sweeperId = opts.sweeperId ?? `sweeper-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   }
 
   get running(): boolean {
     return this.#loop !== null;
+  }
+
+  /** Whether the server does the sweeping (POST /api/fleet/sweep); undefined until the first sweep. */
+  get serverSweeps(): boolean | undefined {
+    return this.#serverSweeps;
   }
 
   /** Sweeps every `interval` ms until stop(). */
@@ -89,10 +128,9 @@ export class Sweeper extends FleetEmitter {
       while (!wake.signal.aborted) {
         let full = false;
         try {
-          const counts = await this.sweepOnce();
           // A full batch that moved something may have more behind it: sweep again at once.
           // One that moved nothing (rows it must skip) would only be listed again: pause.
-          full = counts.listed >= this.#batchSize && counts.requeued + counts.gaveUp > 0;
+          full = (await this.#sweepRound()).full;
           failures = 0;
         } catch (err) {
           this.report("error", { op: "sweep", error: toError(err) });
@@ -117,11 +155,16 @@ export class Sweeper extends FleetEmitter {
   }
 
   /**
-   * One pass over (at most batchSize) expired rows. Rejects only when the list
-   * itself fails; a failing row is counted in `errors` and reported. A call while
-   * a sweep runs waits for it and returns its counts.
+   * One pass over (at most one batch of) expired rows. Rejects only when the
+   * server's sweep or the list itself fails; a failing row is counted in
+   * `errors` and reported. A call while a sweep runs waits for it and returns
+   * its counts.
    */
-  sweepOnce(): Promise<SweepCounts> {
+  async sweepOnce(): Promise<SweepCounts> {
+    return (await this.#sweepRound()).counts;
+  }
+
+  #sweepRound(): Promise<SweepRound> {
     if (!this.#current) {
       this.#current = this.#sweep().finally(() => {
         this.#current = null;
@@ -130,10 +173,37 @@ export class Sweeper extends FleetEmitter {
     return this.#current;
   }
 
-  async #sweep(): Promise<SweepCounts> {
-    const counts: SweepCounts = {
-      listed: 0, requeued: 0, gaveUp: 0, skippedLive: 0, skippedRaced: 0, skippedNoHolder: 0, errors: 0,
+  async #sweep(): Promise<SweepRound> {
+    if (this.#serverSweeps === false) return this.#sweepByList();
+    let answer: SweepResponse;
+    try {
+      answer = await this.#client.sweep({ probeKeyPrefix: this.#probeKeyPrefix });
+    } catch (err) {
+      // Only the first answer is a probe: once the server has swept, a 404 is an error like any other.
+      if (this.#serverSweeps !== undefined || !isMissingEndpoint(err)) throw err;
+      this.#serverSweeps = false;
+      return this.#sweepByList();
+    }
+    this.#serverSweeps = true;
+    return this.#reportServerSweep(answer);
+  }
+
+  /** The server swept: its answer becomes the counts and one event per job. */
+  #reportServerSweep(answer: SweepResponse): SweepRound {
+    for (const job of answer.jobs) {
+      const event = { jobId: job.id, claimedBy: job.claimedBy, consecutiveOrphanCount: job.consecutiveOrphanCount };
+      if (job.outcome === "requeued") this.report("swept", event);
+      else this.report("gave_up", event);
+    }
+    const moved = answer.requeued + answer.gaveUp;
+    return {
+      counts: { ...noCounts(), listed: answer.jobs.length, requeued: answer.requeued, gaveUp: answer.gaveUp },
+      full: moved >= SWEEP_BATCH,
     };
+  }
+
+  async #sweepByList(): Promise<SweepRound> {
+    const counts = noCounts();
     const rows = await this.#client.listExpiredLeases({ limit: this.#batchSize, probeKeyPrefix: this.#probeKeyPrefix });
     counts.listed = rows.length;
     for (const row of rows) {
@@ -151,7 +221,7 @@ export class Sweeper extends FleetEmitter {
         this.report("error", { op: "sweep", jobId: row.id, error: toError(err) });
       }
     }
-    return counts;
+    return { counts, full: counts.listed >= this.#batchSize && counts.requeued + counts.gaveUp > 0 };
   }
 
   async #requeue(row: JobRecord): Promise<"requeued" | "skippedLive" | "skippedRaced"> {
@@ -197,7 +267,7 @@ export class Sweeper extends FleetEmitter {
       committed: answer.released ? "released" : "refused_terminal_same_holder",
     });
     const error = `gave up after ${orphaned} orphaned leases`;
-    await this.#writeResult(row.id, { error, reason: "orphan_cap", orphanedLeases: orphaned });
+    await this.#writeResult(row.id, { error, reason: ORPHAN_CAP_REASON, orphanedLeases: orphaned });
     this.report("result_written", { jobId: row.id, workerId: this.sweeperId, status: "failed" });
     this.report("gave_up", { jobId: row.id, claimedBy: row.claimed_by, consecutiveOrphanCount: orphaned });
     return "gaveUp";
@@ -214,4 +284,8 @@ export class Sweeper extends FleetEmitter {
       }
     }
   }
+}
+
+function noCounts(): SweepCounts {
+  return { listed: 0, requeued: 0, gaveUp: 0, skippedLive: 0, skippedRaced: 0, skippedNoHolder: 0, errors: 0 };
 }

@@ -4,13 +4,21 @@
  * release first (the compare-and-set), and write the result only when that
  * release committed. A worker that lost its lease writes nothing.
  */
+import { DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS } from "../lib/lease.js";
 import type { JobView, ReleaseResponse, RenewResponse } from "../lib/types.js";
 import { backoffDelay, sleep } from "./backoff.js";
 import { isTransientError, toError } from "./errors.js";
 import { FleetEmitter, type FleetLogger, type LeaseLostReason } from "./events.js";
 import type { FleetApi, HeldJob } from "./fleet-client.js";
+import {
+  integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
+} from "./options.js";
 
-/** What a handler gets: the claimed row's view plus who holds it and with which token. */
+/**
+ * What a handler gets: the claimed row's view plus who holds it and with which
+ * token. Should the worker win its own running job again (see Worker), these
+ * fields are updated in place to the claim the handler now runs under.
+ */
 export interface WorkerJob extends JobView {
   workerId: string;
   leaseToken: string | undefined;
@@ -25,12 +33,15 @@ export interface WorkerJob extends JobView {
 export type JobHandler<R = unknown> = (job: WorkerJob, signal: AbortSignal) => Promise<R>;
 
 export interface WorkerOptions<R = unknown> {
-  /** Unique per live worker (include the host/pid/a random part): the server knows holders only by this id. */
+  /**
+   * Unique per live worker (include the host/pid/a random part): the server
+   * knows holders only by this id. "pb-fleet-sweeper" is reserved (the server's sweeper).
+   */
   workerId: string;
   handler: JobHandler<R>;
   /** Jobs run at once (default 1). */
   concurrency?: number;
-  /** Lease asked for on claim and renew, seconds (default 30; the server clamps to 1..3600). */
+  /** Lease asked for on claim and renew, seconds: 1 to 3600 (the server's bounds), default 30. */
   leaseSeconds?: number;
   /** Renew after this fraction of the lease (default 1/3), so two renews can fail before it lapses. */
   renewEvery?: number;
@@ -40,7 +51,7 @@ export interface WorkerOptions<R = unknown> {
   maxPollInterval?: number;
   /** Only jobs whose probe_key starts with this. */
   probeKeyPrefix?: string;
-  /** How long to keep retrying a release or result write that fails transiently, ms (default 60 000). */
+  /** How long to keep retrying a release or result write that fails transiently, ms (default 60 000; 0: no retry). */
   reportRetryMs?: number;
   logger?: FleetLogger;
 }
@@ -86,7 +97,14 @@ type Outcome = { status: "done"; result: unknown } | { status: "failed"; error: 
 
 interface ActiveJob {
   id: string;
+  /** What the handler was given. */
+  view: WorkerJob;
   leaseToken: string | undefined;
+  /**
+   * Bumped when a new claim of the job replaces the lease this entry runs
+   * under: the answer of a renew sent under the old lease is then ignored.
+   */
+  leaseGeneration: number;
   /** Local end of the lease: send time of the last successful claim/renew + lease. Never later than the server's. */
   deadline: number;
   controller: AbortController;
@@ -100,7 +118,7 @@ interface ActiveJob {
   done: Promise<void>;
 }
 
-const HAND_BACK_FLOOR_SECONDS = 1;
+const HAND_BACK_FLOOR_SECONDS = MIN_LEASE_SECONDS;
 /** Wait past the shortened lease, for the request's own transit and clock granularity. */
 const HAND_BACK_MARGIN_MS = 300;
 const REPORT_BACKOFF = { initialMs: 200, maxMs: 2_000 };
@@ -116,7 +134,10 @@ export class Worker<R = unknown> extends FleetEmitter {
   readonly #poll: { initialMs: number; maxMs: number };
   readonly #probeKeyPrefix: string | undefined;
   readonly #reportRetryMs: number;
-  /** A Set, not a map by job id: a job lost and then claimed again by this worker is two entries until the first settles. */
+  /**
+   * A Set, not a map by job id: a job lost and then claimed again by this
+   * worker is two entries until the first ends (the second waits for it).
+   */
   readonly #active = new Set<ActiveJob>();
   #running = false;
   #loop: Promise<void> | null = null;
@@ -127,24 +148,20 @@ export class Worker<R = unknown> extends FleetEmitter {
 
   constructor(client: FleetApi, opts: WorkerOptions<R>) {
     super("worker", opts.logger);
-    if (!opts.workerId || typeof opts.workerId !== "string") throw new TypeError("Worker: `workerId` must be a non-empty string");
+    const option = (name: keyof WorkerOptions, fallback: number, rule: NumberRule): number =>
+      numberOption("Worker", name, opts[name], fallback, rule);
+    this.workerId = workerIdOption("Worker", "workerId", opts.workerId);
     if (typeof opts.handler !== "function") throw new TypeError("Worker: `handler` must be a function (job, signal) => Promise<result>");
-    const concurrency = opts.concurrency ?? 1;
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError("Worker: `concurrency` must be an integer >= 1");
-    const leaseSeconds = opts.leaseSeconds ?? 30;
-    if (!(leaseSeconds >= 1 && leaseSeconds <= 3600)) throw new TypeError("Worker: `leaseSeconds` must be from 1 to 3600");
-    const renewEvery = opts.renewEvery ?? 1 / 3;
-    if (!(renewEvery > 0 && renewEvery < 1)) throw new TypeError("Worker: `renewEvery` must be a fraction of the lease between 0 and 1");
+    this.#concurrency = option("concurrency", 1, integerFrom(1));
+    this.#leaseSeconds = option("leaseSeconds", DEFAULT_LEASE_SECONDS, LEASE_SECONDS);
+    const renewEvery = option("renewEvery", 1 / 3, { test: (n) => n > 0 && n < 1, expected: "a fraction of the lease between 0 and 1" });
+    this.#poll = { initialMs: option("pollInterval", 500, POSITIVE_MS), maxMs: option("maxPollInterval", 10_000, POSITIVE_MS) };
+    this.#reportRetryMs = option("reportRetryMs", 60_000, NON_NEGATIVE_MS);
     this.#client = client;
-    this.workerId = opts.workerId;
     this.#handler = opts.handler;
-    this.#concurrency = concurrency;
-    this.#leaseSeconds = leaseSeconds;
-    this.#leaseMs = leaseSeconds * 1000;
+    this.#leaseMs = this.#leaseSeconds * 1000;
     this.#renewIntervalMs = this.#leaseMs * renewEvery;
-    this.#poll = { initialMs: opts.pollInterval ?? 500, maxMs: opts.maxPollInterval ?? 10_000 };
     this.#probeKeyPrefix = opts.probeKeyPrefix;
-    this.#reportRetryMs = opts.reportRetryMs ?? 60_000;
   }
 
   /** Jobs whose handler or report is still running. */
@@ -213,19 +230,45 @@ export class Worker<R = unknown> extends FleetEmitter {
         await sleep(backoffDelay(emptyPolls++, this.#poll), this.#wake.signal);
         continue;
       }
-      if (held.length === 0) {
+      // Claims of jobs already running here start nothing: polling again at
+      // once would only get them again, so such a poll counts as empty.
+      let started = 0;
+      for (const h of held) if (this.#startJob(h, sentAt)) started++;
+      if (started === 0) {
         await sleep(backoffDelay(emptyPolls++, this.#poll), this.#wake.signal);
         continue;
       }
       emptyPolls = 0;
-      for (const h of held) this.#startJob(h, sentAt);
     }
   }
 
-  #startJob(held: HeldJob, sentAt: number): void {
+  /**
+   * One handler per job in this worker, whatever the server hands out:
+   * - the job's handler is running under a live lease: no second handler. An
+   *   alreadyHeld answer is that same lease (nothing to do); a fresh win (the
+   *   server saw the lease lapse first, its clock ahead of ours) replaces the
+   *   lease the running handler works under, so it goes on undisturbed;
+   * - the job's handler has finished and its report is under way: an
+   *   alreadyHeld answer is the lease that report releases, so nothing starts;
+   * - otherwise an earlier run of the job is still winding down (its lease was
+   *   lost and its handler has not returned yet, or a report under a lapsed
+   *   lease): the new claim is the job to do again, so its handler starts once
+   *   that run has ended, never beside it. Its lease is renewed meanwhile.
+   * Returns whether a new run was added.
+   */
+  #startJob(held: HeldJob, sentAt: number): boolean {
+    const previous = this.#latestRunOf(held.job.id);
+    if (previous && !previous.settled && !previous.lost) {
+      if (!held.alreadyHeld) this.#adoptClaim(previous, held, sentAt);
+      return false;
+    }
+    if (previous && previous.settled && !previous.lost && held.alreadyHeld) return false;
+    const view: WorkerJob = { ...held.job, workerId: this.workerId, leaseToken: held.leaseToken, alreadyHeld: held.alreadyHeld };
     const job: ActiveJob = {
       id: held.job.id,
+      view,
       leaseToken: held.leaseToken,
+      leaseGeneration: 0,
       deadline: sentAt + this.#leaseMs,
       controller: new AbortController(),
       renewTimer: null,
@@ -237,39 +280,67 @@ export class Worker<R = unknown> extends FleetEmitter {
       done: Promise.resolve(),
     };
     this.#active.add(job);
+    this.#reportClaimed(held);
+    this.#armDeadline(job);
+    // An alreadyHeld claim did not extend the lease: its end is unknown, so renew at once.
+    this.#scheduleRenew(job, held.alreadyHeld ? 0 : this.#renewIntervalMs);
+    job.done = this.#run(job, previous?.done ?? null).finally(() => {
+      this.#clearTimers(job);
+      this.#active.delete(job);
+      this.#slotFreed?.();
+    });
+    return true;
+  }
+
+  /** The newest entry of a job: a second one exists only while it waits for the first to end. */
+  #latestRunOf(jobId: string): ActiveJob | undefined {
+    let latest: ActiveJob | undefined;
+    for (const job of this.#active) if (job.id === jobId) latest = job;
+    return latest;
+  }
+
+  /** A fresh claim of a job this worker is running: the handler goes on under the new lease. */
+  #adoptClaim(job: ActiveJob, held: HeldJob, sentAt: number): void {
+    job.leaseToken = held.leaseToken;
+    job.leaseGeneration++;
+    job.deadline = sentAt + this.#leaseMs;
+    Object.assign(job.view, held.job, { leaseToken: held.leaseToken, alreadyHeld: false });
+    this.#reportClaimed(held);
+    this.#armDeadline(job);
+    this.#scheduleRenew(job, this.#renewIntervalMs);
+  }
+
+  #reportClaimed(held: HeldJob): void {
     this.report("claimed", {
-      jobId: job.id,
+      jobId: held.job.id,
       probeKey: held.job.probe_key,
       workerId: this.workerId,
       version: held.job.version,
       leaseToken: held.leaseToken,
       alreadyHeld: held.alreadyHeld,
     });
-    this.#armDeadline(job);
-    // An alreadyHeld claim did not extend the lease: its end is unknown, so renew at once.
-    this.#scheduleRenew(job, held.alreadyHeld ? 0 : this.#renewIntervalMs);
-    const view: WorkerJob = { ...held.job, workerId: this.workerId, leaseToken: held.leaseToken, alreadyHeld: held.alreadyHeld };
-    job.done = this.#run(job, view).finally(() => {
-      this.#clearTimers(job);
-      this.#active.delete(job);
-      this.#slotFreed?.();
-    });
   }
 
-  async #run(job: ActiveJob, view: WorkerJob): Promise<void> {
-    let outcome: Outcome;
-    try {
-      outcome = { status: "done", result: await this.#handler(view, job.controller.signal) };
-    } catch (err) {
-      outcome = { status: "failed", error: toError(err).message };
-    }
+  /** `earlierRun`: the end of this job's previous run in this worker, which this one must not overlap. */
+  async #run(job: ActiveJob, earlierRun: Promise<void> | null): Promise<void> {
+    if (earlierRun) await earlierRun;
+    // Aborted before it began (lost while waiting, or stopping): the handler never runs.
+    const outcome = job.controller.signal.aborted ? null : await this.#runHandler(job);
     job.settled = true;
     this.#clearTimers(job);
     // A renew still on the wire may yet say the lease is gone.
     if (job.renewing) await job.renewing;
     if (job.lost || job.stopMode === "abandon") return;
     if (job.stopMode === "release") return this.#handBack(job);
-    await this.#report(job, outcome);
+    if (outcome) await this.#report(job, outcome);
+  }
+
+  async #runHandler(job: ActiveJob): Promise<Outcome> {
+    try {
+      return { status: "done", result: await this.#handler(job.view, job.controller.signal) };
+    } catch (err) {
+      return { status: "failed", error: toError(err).message };
+    }
   }
 
   // ---- lease upkeep ------------------------------------------------------------------
@@ -279,9 +350,10 @@ export class Worker<R = unknown> extends FleetEmitter {
     if (job.renewTimer) clearTimeout(job.renewTimer);
     job.renewTimer = setTimeout(() => {
       job.renewTimer = null;
-      job.renewing = this.#renew(job).finally(() => {
-        job.renewing = null;
+      const renewing: Promise<void> = this.#renew(job).finally(() => {
+        if (job.renewing === renewing) job.renewing = null;
       });
+      job.renewing = renewing;
     }, delayMs);
   }
 
@@ -290,18 +362,21 @@ export class Worker<R = unknown> extends FleetEmitter {
     const sentAt = Date.now();
     const remaining = job.deadline - sentAt;
     if (remaining <= 0) return this.#loseLease(job, "lease_expired");
+    const generation = job.leaseGeneration;
+    // A new claim adopted meanwhile has its own lease and renew schedule.
+    const superseded = (): boolean => job.leaseGeneration !== generation;
     let answer: RenewResponse;
     try {
       // An answer after the lease ended would be useless: wait no longer than that.
       answer = await this.#client.renew(job.id, this.workerId, this.#leaseSeconds, job.leaseToken, { timeoutMs: remaining });
     } catch (err) {
-      if (isDropped(job)) return;
+      if (isDropped(job) || superseded()) return;
       this.report("error", { op: "renew", jobId: job.id, error: toError(err) });
       // Try again soon; the deadline timer ends it if the lease runs out first.
       this.#scheduleRenew(job, Math.min(this.#renewIntervalMs / 2, 1_000));
       return;
     }
-    if (isDropped(job)) return;
+    if (isDropped(job) || superseded()) return;
     if (!answer.renewed) return this.#loseLease(job, "renew_refused");
     job.deadline = sentAt + this.#leaseMs;
     this.#armDeadline(job);

@@ -1,25 +1,17 @@
 /** GET /api/fleet/stats[?format=prometheus][&probeKeyPrefix=...] */
-import { orphanCap } from "../lib/config";
-import { statsQuery, type StatsRow } from "../lib/queries";
-import { buildStats, formatPrometheus, parseStatsFormat } from "../lib/stats";
-import { getenv } from "./record";
+import { getenv, json, queryOne, storeGet, type FleetRequest, type Reply } from "../adapter/pocketbase-0.22.js";
+import { decodeSweeperState, orphanCap, SWEEPER_STATE_KEY, sweepSchedule } from "../lib/config.js";
+import { statsQuery, STATS_ROW_SHAPE } from "../lib/queries.js";
+import { buildStats, formatPrometheus, parseStatsFormat, STATS_UNAVAILABLE } from "../lib/stats.js";
 
-export function handleStats(c: echo.Context): void {
-  const format = parseStatsFormat(c.queryParam("format"));
-  if (format === null) return c.json(400, { error: "format must be json or prometheus" });
+export function handleStats(req: FleetRequest): Reply {
+  const format = parseStatsFormat(req.query("format"));
+  if (format === null) return json(400, { error: "format must be json or prometheus" });
   const now = Date.now();
   const cap = orphanCap(getenv);
-  const query = statsQuery(now, cap, c.queryParam("probeKeyPrefix"));
-  const row = new DynamicModel({
-    pending: 0, claimed: 0, running: 0, done: 0, failed: 0, total: 0,
-    oldest_pending: "", expired_leases: 0, past_orphan_cap: 0,
-  }) as unknown as StatsRow;
-  try {
-    $app.dao().db().newQuery(query.sql).bind(query.params).one(row);
-  } catch (err) {
-    return c.json(503, { error: "stats are unavailable: " + String(err) });
-  }
-  const stats = buildStats(row, now, cap);
-  if (format === "prometheus") return c.string(200, formatPrometheus(stats));
-  return c.json(200, stats);
+  const row = queryOne(statsQuery(now, cap, req.query("probeKeyPrefix")), STATS_ROW_SHAPE);
+  if (row === null) return json(503, { error: STATS_UNAVAILABLE }); // the cause is in the log
+  const sweeper = decodeSweeperState(storeGet(SWEEPER_STATE_KEY), sweepSchedule(getenv));
+  const stats = buildStats(row, now, cap, sweeper);
+  return format === "prometheus" ? { status: 200, text: formatPrometheus(stats) } : json(200, stats);
 }

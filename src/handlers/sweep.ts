@@ -4,68 +4,62 @@
  * PB_FLEET_MAX_ORPHANS times in a row is failed instead. Runs from cronAdd
  * (PB_FLEET_SWEEP_CRON; "off" disables it) and on demand from POST /api/fleet/sweep.
  */
-import { isSweepOff, orphanCap, SWEEP_BATCH, sweepSchedule } from "../lib/config";
-import { expiredLeaseWhere } from "../lib/queries";
-import { decideSweep } from "../lib/sweep";
-import { validateSweepRequest } from "../lib/validate";
 import {
-  findJobs, forgetJobsCollection, getenv, jobsCollection, readRow, requestBody, transact, writePatch,
-} from "./record";
+  getenv, json, logError, logInfo, storeSet, updateJobs, type FleetRequest, type Reply,
+} from "../adapter/pocketbase-0.22.js";
+import {
+  DEFAULT_SWEEP_SCHEDULE, encodeSweeperState, invalidScheduleError, orphanCap, SWEEP_BATCH, SWEEP_OFF,
+  SWEEPER_STATE_KEY, sweeperNotScheduled, sweeperScheduled, sweepSchedule,
+} from "../lib/config.js";
+import { cronScheduleError } from "../lib/cron.js";
+import { sweepExpired } from "../lib/sweep.js";
+import type { SweepResponse } from "../lib/types.js";
+import { validateSweepRequest } from "../lib/validate.js";
 
-export interface SweepOutcome {
-  requeued: number;
-  gaveUp: number;
-}
-
-export function sweepExpiredLeases(probeKeyPrefix: string): SweepOutcome {
+/** One sweep; null when its transaction rolled back (nothing changed). */
+function sweep(probeKeyPrefix: string): SweepResponse | null {
   const cap = orphanCap(getenv);
-  const collection = jobsCollection(Date.now());
-  try {
-    return transact((tx) => {
-      const outcome: SweepOutcome = { requeued: 0, gaveUp: 0 };
-      const now = Date.now();
-      const where = expiredLeaseWhere(now, probeKeyPrefix);
-      for (const rec of findJobs(tx, collection, where, ["lease_expires_at ASC"], SWEEP_BATCH)) {
-        const decision = decideSweep(readRow(rec), now, cap);
-        if (decision.kind === "skip") continue;
-        writePatch(rec, decision.patch);
-        tx.saveRecord(rec);
-        if (decision.kind === "requeue") outcome.requeued++;
-        else outcome.gaveUp++;
-      }
-      return outcome;
-    });
-  } catch (err) {
-    forgetJobsCollection();
-    throw err;
-  }
+  return updateJobs((batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
 }
 
-/** cronAdd's job: log what it did; a failed sweep is logged and retried next tick. */
+/** cronAdd's job: log what it did; a failed sweep is logged (by the adapter) and retried next tick. */
 export function runScheduledSweep(): void {
-  if (isSweepOff(getenv)) return;
-  try {
-    const outcome = sweepExpiredLeases("");
-    if (outcome.requeued > 0 || outcome.gaveUp > 0) {
-      $app.logger().info("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
-    }
-  } catch (err) {
-    $app.logger().error("pb-fleet sweep failed", "error", String(err));
+  if (sweepSchedule(getenv) === SWEEP_OFF) return;
+  const outcome = sweep("");
+  if (outcome !== null && (outcome.requeued > 0 || outcome.gaveUp > 0)) {
+    logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
   }
 }
 
-/** POST /api/fleet/sweep { probeKeyPrefix? }: the same sweep now, for operators and tests. */
-export function handleSweep(c: echo.Context): void {
-  const req = validateSweepRequest(requestBody(c));
-  if (!req.ok) return c.json(400, { error: req.error });
-  try {
-    return c.json(200, sweepExpiredLeases(req.value.probeKeyPrefix));
-  } catch {
-    return c.json(200, { requeued: 0, gaveUp: 0 }); // rolled back: nothing changed
-  }
+/** POST /api/fleet/sweep { probeKeyPrefix? }: the same sweep now, for operators, client sweepers and tests. */
+export function handleSweep(req: FleetRequest): Reply {
+  const valid = validateSweepRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const empty: SweepResponse = { requeued: 0, gaveUp: 0, jobs: [] };
+  return json(200, sweep(valid.value.probeKeyPrefix) ?? empty);
 }
 
-/** The cron schedule, read once when PocketBase loads the hooks. */
-export function scheduleFromEnv(): string {
-  return sweepSchedule(getenv);
+/**
+ * The cron schedule, read once when PocketBase loads the hooks, and recorded
+ * (with whether the sweeper runs) for /api/fleet/stats. "off" registers the
+ * default schedule and every tick does nothing. An invalid expression is
+ * recorded, logged and thrown: with --hooksWatch=false PocketBase stops at
+ * start; with it on, PocketBase only prints the error and serves on, and the
+ * stats say the sweeper is not running.
+ */
+export function sweeperScheduleAtLoad(): string {
+  const configured = sweepSchedule(getenv);
+  if (configured === SWEEP_OFF) {
+    storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperNotScheduled(SWEEP_OFF)));
+    return DEFAULT_SWEEP_SCHEDULE;
+  }
+  const invalid = cronScheduleError(configured);
+  if (invalid !== null) {
+    const error = invalidScheduleError(configured, invalid);
+    storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperNotScheduled(configured, error)));
+    logError("pb-fleet-sweeper is not scheduled", error);
+    throw new Error(`pb-fleet-sweeper: ${error}`);
+  }
+  storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperScheduled(configured)));
+  return configured;
 }

@@ -2,6 +2,7 @@
  * Server-side settings, read from PocketBase's environment. This is the one
  * place that names them; the README's "Configuration" table mirrors it.
  */
+import type { SweeperState } from "./types.js";
 
 export const SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
 /** Every minute: a dead worker's job waits at most one lease plus a minute. */
@@ -23,14 +24,49 @@ export const SWEEPER_HOLDER = "pb-fleet-sweeper";
 /** Rows one sweep handles in its transaction; the rest wait for the next tick. */
 export const SWEEP_BATCH = 500;
 
-/** The cron expression to register; "off" registers the default one and isSweepOff makes each tick a no-op. */
+/** The configured schedule: a cron expression, or SWEEP_OFF. */
 export function sweepSchedule(getenv: (name: string) => string): string {
   const raw = getenv(SWEEP_SCHEDULE_ENV).trim();
-  return raw === "" || raw === SWEEP_OFF ? DEFAULT_SWEEP_SCHEDULE : raw;
+  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
 }
 
-export function isSweepOff(getenv: (name: string) => string): boolean {
-  return getenv(SWEEP_SCHEDULE_ENV).trim() === SWEEP_OFF;
+/**
+ * Where the hooks file, while loading, records what became of the sweeper
+ * (PocketBase's app store is shared by every pooled runtime), so that
+ * /api/fleet/stats can say whether the server sweeps: with --hooksWatch on, a
+ * load error is only printed and PocketBase serves on.
+ */
+export const SWEEPER_STATE_KEY = "pbFleetSweeper";
+
+export function sweeperScheduled(schedule: string): SweeperState {
+  return { scheduled: true, schedule };
+}
+
+export function sweeperNotScheduled(schedule: string, error?: string): SweeperState {
+  return error === undefined ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
+}
+
+export function invalidScheduleError(schedule: string, cause: string): string {
+  return `${SWEEP_SCHEDULE_ENV}=${JSON.stringify(schedule)} is not a valid 5-field cron expression ` +
+    `(or "${SWEEP_OFF}"), so the server sweeper is not running: ${cause}`;
+}
+
+/** The state as JSON text: the app store hands Go values between runtimes, and text survives that unchanged. */
+export function encodeSweeperState(state: SweeperState): string {
+  return JSON.stringify(state);
+}
+
+/** The recorded state, or, when the hooks never recorded one, a state that says so. */
+export function decodeSweeperState(stored: unknown, configured: string): SweeperState {
+  try {
+    const state: unknown = typeof stored === "string" ? JSON.parse(stored) : null;
+    if (typeof state === "object" && state !== null && typeof (state as SweeperState).scheduled === "boolean") {
+      return state as SweeperState;
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return sweeperNotScheduled(configured, "the pb-fleet hooks did not register the sweeper: see PocketBase's log");
 }
 
 /** A positive integer, or the default when unset or not a positive integer. */

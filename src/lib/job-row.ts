@@ -1,12 +1,15 @@
 /**
  * The fields of a `probe_jobs` row that the protocol reads and writes, as plain
- * values. Handlers copy a record into a JobRow, the transition functions decide
- * on it, and the handler writes the returned patch back.
+ * values. The adapter reads a JobRow, the transition functions decide on it,
+ * and the adapter writes the returned patch back.
  */
-import type { JobStatus, JobView } from "./types";
+import type { WhereClause } from "./queries.js";
+import type { JobStatus, JobView } from "./types.js";
 
 export interface JobRow {
   id: string;
+  /** PocketBase's text form; what claim-next orders by. */
+  created: string;
   probe_key: string;
   /** As stored; a hand-edited row may hold anything, so it is not narrowed. */
   status: string;
@@ -36,10 +39,33 @@ export interface JobPatch {
   result?: unknown;
 }
 
-export const JOB_ROW_TEXT_FIELDS = [
-  "probe_key", "status", "claimed_by", "lease_expires_at", "lease_token",
-] as const;
-export const JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"] as const;
+/** One job's compare-and-set: the row as read inside the transaction, and what was decided on it. */
+export interface JobUpdate<D> {
+  row: JobRow;
+  decision: D;
+}
+
+/**
+ * Rows found and written inside one transaction (the adapter's updateJobs):
+ * what claim-next and the sweeper work through.
+ */
+export interface JobBatch {
+  /** Rows matching a where clause from ./queries, in the given order. */
+  find(where: WhereClause, order: readonly string[], limit: number): JobRow[];
+  /** Writes a patch to a row this batch found. */
+  write(row: JobRow, patch: JobPatch): void;
+}
+
+/**
+ * A JobRow's columns with a value of each one's type: the shape the adapter
+ * reads a row into. Rows are read as stored, not through PocketBase's record
+ * loading, which rewrites a date it can parse into its own layout: the lease
+ * rule must judge the same text in JavaScript as in SQL.
+ */
+export const JOB_ROW_SHAPE: JobRow = {
+  id: "", created: "", probe_key: "", status: "", claimed_by: "", lease_expires_at: "", lease_token: "",
+  version: 0, reclaim_count: 0, consecutive_orphan_count: 0,
+};
 
 /** The `job` object of an answer: the row as it is after the patch. */
 export function jobView(row: JobRow, patch?: JobPatch): JobView {

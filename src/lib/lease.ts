@@ -1,6 +1,9 @@
 /**
- * Lease arithmetic. Times are epoch milliseconds; stored dates use PocketBase's
- * text layout `2006-01-02 15:04:05.000Z`.
+ * Lease arithmetic, and the one rule that says whether a lease is live: the
+ * handlers apply it in JavaScript (isLeaseLive) and claim-next, the sweeper and
+ * stats apply it in SQL (LIVE_LEASE_SQL). Both say the same of every text.
+ * Times are epoch milliseconds; stored dates use PocketBase's text layout
+ * `2006-01-02 15:04:05.000Z`.
  */
 
 export const DEFAULT_LEASE_SECONDS = 30;
@@ -23,39 +26,53 @@ export function formatPbDate(ms: number): string {
   return new Date(ms).toISOString().replace("T", " ");
 }
 
-const PB_DATE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+/** PocketBase's layout, digit for digit: the only form PocketBase itself stores. */
+const PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 
 /**
  * Reads a stored date without `Date.parse`, whose handling of the space form
  * changed inside the 0.22 line (NaN up to v0.22.21, a real time from v0.22.22):
- * the same text must mean the same instant on every 0.22.x. Anything that is not
- * a well-formed UTC date in PocketBase's layout (or ISO's `T` form) gives null.
+ * the same text must mean the same instant on every version. Anything that is
+ * not a calendar-valid date in PocketBase's exact layout gives null: the `T`
+ * form, other fraction lengths, offsets, Feb 30, hour 24, a leap second.
  */
 export function parsePbDate(text: string): number | null {
   const m = PB_DATE.exec(text);
   if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number, number, number, number, number, number,
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number) as [
+    number, number, number, number, number, number, number,
   ];
-  const ms = Number(((m[7] ?? "") + "000").slice(0, 3));
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  // Date.UTC rolls 2024-02-31 over into March; a calendar-invalid text is unreadable.
-  const back = new Date(t);
-  if (
-    back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 ||
-    back.getUTCDate() !== day || back.getUTCHours() !== hour ||
-    back.getUTCMinutes() !== minute || back.getUTCSeconds() !== second
-  ) {
-    return null;
-  }
-  return t;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+
+/** Proleptic Gregorian, as SQLite's date functions count. */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /**
  * A lease is live while its end is in the future. An empty or unreadable lease
- * counts as expired so that one bad row can never wedge the queue.
+ * counts as expired so that one bad row can never wedge the queue. Readable
+ * texts share one fixed-width layout, so comparing them as text compares them
+ * as time: exactly what LIVE_LEASE_SQL does.
  */
 export function isLeaseLive(leaseExpiresAt: string, nowMs: number): boolean {
-  const end = parsePbDate(leaseExpiresAt);
-  return end !== null && end > nowMs;
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
+
+/**
+ * isLeaseLive in SQLite, for `lease_expires_at` against the bound `{:now}`
+ * (formatPbDate of the current time). PB_DATE's layout is checked with GLOB,
+ * the calendar by a round trip through SQLite's date arithmetic (the
+ * `+0 seconds` modifier makes it normalise Feb 30 or hour 24, so the text no
+ * longer comes back), and COALESCE makes a NULL count as expired. One literal
+ * (no substitutions), so bundles that do not query drop it.
+ */
+export const LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;

@@ -3,7 +3,7 @@
  * (like pg-boss's SQL builders) so they are read and tested apart from the code
  * that runs them. Values travel as bound parameters, never in the SQL text.
  */
-import { formatPbDate } from "./lease";
+import { formatPbDate, LIVE_LEASE_SQL } from "./lease.js";
 
 export interface WhereClause {
   sql: string;
@@ -23,19 +23,13 @@ export function pendingWhere(probeKeyPrefix: string): WhereClause {
 }
 
 /**
- * PocketBase's stored date text, `YYYY-MM-DD HH:MM:SS.sssZ`, which sorts as
- * time. A lease that is not in this form (empty, or hand-edited) counts as
- * expired, as isLeaseLive says, so the query must not leave it behind.
+ * Held rows whose lease has passed or is unreadable (isClaimable's held half,
+ * in SQL): stealable by claim-next, and the sweeper's work.
  */
-const PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
+const EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
-/** Held rows whose lease has passed or is unreadable: stealable by claim-next, and the sweeper's work. */
 export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string): WhereClause {
-  return withPrefix(
-    `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`,
-    { now: formatPbDate(nowMs) },
-    probeKeyPrefix,
-  );
+  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
 
 /**
@@ -70,6 +64,29 @@ export function prefixUpperBound(prefix: string): string | null {
   return String.fromCodePoint(...points);
 }
 
+/**
+ * JOB_ROW_SHAPE's columns as stored (a unit test holds the two together).
+ * Numbers are cast: a hand-edited NUMERIC column may hold text, which then
+ * reads as 0 instead of failing the read. A literal, not derived: handlers
+ * evaluate their module text on every request.
+ */
+export const JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, " +
+  "CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, " +
+  "CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
+
+/** JobRows matching a where clause, in an order, at most `limit`. */
+export function jobRowsQuery(where: WhereClause, order: readonly string[], limit: number): WhereClause {
+  return {
+    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
+    params: Object.assign({ limit }, where.params),
+  };
+}
+
+/** One job by id. */
+export function jobByIdWhere(jobId: string): WhereClause {
+  return { sql: "id = {:id}", params: { id: jobId } };
+}
+
 /** A claim-next candidate: a row and what orders it. */
 export interface Candidate {
   created: string;
@@ -102,7 +119,7 @@ export function statsQuery(nowMs: number, orphanCap: number, probeKeyPrefix: str
   COALESCE(SUM(status = 'failed'), 0) AS failed,
   COUNT(*) AS total,
   COALESCE(MIN(CASE WHEN status = 'pending' THEN MAX(created, COALESCE(requeued_at, '')) END), '') AS oldest_pending,
-  COALESCE(SUM(status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')), 0) AS expired_leases,
+  COALESCE(SUM(${EXPIRED_LEASE_SQL}), 0) AS expired_leases,
   COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
 FROM probe_jobs
 WHERE ${scope.sql}`,
@@ -122,3 +139,9 @@ export interface StatsRow {
   expired_leases: number;
   past_orphan_cap: number;
 }
+
+/** statsQuery's columns, each with a value of its type (what the database layer reads them into). */
+export const STATS_ROW_SHAPE: StatsRow = {
+  pending: 0, claimed: 0, running: 0, done: 0, failed: 0, total: 0,
+  oldest_pending: "", expired_leases: 0, past_orphan_cap: 0,
+};

@@ -1,9 +1,9 @@
 /** GET /api/fleet/stats: the numbers, and their Prometheus text form. */
-import { parsePbDate } from "./lease";
-import type { StatsRow } from "./queries";
-import { JOB_STATUSES, type FleetStats, type JobStatus } from "./types";
+import { parsePbDate } from "./lease.js";
+import type { StatsRow } from "./queries.js";
+import { JOB_STATUSES, type FleetStats, type JobStatus, type SweeperState } from "./types.js";
 
-export function buildStats(row: StatsRow, nowMs: number, orphanCap: number): FleetStats {
+export function buildStats(row: StatsRow, nowMs: number, orphanCap: number, sweeper: SweeperState): FleetStats {
   const counts = {} as Record<JobStatus, number>;
   for (const status of JOB_STATUSES) counts[status] = row[status];
   const oldest = parsePbDate(row.oldest_pending);
@@ -14,8 +14,12 @@ export function buildStats(row: StatsRow, nowMs: number, orphanCap: number): Fle
     expiredLeases: row.expired_leases,
     pastOrphanCap: row.past_orphan_cap,
     orphanCap,
+    sweeper,
   };
 }
+
+/** The 503 answer when the stats query fails; the database's own text goes to the log, not to callers. */
+export const STATS_UNAVAILABLE = "stats are unavailable right now: the database read failed (details are in PocketBase's log)";
 
 export type StatsFormat = "json" | "prometheus";
 
@@ -42,5 +46,12 @@ export function formatPrometheus(stats: FleetStats): string {
     [["", stats.pastOrphanCap]]);
   gauge("pb_fleet_orphan_cap", "Consecutive orphaned leases after which the sweeper fails a job.",
     [["", stats.orphanCap]]);
+  gauge("pb_fleet_sweeper_scheduled", "1 when the server sweeper is scheduled, 0 when it is off or its schedule failed.",
+    [[`{schedule="${escapeLabel(stats.sweeper.schedule)}"}`, stats.sweeper.scheduled ? 1 : 0]]);
   return lines.join("\n") + "\n";
+}
+
+/** A Prometheus label value: backslash, double quote and newline escaped. */
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }

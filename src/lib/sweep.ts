@@ -4,12 +4,10 @@
  * or, once it has been orphaned `cap` times in a row, give it up as failed so a
  * job that kills every worker does not loop forever.
  */
-import { SWEEPER_HOLDER } from "./config";
-import { formatPbDate } from "./lease";
-import type { JobPatch, JobRow } from "./job-row";
-import { isClaimable, isHeldStatus, requeuePatch } from "./transitions";
-
-export const ORPHAN_CAP_REASON = "orphan_cap";
+import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
+import { expiredLeaseWhere } from "./queries.js";
+import { giveUpPatch, isClaimable, isHeldStatus, requeuePatch } from "./transitions.js";
+import type { SweepResponse } from "./types.js";
 
 export type SweepDecision =
   | { kind: "requeue"; patch: JobPatch }
@@ -20,23 +18,32 @@ export function decideSweep(row: JobRow, nowMs: number, cap: number): SweepDecis
   // Re-checked inside the sweep's transaction: the holder may have renewed since the query.
   if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
   if (row.consecutive_orphan_count < cap) return { kind: "requeue", patch: requeuePatch(row, nowMs) };
-  return {
-    kind: "give_up",
-    patch: {
-      status: "failed",
-      // The sweeper, not the last worker, finished it (see SWEEPER_HOLDER);
-      // the worker stays on record in result.lastHolder.
-      claimed_by: SWEEPER_HOLDER,
-      lease_token: "",
-      finished_at: formatPbDate(nowMs),
-      // consecutive_orphan_count is kept (not reset as by a worker's release):
-      // it is the evidence, and what the stats count as "past the orphan cap".
-      result: {
-        error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
-        reason: ORPHAN_CAP_REASON,
-        lastHolder: row.claimed_by,
-      },
-      version: row.version + 1,
-    },
-  };
+  return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
 }
+
+/** One sweep: at most `limit` held rows whose lease passed, the longest-expired first. */
+export function sweepExpired(
+  batch: JobBatch,
+  nowMs: number,
+  cap: number,
+  probeKeyPrefix: string,
+  limit: number,
+): SweepResponse {
+  const answer: SweepResponse = { requeued: 0, gaveUp: 0, jobs: [] };
+  for (const row of batch.find(expiredLeaseWhere(nowMs, probeKeyPrefix), SWEEP_ORDER, limit)) {
+    const decision = decideSweep(row, nowMs, cap);
+    if (decision.kind === "skip") continue;
+    batch.write(row, decision.patch);
+    if (decision.kind === "requeue") answer.requeued++;
+    else answer.gaveUp++;
+    answer.jobs.push({
+      id: row.id,
+      outcome: decision.kind === "requeue" ? "requeued" : "gave_up",
+      claimedBy: row.claimed_by,
+      consecutiveOrphanCount: decision.patch.consecutive_orphan_count ?? row.consecutive_orphan_count,
+    });
+  }
+  return answer;
+}
+
+const SWEEP_ORDER = ["lease_expires_at ASC"] as const;

@@ -2,9 +2,10 @@
  * The compare-and-set decisions of claim, renew and release. Each takes the row
  * as read inside the transaction and answers what to write (a patch) or why not.
  */
-import { clampLeaseSeconds, formatPbDate, isLeaseLive } from "./lease";
-import type { JobPatch, JobRow } from "./job-row";
-import type { ReleaseRefusal, ReleaseTarget } from "./types";
+import { SWEEPER_HOLDER } from "./config.js";
+import { clampLeaseSeconds, formatPbDate, isLeaseLive } from "./lease.js";
+import type { JobPatch, JobRow } from "./job-row.js";
+import type { ReleaseRefusal, ReleaseTarget } from "./types.js";
 
 export function isHeldStatus(status: string): boolean {
   return status === "claimed" || status === "running";
@@ -23,7 +24,20 @@ export function isClaimable(row: JobRow, nowMs: number): boolean {
 export type ClaimDecision =
   | { kind: "win"; patch: JobPatch; steal: boolean }
   | { kind: "already_held"; leaseToken: string }
-  | { kind: "refused" };
+  | { kind: "refused" }
+  /** A steal that would pass the orphan cap: the job is failed instead (see StealRule). */
+  | { kind: "give_up"; patch: JobPatch };
+
+/**
+ * What a steal of an expired lease means for the orphan count. The reference's
+ * claim by id does not count it ("reference"), and its bookkeeping is kept
+ * there. claim-next is pb-fleet's own: a steal is an orphaning like a sweeper
+ * re-queue ("count_orphans"), and a job already orphaned `cap` times in a row
+ * is given up rather than handed to one more worker, so a job that kills its
+ * workers ends failed on whichever path reclaims it.
+ */
+export type StealRule = { kind: "reference" } | { kind: "count_orphans"; cap: number };
+export const REFERENCE_STEAL: StealRule = { kind: "reference" };
 
 /**
  * A claimable row is won, and a held one is stolen (reclaim_count + 1). The
@@ -37,12 +51,17 @@ export function decideClaim(
   leaseSeconds: unknown,
   nowMs: number,
   newLeaseToken: () => string,
+  stealRule: StealRule = REFERENCE_STEAL,
 ): ClaimDecision {
   if (!isClaimable(row, nowMs)) {
     const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
     return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
   }
   const steal = isHeldStatus(row.status);
+  const countsOrphans = steal && stealRule.kind === "count_orphans";
+  if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
+    return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
+  }
   const patch: JobPatch = {
     status: "claimed",
     claimed_by: workerId,
@@ -53,6 +72,7 @@ export function decideClaim(
     claimed_at: formatPbDate(nowMs),
   };
   if (steal) patch.reclaim_count = row.reclaim_count + 1;
+  if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
   return { kind: "win", patch, steal };
 }
 
@@ -138,6 +158,33 @@ export function requeuePatch(row: JobRow, nowMs: number): JobPatch {
     reclaim_count: row.reclaim_count + 1,
     consecutive_orphan_count: row.consecutive_orphan_count + 1,
     requeued_at: formatPbDate(nowMs),
+    version: row.version + 1,
+  };
+}
+
+/** `result.reason` of a job the server gave up on at the orphan cap. */
+export const ORPHAN_CAP_REASON = "orphan_cap";
+
+/**
+ * The server gives up on a job whose lease expired once more after `cap`
+ * consecutive orphanings (the sweeper, or a claim-next steal).
+ */
+export function giveUpPatch(row: JobRow, nowMs: number): JobPatch {
+  return {
+    status: "failed",
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by,
+    },
     version: row.version + 1,
   };
 }

@@ -1,6 +1,7 @@
 /**
- * Wire types of the fleet protocol (../PROTOCOL.md): what the hooks answer and
- * what the client sends. Shared by the handlers and the client as types only.
+ * Wire types of the fleet protocol: what the hooks answer and what the client
+ * sends, and the plain constants both sides check them against. The client
+ * imports this module too, so it holds no PocketBase code.
  */
 
 export const JOB_STATUSES = ["pending", "claimed", "running", "done", "failed"] as const;
@@ -9,12 +10,18 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const RELEASE_TARGETS = ["done", "failed", "pending"] as const;
 export type ReleaseTarget = (typeof RELEASE_TARGETS)[number];
 
-export type ReleaseRefusal =
-  | "refused_terminal_same_holder"
-  | "refused_not_holder"
-  | "refused_lease_live"
-  /** The leaseToken sent is not the current claim's: the job was claimed again since. */
-  | "refused_stale_token";
+/**
+ * Why a release was refused. `refused_stale_token`: the leaseToken sent is not
+ * the current claim's (the job was claimed again since). The client accepts
+ * exactly these, so a new reason is added here and nowhere else.
+ */
+export const RELEASE_REFUSALS = [
+  "refused_terminal_same_holder",
+  "refused_not_holder",
+  "refused_lease_live",
+  "refused_stale_token",
+] as const;
+export type ReleaseRefusal = (typeof RELEASE_REFUSALS)[number];
 
 /** The `job` object in every successful answer. Dates use PocketBase's text form. */
 export interface JobView {
@@ -78,6 +85,35 @@ export interface ClaimNextResponse {
   jobs: ClaimedJob[];
 }
 
+export interface SweepRequest {
+  /** Only jobs whose probe_key starts with this text. */
+  probeKeyPrefix?: string;
+}
+/** What one sweep did to one job. */
+export interface SweptJob {
+  id: string;
+  outcome: "requeued" | "gave_up";
+  /** The holder whose lease had expired. */
+  claimedBy: string;
+  /** consecutive_orphan_count after the sweep (kept as it was on a give-up). */
+  consecutiveOrphanCount: number;
+}
+/** POST /api/fleet/sweep: counts, and each job it touched (at most one batch). */
+export interface SweepResponse {
+  requeued: number;
+  gaveUp: number;
+  jobs: SweptJob[];
+}
+
+/** Whether this server re-queues expired leases on its own, and when. */
+export interface SweeperState {
+  scheduled: boolean;
+  /** The cron expression in force; when not scheduled, the one configured ("off", or one that failed). */
+  schedule: string;
+  /** Why it is not scheduled when it should be (an invalid PB_FLEET_SWEEP_CRON). */
+  error?: string;
+}
+
 /** GET /api/fleet/stats (JSON; `?format=prometheus` gives the same in Prometheus text). */
 export interface FleetStats {
   counts: Record<JobStatus, number>;
@@ -89,4 +125,5 @@ export interface FleetStats {
   /** Rows whose consecutive_orphan_count has reached the server's cap. */
   pastOrphanCap: number;
   orphanCap: number;
+  sweeper: SweeperState;
 }

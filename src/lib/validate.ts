@@ -2,7 +2,8 @@
  * Request validation. The checks and their order follow the reference hooks,
  * so a bad request gets the same 400 message from pb-fleet as from them.
  */
-import { RELEASE_TARGETS, type ReleaseTarget } from "./types";
+import { SWEEPER_HOLDER } from "./config.js";
+import { RELEASE_TARGETS, type ReleaseTarget } from "./types.js";
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -25,7 +26,22 @@ export interface ReleaseRequestFields {
   leaseToken: string | undefined;
 }
 
+/** claim-next's `limit`: an integer from 1 to this. */
 export const MAX_CLAIM_NEXT_LIMIT = 100;
+
+/**
+ * Worker ids the server writes itself. A worker using one could take a row the
+ * sweeper gave up for its own committed release (refused_terminal_same_holder)
+ * and write a result over the sweeper's.
+ */
+export const RESERVED_WORKER_IDS: readonly string[] = [SWEEPER_HOLDER];
+
+/** The 400 message for a reserved worker id, or null when the id is free. */
+export function reservedWorkerIdError(workerId: string): string | null {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1
+    ? null
+    : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
 
 export interface ClaimNextRequestFields {
   workerId: string;
@@ -53,6 +69,8 @@ export function validateClaimRequest(data: unknown): Validated<ClaimRequestField
   // later string-typed renew would never match it again: the row would wedge.
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return fail(reserved);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
@@ -96,6 +114,8 @@ export function validateClaimNextRequest(data: unknown): Validated<ClaimNextRequ
   const { workerId, limit } = body;
   if (!workerId) return fail("workerId is required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return fail(reserved);
   if (limit !== undefined &&
       (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
     return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);

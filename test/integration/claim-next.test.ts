@@ -51,7 +51,7 @@ describe("claim-next", () => {
     expect(await claimNext({ workerId: "w", probeKeyPrefix: prefix })).toEqual({ status: 200, body: { jobs: [] } });
   });
 
-  it("steals expired leases (reclaim_count + 1) and skips live, terminal and other-prefix rows", async () => {
+  it("steals expired leases (reclaim_count + 1, and an orphaning: consecutive_orphan_count + 1) and skips live, terminal and other-prefix rows", async () => {
     const prefix = randomKey("cns") + "/";
     const live = await createJob({ probe_key: prefix + "live", status: "running", claimed_by: "a", lease_expires_at: futureDate() });
     const expired = await createJob({ probe_key: prefix + "expired", status: "running", claimed_by: "a", lease_expires_at: pastDate(), version: 4 });
@@ -59,7 +59,7 @@ describe("claim-next", () => {
     await createJob({ probe_key: randomKey("other") });
     const res = await claimNext({ workerId: "b", limit: 10, probeKeyPrefix: prefix });
     expect(res.body.jobs.map((j: { job: { id: string } }) => j.job.id)).toEqual([expired.id]);
-    expect(await getJob(expired.id)).toMatchObject({ claimed_by: "b", status: "claimed", version: 5, reclaim_count: 1, consecutive_orphan_count: 0 });
+    expect(await getJob(expired.id)).toMatchObject({ claimed_by: "b", status: "claimed", version: 5, reclaim_count: 1, consecutive_orphan_count: 1 });
     expect(await getJob(live.id)).toMatchObject({ claimed_by: "a", status: "running" });
     expect((await getJob(done.id)).status).toBe("done");
   });

@@ -1,10 +1,12 @@
 // Worker and Sweeper against the real PocketBase of the suite, each scoped to its
 // own probe_key prefix: results and failures are written after the release, a
 // stolen lease aborts the handler and writes nothing, the sweeper re-queues and
-// gives up, and stop({ mode: "release" }) hands a job back to pending.
+// gives up (here on its list path, as on a server without /api/fleet/sweep; see
+// client-sweeper-server-path.test.ts for the server's sweep), and
+// stop({ mode: "release" }) hands a job back to pending.
 import { describe, expect, inject, it } from "vitest";
-import { FleetClient, Sweeper, Worker, type WorkerJob } from "../../src/client/index";
-import { createJob, getJob, pastDate, patchJob, randomKey } from "./support/fleet-api";
+import { FleetClient, FleetHttpError, Sweeper, Worker, type FleetApi, type WorkerJob } from "../../src/client/index";
+import { createJob, futureDate, getJob, pastDate, patchJob, randomKey } from "./support/fleet-api";
 
 const client = new FleetClient({ url: inject("pbUrl"), email: inject("adminEmail"), password: inject("adminPassword") });
 
@@ -99,16 +101,28 @@ describe("Worker on a real server", () => {
   });
 });
 
-describe("Sweeper on a real server", () => {
-  it("re-queues expired leases of its prefix and gives up a job at the orphan cap", async () => {
+/** The client as a server without POST /api/fleet/sweep serves it: the Sweeper lists and releases itself. */
+const withoutServerSweep: FleetApi = {
+  claimNext: client.claimNext.bind(client),
+  claim: client.claim.bind(client),
+  renew: client.renew.bind(client),
+  release: client.release.bind(client),
+  writeResult: client.writeResult.bind(client),
+  listExpiredLeases: client.listExpiredLeases.bind(client),
+  sweep: () => Promise.reject(new FleetHttpError("sweep", 404, "Not Found.", {})),
+};
+
+describe("Sweeper on a real server, without its sweep endpoint", () => {
+  it("re-queues expired leases of its prefix and gives up a job at maxReclaimAttempts", async () => {
     const prefix = randomKey("csw") + "/";
     const dead = await createJob({ probe_key: prefix + "dead", status: "running", claimed_by: "dead-worker", lease_expires_at: pastDate(), version: 3 });
     const capped = await createJob({
       probe_key: prefix + "capped", status: "claimed", claimed_by: "dead-again", lease_expires_at: pastDate(), consecutive_orphan_count: 2,
     });
-    const alive = await createJob({ probe_key: prefix + "alive", status: "running", claimed_by: "w", lease_expires_at: new Date(Date.now() + 60_000).toISOString().replace("T", " ") });
-    const sweeper = new Sweeper(client, { maxReclaimAttempts: 2, probeKeyPrefix: prefix, sweeperId: "sweeper-it" });
+    const alive = await createJob({ probe_key: prefix + "alive", status: "running", claimed_by: "w", lease_expires_at: futureDate() });
+    const sweeper = new Sweeper(withoutServerSweep, { maxReclaimAttempts: 2, probeKeyPrefix: prefix, sweeperId: "sweeper-it" });
     const counts = await sweeper.sweepOnce();
+    expect(sweeper.serverSweeps).toBe(false);
     expect(counts).toEqual({ listed: 2, requeued: 1, gaveUp: 1, skippedLive: 0, skippedRaced: 0, skippedNoHolder: 0, errors: 0 });
     expect(await getJob(dead.id)).toMatchObject({ status: "pending", claimed_by: "", version: 4, consecutive_orphan_count: 1, reclaim_count: 1 });
     const failed = await getJob(capped.id);

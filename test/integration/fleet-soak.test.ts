@@ -16,8 +16,8 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import * as esbuild from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_PB_VERSION, ensurePocketBase } from "../../scripts/lib/pocketbase-binary.mjs";
-import { startPocketBase } from "../../scripts/lib/pocketbase-server.mjs";
+import { DEFAULT_PB_VERSION, ensurePocketBase } from "../../scripts/pocketbase/binary.mjs";
+import { startPocketBase } from "../../scripts/pocketbase/server.mjs";
 import { FleetClient, type JobRecord } from "../../src/client/index";
 
 const repoRoot = resolve(import.meta.dirname, "../..");

@@ -1,4 +1,4 @@
-// Every HTTP 400 of PROTOCOL.md, with the reference's messages, on all three
+// Every HTTP 400 of the fleet protocol, with the reference's messages, on all three
 // endpoints; and a rejected request never touches the row it names. Each row is
 // in a state where the same request with valid fields WOULD write, so an
 // unchanged row proves the validation stopped it.

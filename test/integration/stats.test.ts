@@ -24,6 +24,8 @@ describe("GET /api/fleet/stats", () => {
       expiredLeases: 1,
       pastOrphanCap: 1,
       orphanCap: cap,
+      // The shared test server runs with PB_FLEET_SWEEP_CRON=off (see global-setup.ts).
+      sweeper: { scheduled: false, schedule: "off" },
     });
     expect(res.body.oldestPendingAgeSeconds).toBeGreaterThan(0);
     expect(res.body.oldestPendingAgeSeconds).toBeLessThan((Date.now() - before) / 1000 + 60);

@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { ensurePocketBase } from "../../scripts/lib/pocketbase-binary.mjs";
-import { startPocketBase } from "../../scripts/lib/pocketbase-server.mjs";
+import { ensurePocketBase } from "../../scripts/pocketbase/binary.mjs";
+import { startPocketBase } from "../../scripts/pocketbase/server.mjs";
 import { createJob, futureDate, get, getJob, pastDate, post, randomKey } from "./support/fleet-api";
 
 const repoRoot = resolve(import.meta.dirname, "../..");
@@ -27,7 +27,10 @@ describe("POST /api/fleet/sweep", () => {
     const done = await createJob({ probe_key: prefix + "done", status: "done", claimed_by: "x", lease_expires_at: pastDate() });
     const untouched = await Promise.all([live, pending, done].map((j) => getJob(j.id)));
 
-    expect(await sweep(prefix)).toEqual({ status: 200, body: { requeued: 1, gaveUp: 0 } });
+    expect(await sweep(prefix)).toEqual({
+      status: 200,
+      body: { requeued: 1, gaveUp: 0, jobs: [{ id: lapsed.id, outcome: "requeued", claimedBy: "dead", consecutiveOrphanCount: 2 }] },
+    });
     const row = await getJob(lapsed.id);
     expect(row).toMatchObject({
       status: "pending", claimed_by: "", lease_token: "", version: 4, reclaim_count: 3,
@@ -35,7 +38,7 @@ describe("POST /api/fleet/sweep", () => {
     });
     expect(row.requeued_at).not.toBe("");
     expect(await Promise.all([live, pending, done].map((j) => getJob(j.id)))).toEqual(untouched);
-    expect(await sweep(prefix)).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0 } });
+    expect(await sweep(prefix)).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0, jobs: [] } });
   });
 
   it("gives a job up as failed once its consecutive orphans reach the cap", async () => {
@@ -43,7 +46,10 @@ describe("POST /api/fleet/sweep", () => {
     const prefix = randomKey("cap") + "/";
     const below = await createJob({ probe_key: prefix + "below", status: "running", claimed_by: "d", lease_expires_at: pastDate(), consecutive_orphan_count: cap - 1 });
     const atCap = await createJob({ probe_key: prefix + "at", status: "claimed", claimed_by: "d", lease_expires_at: pastDate(), consecutive_orphan_count: cap, version: 9 });
-    expect(await sweep(prefix)).toEqual({ status: 200, body: { requeued: 1, gaveUp: 1 } });
+    expect(await sweep(prefix)).toMatchObject({
+      status: 200,
+      body: { requeued: 1, gaveUp: 1, jobs: expect.arrayContaining([expect.objectContaining({ id: atCap.id, outcome: "gave_up" })]) },
+    });
     expect(await getJob(below.id)).toMatchObject({ status: "pending", consecutive_orphan_count: cap });
     const failed = await getJob(atCap.id);
     expect(failed).toMatchObject({ status: "failed", claimed_by: "pb-fleet-sweeper", lease_token: "", version: 10, consecutive_orphan_count: cap });

@@ -8,7 +8,9 @@
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
 import { beforeEach, describe, expect, it } from "vitest";
-import { CRONS, OUTPUT, ROUTES } from "../../esbuild.config.mjs";
+import { OUTPUT } from "../../esbuild.config.mjs";
+import { CRONS, ROUTES } from "../../src/handlers/routes";
+import { STATS_UNAVAILABLE } from "../../src/lib/stats";
 import {
   ADMIN_AUTH,
   FakeDb,
@@ -68,7 +70,8 @@ describe("loading the bundle", () => {
   it.each<[string, Record<string, string>, string]>([
     ["unset", {}, "* * * * *"],
     ["a schedule", { PB_FLEET_SWEEP_CRON: "*/5 * * * *" }, "*/5 * * * *"],
-    ["off", { PB_FLEET_SWEEP_CRON: "off" }, "* * * * *"],
+    ["off (registered; every tick does nothing)", { PB_FLEET_SWEEP_CRON: "off" }, "* * * * *"],
+    ["a macro", { PB_FLEET_SWEEP_CRON: "@hourly" }, "@hourly"],
   ])("reads the sweeper's schedule when it loads (PB_FLEET_SWEEP_CRON %s)", (_name, env, schedule) => {
     expect(loadHooks(SOURCE, env).crons[0]?.schedule).toBe(schedule);
   });
@@ -79,6 +82,24 @@ describe("loading the bundle", () => {
         `routerAdd("POST", "/leak", (c) => c.json(200, { n: helper() }), $apis.requireAdminAuth());`,
     );
     expect(() => runRoute(leaked.routes[0]!, db)).toThrow(/helper is not defined/);
+  });
+});
+
+describe("reserved worker ids", () => {
+  it.each([
+    ["/api/fleet/claim", { jobId: "x" }],
+    ["/api/fleet/renew", { jobId: "x" }],
+    ["/api/fleet/release", { jobId: "x", status: "done" }],
+    ["/api/fleet/claim-next", {}],
+  ])("%s answers 400 to workerId pb-fleet-sweeper, writing nothing", (path, body) => {
+    const job = heldRow("pb-fleet-sweeper", live(), { status: "failed" });
+    const request = { ...body, jobId: job.id, workerId: "pb-fleet-sweeper" };
+    if (path === "/api/fleet/claim-next") delete (request as { jobId?: string }).jobId;
+    expect(post(path, request)).toEqual({
+      status: 400,
+      body: { error: 'workerId "pb-fleet-sweeper" is reserved for pb-fleet\'s server sweeper: pick another id' },
+    });
+    expect(db.saves).toBe(0);
   });
 });
 
@@ -299,6 +320,34 @@ describe("POST /api/fleet/claim-next", () => {
     });
   });
 
+  it("counts a steal of an expired lease as an orphaning, unlike claim by id", () => {
+    const stolen = heldRow("w-dead", expired(), { consecutive_orphan_count: 2, reclaim_count: 4 });
+    post("/api/fleet/claim-next", { workerId: "w1" });
+    expect(db.row(stolen.id)).toMatchObject({ status: "claimed", claimed_by: "w1", reclaim_count: 5, consecutive_orphan_count: 3 });
+  });
+
+  it("gives up a job at the orphan cap instead of handing it out, and claims the next one in its place", () => {
+    db.env["PB_FLEET_MAX_ORPHANS"] = "3";
+    const poison = heldRow("w-dead", expired(), { consecutive_orphan_count: 3, version: 7 });
+    const next = db.insert();
+    const answer = post("/api/fleet/claim-next", { workerId: "w1" });
+    expect((answer.body as { jobs: { job: { id: string } }[] }).jobs.map((j) => j.job.id)).toEqual([next.id]);
+    const gaveUp = db.row(poison.id);
+    // The shape of the sweeper's give-up.
+    expect(gaveUp).toMatchObject({ status: "failed", claimed_by: "pb-fleet-sweeper", lease_token: "", consecutive_orphan_count: 3, version: 8 });
+    expect(JSON.parse(gaveUp.result)).toMatchObject({ reason: "orphan_cap", lastHolder: "w-dead" });
+    // The dead holder's late release cannot take the give-up for its own.
+    expect(post("/api/fleet/release", { jobId: poison.id, workerId: "w-dead", status: "done" }).body)
+      .toEqual({ released: false, reason: "refused_not_holder" });
+  });
+
+  it("answers no jobs when every candidate was given up", () => {
+    db.env["PB_FLEET_MAX_ORPHANS"] = "1";
+    const poison = heldRow("w-dead", expired(), { consecutive_orphan_count: 1 });
+    expect(post("/api/fleet/claim-next", { workerId: "w1", limit: 5 }).body).toEqual({ jobs: [] });
+    expect(db.row(poison.id).status).toBe("failed");
+  });
+
   it("rolls every claim back when one save fails, answering no jobs", () => {
     const first = db.insert();
     const second = db.insert();
@@ -322,7 +371,17 @@ describe("the sweeper (POST /api/fleet/sweep and the cron job)", () => {
   it("re-queues expired jobs below the cap and gives up on those at it", () => {
     db.env["PB_FLEET_MAX_ORPHANS"] = "3";
     const rows = seedSweepable();
-    expect(post("/api/fleet/sweep", {})).toEqual({ status: 200, body: { requeued: 1, gaveUp: 1 } });
+    expect(post("/api/fleet/sweep", {})).toEqual({
+      status: 200,
+      body: {
+        requeued: 1,
+        gaveUp: 1,
+        jobs: [
+          { id: rows.requeue.id, outcome: "requeued", claimedBy: "w-dead", consecutiveOrphanCount: 2 },
+          { id: rows.giveUp.id, outcome: "gave_up", claimedBy: "w-dead", consecutiveOrphanCount: 3 },
+        ],
+      },
+    });
     expect(db.row(rows.requeue.id)).toMatchObject({
       status: "pending", claimed_by: "", lease_token: "", reclaim_count: 2, consecutive_orphan_count: 2, version: 2,
     });
@@ -337,7 +396,7 @@ describe("the sweeper (POST /api/fleet/sweep and the cron job)", () => {
   it("sweeps only the jobs under a prefix when given one", () => {
     db.env["PB_FLEET_MAX_ORPHANS"] = "3";
     const rows = seedSweepable();
-    expect(post("/api/fleet/sweep", { probeKeyPrefix: "b-" }).body).toEqual({ requeued: 0, gaveUp: 1 });
+    expect(post("/api/fleet/sweep", { probeKeyPrefix: "b-" }).body).toMatchObject({ requeued: 0, gaveUp: 1, jobs: [{ id: rows.giveUp.id }] });
     expect(db.row(rows.requeue.id)).toEqual(rows.requeue);
   });
 
@@ -348,7 +407,7 @@ describe("the sweeper (POST /api/fleet/sweep and the cron job)", () => {
   it("answers a failed save with nothing swept and rolls back", () => {
     const rows = seedSweepable();
     db.failSave(2);
-    expect(post("/api/fleet/sweep", {})).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0 } });
+    expect(post("/api/fleet/sweep", {})).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0, jobs: [] } });
     expect(db.row(rows.requeue.id)).toEqual(rows.requeue);
   });
 
@@ -375,7 +434,7 @@ describe("the sweeper (POST /api/fleet/sweep and the cron job)", () => {
     runCron(hooks.crons[0]!, db);
     expect(db.row(rows.requeue.id)).toEqual(rows.requeue);
     expect(db.logs).toHaveLength(1);
-    expect(db.logs[0]).toMatchObject({ level: "error", message: "pb-fleet sweep failed" });
+    expect(db.logs[0]).toMatchObject({ level: "error", message: "pb-fleet: transaction rolled back" });
   });
 });
 
@@ -388,6 +447,10 @@ describe("GET /api/fleet/stats", () => {
     db.insert({ probe_key: "b-2", status: "done" });
   }
 
+  beforeEach(() => {
+    loadHooks(SOURCE, db.env, db); // as PocketBase loads the file: the sweeper's state is recorded
+  });
+
   it("answers the counts as JSON", () => {
     seedStats();
     const answer = stats();
@@ -399,6 +462,7 @@ describe("GET /api/fleet/stats", () => {
       expiredLeases: 1,
       pastOrphanCap: 1,
       orphanCap: 5,
+      sweeper: { scheduled: true, schedule: "* * * * *" },
     });
   });
 
@@ -412,6 +476,7 @@ describe("GET /api/fleet/stats", () => {
       expiredLeases: 0,
       pastOrphanCap: 0,
       orphanCap: 7,
+      sweeper: { scheduled: true, schedule: "* * * * *" },
     });
   });
 
@@ -427,7 +492,37 @@ describe("GET /api/fleet/stats", () => {
   it("answers 400 for an unknown format and 503 when the query fails", () => {
     expect(stats({ format: "xml" })).toEqual({ status: 400, body: { error: "format must be json or prometheus" } });
     db.failQueries = true;
-    expect(stats()).toMatchObject({ status: 503, body: { error: expect.stringMatching(/^stats are unavailable: /) } });
+    // The database's own text goes to the log, never to the caller.
+    expect(stats()).toEqual({ status: 503, body: { error: STATS_UNAVAILABLE } });
+    expect(db.logs).toEqual([{
+      level: "error", message: "pb-fleet: query failed", attrs: ["error", expect.stringContaining("database is locked")],
+    }]);
+  });
+
+  it.each<[string, Record<string, string>, object]>([
+    ["scheduled", { PB_FLEET_SWEEP_CRON: "*/5 * * * *" }, { scheduled: true, schedule: "*/5 * * * *" }],
+    ["off", { PB_FLEET_SWEEP_CRON: "off" }, { scheduled: false, schedule: "off" }],
+  ])("says whether the server sweeper runs, and on what schedule (%s)", (_name, env, sweeper) => {
+    const fresh = new FakeDb();
+    fresh.env = env;
+    loadHooks(SOURCE, env, fresh);
+    expect(runRoute(route("/api/fleet/stats"), fresh).body).toMatchObject({ sweeper });
+  });
+
+  it("says the sweeper is not running when its schedule failed to load (PocketBase with --hooksWatch serves on)", () => {
+    const fresh = new FakeDb();
+    fresh.env = { PB_FLEET_SWEEP_CRON: "61 * * * *" };
+    expect(() => loadHooks(SOURCE, fresh.env, fresh)).toThrow(/pb-fleet-sweeper: PB_FLEET_SWEEP_CRON="61 \* \* \* \*" is not a valid/);
+    expect(fresh.logs).toMatchObject([{ level: "error", message: "pb-fleet-sweeper is not scheduled" }]);
+    expect(runRoute(route("/api/fleet/stats"), fresh).body).toMatchObject({
+      sweeper: { scheduled: false, schedule: "61 * * * *", error: expect.stringMatching(/^PB_FLEET_SWEEP_CRON="61 \* \* \* \*" is not a valid 5-field cron expression .*minute field "61"/) },
+    });
+  });
+
+  it("says the sweeper is not running when the hooks never recorded it", () => {
+    expect(runRoute(route("/api/fleet/stats"), new FakeDb()).body).toMatchObject({
+      sweeper: { scheduled: false, schedule: "* * * * *", error: expect.stringContaining("did not register the sweeper") },
+    });
   });
 });
 

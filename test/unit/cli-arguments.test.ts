@@ -44,7 +44,7 @@ const START_CASES: Array<{ env: Record<string, string>; message: RegExp }> = [
     { env: { PORT: "http" }, message: /PORT="http" must be a number from 1 to 65535/ },
     { env: { PORT: "70000" }, message: /port 70000 is out of range/ },
     { env: { PB_HTTP: "localhost" }, message: /PB_HTTP="localhost" must look like 127\.0\.0\.1:8090/ },
-    { env: { PB_ADMIN_EMAIL: "me@example.com", PB_ADMIN_PASSWORD: "short" }, message: /PB_ADMIN_PASSWORD must be at least 8 characters/ },
+    { env: { PB_ADMIN_EMAIL: "me@example.com", PB_ADMIN_PASSWORD: "short" }, message: /PB_ADMIN_PASSWORD has 5 bytes, but a PocketBase 0.22 admin password must have 10 to 72/ },
     { env: { PB_ADMIN_EMAIL: "me@example.com" }, message: /PB_ADMIN_EMAIL is set but PB_ADMIN_PASSWORD is not/ },
     { env: { PB_ADMIN_PASSWORD: "long enough" }, message: /PB_ADMIN_PASSWORD is set but PB_ADMIN_EMAIL is not/ },
     { env: { PB_ADMIN_EMAIL: "not-an-email", PB_ADMIN_PASSWORD: "long enough" }, message: /PB_ADMIN_EMAIL="not-an-email" is not an email address/ },

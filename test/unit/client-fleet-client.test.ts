@@ -1,11 +1,16 @@
 // FleetClient over a fake fetch (no server): sign-in and the single retry after a
 // 401, typed errors, timeouts, the safe retry of a claim whose answer was lost,
-// and the claim-next capability probe with its list-and-claim fallback.
+// the claim-next capability probe with its list-and-claim fallback (which never
+// drops a claim it won), the server's sweep, and the protocol facts it shares
+// with src/lib.
 import { describe, expect, it } from "vitest";
 import {
   FleetAbortError, FleetAuthError, FleetHttpError, FleetNetworkError, FleetProtocolError, FleetTimeoutError,
 } from "../../src/client/errors";
 import { FleetClient } from "../../src/client/fleet-client";
+import { toPbDate } from "../../src/client/index";
+import { formatPbDate } from "../../src/lib/lease";
+import { RELEASE_REFUSALS } from "../../src/lib/types";
 
 interface Seen {
   method: string;
@@ -284,5 +289,92 @@ describe("FleetClient claims", () => {
     expect(rows.map((r) => r.probe_key)).toEqual(["a_1%x"]);
     expect(f.seen[1]!.query.get("filter")).toContain("probe_key ~ 'a\\_1\\%%'");
     expect(f.seen[1]!.query.get("sort")).toBe("lease_expires_at");
+  });
+});
+
+describe("FleetClient claim-next fallback keeps what it won", () => {
+  const LIST = "GET /api/collections/probe_jobs/records";
+  const rows = ["r1", "r2", "r3"].map((id) => ({ ...JOB, id, status: "pending" }));
+
+  it("a claim that fails after earlier wins returns those wins (held under live leases) instead of rejecting", async () => {
+    let claims = 0;
+    const f = fakeFetch({
+      [AUTH]: signIn(["t"]),
+      [LIST]: () => json(200, { items: rows }),
+      // The first claim wins; then the server starts failing (the claim's retry fails too).
+      [CLAIM]: (req) => (++claims === 1
+        ? json(200, { claimed: true, job: { ...JOB, id: req.body.jobId }, leaseToken: "L-" + req.body.jobId })
+        : json(503, { message: "busy" })),
+    });
+    const won = await client(f.fetchImpl).claimNext({ workerId: "w", limit: 3 });
+    const first = f.seen.find((s) => s.path === "/api/fleet/claim")!.body.jobId;
+    expect(won).toEqual([{ job: { ...JOB, id: first }, leaseToken: "L-" + first, alreadyHeld: false }]);
+    // It stops at the failure instead of trying the remaining rows against a failing server.
+    expect(f.count(CLAIM)).toBe(3);
+  });
+
+  it("rejects with the error when the failing claim had won nothing yet", async () => {
+    const f = fakeFetch({
+      [AUTH]: signIn(["t"]),
+      [LIST]: () => json(200, { items: rows }),
+      [CLAIM]: () => json(503, { message: "busy" }),
+    });
+    await expect(client(f.fetchImpl).claimNext({ workerId: "w", limit: 3 })).rejects.toMatchObject({ name: "FleetHttpError", status: 503 });
+  });
+});
+
+describe("FleetClient sweep", () => {
+  const SWEEP = "POST /api/fleet/sweep";
+  const ANSWER = {
+    requeued: 1, gaveUp: 1, jobs: [
+      { id: "a", outcome: "requeued", claimedBy: "dead", consecutiveOrphanCount: 1 },
+      { id: "b", outcome: "gave_up", claimedBy: "gone", consecutiveOrphanCount: 5 },
+    ],
+  };
+
+  it("posts the prefix to /api/fleet/sweep and returns the server's answer", async () => {
+    const f = fakeFetch({ [AUTH]: signIn(["t"]), [SWEEP]: () => json(200, ANSWER) });
+    const c = client(f.fetchImpl);
+    expect(await c.sweep({ probeKeyPrefix: "p/" })).toEqual(ANSWER);
+    expect(await c.sweep()).toEqual(ANSWER);
+    expect(f.seen.filter((s) => s.path === "/api/fleet/sweep").map((s) => `${s.auth} ${JSON.stringify(s.body)}`))
+      .toEqual(['t {"probeKeyPrefix":"p/"}', "t {}"]);
+  });
+
+  it("an answer that is not a SweepResponse (no `jobs`, or an unknown outcome) is a FleetProtocolError", async () => {
+    for (const body of [
+      { requeued: 1, gaveUp: 0 },
+      { ...ANSWER, jobs: [{ ...ANSWER.jobs[0], outcome: "vanished" }] },
+      { ...ANSWER, requeued: "1" },
+    ]) {
+      const f = fakeFetch({ [AUTH]: signIn(["t"]), [SWEEP]: () => json(200, body) });
+      await expect(client(f.fetchImpl).sweep(), JSON.stringify(body)).rejects.toBeInstanceOf(FleetProtocolError);
+    }
+  });
+
+  it("a server without the endpoint answers 404, a FleetHttpError", async () => {
+    const f = fakeFetch({ [AUTH]: signIn(["t"]) });
+    await expect(client(f.fetchImpl).sweep()).rejects.toMatchObject({ name: "FleetHttpError", status: 404, op: "sweep" });
+  });
+});
+
+describe("FleetClient shares the protocol's facts with src/lib", () => {
+  it("accepts every release refusal of the protocol's list, including one added to it", async () => {
+    const list = RELEASE_REFUSALS as unknown as string[];
+    list.push("refused_added_later");
+    try {
+      for (const reason of list) {
+        const f = fakeFetch({ [AUTH]: signIn(["t"]), "POST /api/fleet/release": () => json(200, { released: false, reason }) });
+        expect(await client(f.fetchImpl).release("j", "w", "done")).toEqual({ released: false, reason });
+      }
+    } finally {
+      list.pop();
+    }
+    const f = fakeFetch({ [AUTH]: signIn(["t"]), "POST /api/fleet/release": () => json(200, { released: false, reason: "refused_unknown" }) });
+    await expect(client(f.fetchImpl).release("j", "w", "done")).rejects.toBeInstanceOf(FleetProtocolError);
+  });
+
+  it("toPbDate is the protocol's formatPbDate under its older name", () => {
+    expect(toPbDate).toBe(formatPbDate);
   });
 });

@@ -2,11 +2,16 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_ORPHAN_CAP,
   DEFAULT_SWEEP_SCHEDULE,
-  isSweepOff,
+  decodeSweeperState,
+  encodeSweeperState,
+  invalidScheduleError,
   ORPHAN_CAP_ENV,
   orphanCap,
   SWEEP_BATCH,
   SWEEP_SCHEDULE_ENV,
+  SWEEP_OFF,
+  sweeperNotScheduled,
+  sweeperScheduled,
   sweepSchedule,
 } from "../../src/lib/config";
 
@@ -26,19 +31,47 @@ describe("config names and defaults", () => {
 });
 
 describe("sweep schedule", () => {
-  it.each<[string, string | undefined, string, boolean]>([
-    ["unset", undefined, "* * * * *", false],
-    ["empty", "", "* * * * *", false],
-    ["blank", "   ", "* * * * *", false],
-    ["off (a schedule is still registered; each tick does nothing)", "off", "* * * * *", true],
-    ["off, padded", "  off\n", "* * * * *", true],
-    ["a schedule", "*/5 * * * *", "*/5 * * * *", false],
-    ["a padded schedule", "  0 * * * *  ", "0 * * * *", false],
-    ["OFF in capitals (not the off switch)", "OFF", "OFF", false],
-  ])("%s", (_name, value, schedule, off) => {
-    const getenv = env(value === undefined ? {} : { PB_FLEET_SWEEP_CRON: value });
-    expect(sweepSchedule(getenv)).toBe(schedule);
-    expect(isSweepOff(getenv)).toBe(off);
+  it.each<[string, string | undefined, string]>([
+    ["unset", undefined, "* * * * *"],
+    ["empty", "", "* * * * *"],
+    ["blank", "   ", "* * * * *"],
+    ["off", "off", SWEEP_OFF],
+    ["off, padded", "  off\n", SWEEP_OFF],
+    ["a schedule", "*/5 * * * *", "*/5 * * * *"],
+    ["a padded schedule", "  0 * * * *  ", "0 * * * *"],
+    ["OFF in capitals (not the off switch: an invalid schedule)", "OFF", "OFF"],
+  ])("%s", (_name, value, schedule) => {
+    expect(sweepSchedule(env(value === undefined ? {} : { PB_FLEET_SWEEP_CRON: value }))).toBe(schedule);
+  });
+});
+
+describe("the sweeper's recorded state (what /api/fleet/stats reports)", () => {
+  it.each([
+    ["scheduled", sweeperScheduled("*/5 * * * *")],
+    ["off", sweeperNotScheduled(SWEEP_OFF)],
+    ["an invalid schedule", sweeperNotScheduled("nope", invalidScheduleError("nope", "it must be ..."))],
+  ])("round-trips through the app store's text (%s)", (_name, state) => {
+    expect(decodeSweeperState(encodeSweeperState(state), "x")).toEqual(state);
+  });
+
+  it("names the variable, the value and the cause when the schedule is invalid", () => {
+    expect(invalidScheduleError("61 * * * *", "minute out of range")).toBe(
+      'PB_FLEET_SWEEP_CRON="61 * * * *" is not a valid 5-field cron expression (or "off"), ' +
+        "so the server sweeper is not running: minute out of range",
+    );
+  });
+
+  it.each<[string, unknown]>([
+    ["nothing recorded (PocketBase's store answers null)", null],
+    ["not JSON", "{"],
+    ["JSON of another shape", JSON.stringify({ schedule: "* * * * *" })],
+    ["a Go map instead of text", { scheduled: true, schedule: "* * * * *" }],
+  ])("says the sweeper is not running when %s", (_name, stored) => {
+    expect(decodeSweeperState(stored, "*/2 * * * *")).toEqual({
+      scheduled: false,
+      schedule: "*/2 * * * *",
+      error: "the pb-fleet hooks did not register the sweeper: see PocketBase's log",
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-// scripts/lib/pocketbase-binary.mjs without building PocketBase: version
+// scripts/pocketbase/binary.mjs without building PocketBase: version
 // validation, a refused POCKETBASE_BIN, the "nothing worked" report, and the
 // `go install` path driven by a stand-in `go` script on PATH (so the retry
 // and error wording are checked here, and the real build in the integration run).
@@ -14,9 +14,9 @@ import {
   extractZipEntry,
   normalizePbVersion,
   verifyPocketBaseBinary,
-} from "../../scripts/lib/pocketbase-binary.mjs";
+} from "../../scripts/pocketbase/binary.mjs";
 
-const MODULE = resolve(import.meta.dirname, "../../scripts/lib/pocketbase-binary.mjs");
+const MODULE = resolve(import.meta.dirname, "../../scripts/pocketbase/binary.mjs");
 const scratch = mkdtempSync(join(tmpdir(), "pb-fleet-binary-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -3,13 +3,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CRONS, OUTPUT, ROUTES } from "../../esbuild.config.mjs";
+import { OUTPUT } from "../../esbuild.config.mjs";
+import { CRONS, ROUTES } from "../../src/handlers/routes";
 import {
   checkSelfContained,
   JS_BUILTINS,
   PB_LOADER_ONLY_GLOBALS,
   PB_RUNTIME_GLOBALS,
-} from "../../scripts/lib/self-contained.mjs";
+} from "../../scripts/build/self-contained.mjs";
 
 const REPO = join(import.meta.dirname, "..", "..");
 

@@ -21,27 +21,30 @@ const STATS: FleetStats = {
   expiredLeases: 2,
   pastOrphanCap: 1,
   orphanCap: 5,
+  sweeper: { scheduled: true, schedule: "* * * * *" },
 };
+const SWEEPER = STATS.sweeper;
 
 describe("buildStats", () => {
   it("maps a StatsRow to the wire shape, with the pending age in seconds", () => {
-    expect(buildStats(statsRow(), NOW, 5)).toEqual(STATS);
+    expect(buildStats(statsRow(), NOW, 5, SWEEPER)).toEqual(STATS);
   });
 
   it.each<[string, string]>([
     ["nothing pending", ""],
     ["an unreadable date", "not a date"],
   ])("reports a null age for %s", (_name, oldest) => {
-    const stats = buildStats(statsRow({ pending: 0, oldest_pending: oldest }), NOW, 5);
+    const stats = buildStats(statsRow({ pending: 0, oldest_pending: oldest }), NOW, 5, SWEEPER);
     expect(stats.oldestPendingAgeSeconds).toBeNull();
   });
 
-  it("reads the ISO T form too", () => {
-    expect(buildStats(statsRow({ oldest_pending: new Date(NOW - 2000).toISOString() }), NOW, 5).oldestPendingAgeSeconds).toBe(2);
+  it("reads only PocketBase's layout, as the lease rule does (the T form is not it)", () => {
+    expect(buildStats(statsRow({ oldest_pending: formatPbDate(NOW - 2000) }), NOW, 5, SWEEPER).oldestPendingAgeSeconds).toBe(2);
+    expect(buildStats(statsRow({ oldest_pending: new Date(NOW - 2000).toISOString() }), NOW, 5, SWEEPER).oldestPendingAgeSeconds).toBeNull();
   });
 
   it("never reports a negative age (a job created after now by a skewed clock)", () => {
-    expect(buildStats(statsRow({ oldest_pending: formatPbDate(NOW + 5000) }), NOW, 5).oldestPendingAgeSeconds).toBe(0);
+    expect(buildStats(statsRow({ oldest_pending: formatPbDate(NOW + 5000) }), NOW, 5, SWEEPER).oldestPendingAgeSeconds).toBe(0);
   });
 });
 
@@ -61,6 +64,11 @@ describe("parseStatsFormat", () => {
 
 describe("formatPrometheus", () => {
   const stats = STATS;
+
+  it("reports a sweeper that is not running as 0, its schedule label escaped", () => {
+    const text = formatPrometheus({ ...stats, sweeper: { scheduled: false, schedule: 'a "b" \\ c\nd', error: "x" } });
+    expect(text).toContain('pb_fleet_sweeper_scheduled{schedule="a \\"b\\" \\\\ c\\nd"} 0\n');
+  });
 
   it("writes the text exposition format: HELP and TYPE per gauge, labelled status samples", () => {
     expect(formatPrometheus(stats)).toBe(
@@ -84,6 +92,9 @@ describe("formatPrometheus", () => {
         "# HELP pb_fleet_orphan_cap Consecutive orphaned leases after which the sweeper fails a job.",
         "# TYPE pb_fleet_orphan_cap gauge",
         "pb_fleet_orphan_cap 5",
+        "# HELP pb_fleet_sweeper_scheduled 1 when the server sweeper is scheduled, 0 when it is off or its schedule failed.",
+        "# TYPE pb_fleet_sweeper_scheduled gauge",
+        'pb_fleet_sweeper_scheduled{schedule="* * * * *"} 1',
         "",
       ].join("\n"),
     );
@@ -102,7 +113,7 @@ describe("formatPrometheus", () => {
       const help = /^# HELP (\w+) \S.*$/.exec(line);
       if (help) { current = help[1]!; continue; }
       if (line.startsWith("# TYPE ")) { expect(line).toBe(`# TYPE ${current} gauge`); continue; }
-      expect(line).toMatch(/^(\w+)(\{status="(pending|claimed|running|done|failed)"\})? -?\d+(\.\d+)?$/);
+      expect(line).toMatch(/^(\w+)(\{(status="(pending|claimed|running|done|failed)"|schedule="[^"\\\n]*")\})? -?\d+(\.\d+)?$/);
       expect(line.split(/[{ ]/)[0]).toBe(current);
     }
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
-import { decideSweep, ORPHAN_CAP_REASON } from "../../src/lib/sweep";
+import { decideSweep } from "../../src/lib/sweep";
+import { ORPHAN_CAP_REASON } from "../../src/lib/transitions";
 import { decideRelease, requeuePatch } from "../../src/lib/transitions";
 import { ENDS_NOW, EXPIRED, held, LIVE, NOW, row } from "./support/rows";
 

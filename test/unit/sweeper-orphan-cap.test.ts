@@ -1,7 +1,8 @@
-// Sweeper: re-queues expired leases under their holder (with the row's token),
-// skips rows whose holder renewed or that someone else took since the list, and
-// gives a job up as failed, through claim -> release failed -> result, once it
-// has been orphaned maxReclaimAttempts times in a row.
+// Sweeper on a server without POST /api/fleet/sweep (its list path): re-queues
+// expired leases under their holder (with the row's token), skips rows whose
+// holder renewed or that someone else took since the list, and gives a job up
+// as failed, through claim -> release failed -> result, once it has been
+// orphaned maxReclaimAttempts times in a row.
 import { describe, expect, it, vi } from "vitest";
 import { FleetHttpError, FleetNetworkError } from "../../src/client/errors";
 import type { GaveUpEvent, SweptEvent } from "../../src/client/events";
@@ -10,11 +11,18 @@ import { FakeFleet, pbDateIn, useFakeClock } from "./support/fake-fleet";
 
 useFakeClock();
 
+/** A server that answers 404 to POST /api/fleet/sweep, so the Sweeper lists and releases itself. */
+function fleetWithoutServerSweep(): FakeFleet {
+  const fake = new FakeFleet();
+  fake.serverSweep = false;
+  return fake;
+}
+
 const EMPTY = { listed: 0, requeued: 0, gaveUp: 0, skippedLive: 0, skippedRaced: 0, skippedNoHolder: 0, errors: 0 };
 
-describe("Sweeper", () => {
+describe("Sweeper without the server's sweep", () => {
   it("re-queues an expired lease under its holder, passing the row's lease token", async () => {
-    const fake = new FakeFleet();
+    const fake = fleetWithoutServerSweep();
     const { id } = fake.add({ status: "running", claimed_by: "dead", lease_expires_at: pbDateIn(-1_000), lease_token: "t1", version: 3 });
     fake.add({ status: "running", claimed_by: "alive", lease_expires_at: pbDateIn(60_000) });
     const swept: SweptEvent[] = [];
@@ -28,7 +36,7 @@ describe("Sweeper", () => {
   });
 
   it("skips a row whose holder renewed after the list (refused_lease_live) and one claimed again (stale token)", async () => {
-    const fake = new FakeFleet();
+    const fake = fleetWithoutServerSweep();
     const renewed = fake.add({ status: "running", claimed_by: "slow", lease_expires_at: pbDateIn(-1), lease_token: "a" });
     const stolen = fake.add({ status: "running", claimed_by: "dead", lease_expires_at: pbDateIn(-1), lease_token: "b" });
     const list = fake.listExpiredLeases.bind(fake);
@@ -46,7 +54,7 @@ describe("Sweeper", () => {
   });
 
   it("marks a row failed at the orphan cap: claim, release failed, then the result", async () => {
-    const fake = new FakeFleet();
+    const fake = fleetWithoutServerSweep();
     const { id } = fake.add({ status: "claimed", claimed_by: "dead", lease_expires_at: pbDateIn(-1), consecutive_orphan_count: 3 });
     const gaveUp: GaveUpEvent[] = [];
     const sweeper = new Sweeper(fake, { maxReclaimAttempts: 3, sweeperId: "sweeper-1" });
@@ -61,7 +69,7 @@ describe("Sweeper", () => {
   });
 
   it("re-queues a job each time its holder dies, and gives it up at maxReclaimAttempts", async () => {
-    const fake = new FakeFleet();
+    const fake = fleetWithoutServerSweep();
     const { id } = fake.add();
     const sweeper = new Sweeper(fake, { maxReclaimAttempts: 5 });
     const outcomes: string[] = [];
@@ -80,7 +88,7 @@ describe("Sweeper", () => {
   });
 
   it("does not give up a row another sweeper got to first", async () => {
-    const fake = new FakeFleet();
+    const fake = fleetWithoutServerSweep();
     const { id } = fake.add({ status: "claimed", claimed_by: "dead", lease_expires_at: pbDateIn(-1), consecutive_orphan_count: 5 });
     const list = fake.listExpiredLeases.bind(fake);
     vi.spyOn(fake, "listExpiredLeases").mockImplementationOnce(async (opts) => {
@@ -94,7 +102,7 @@ describe("Sweeper", () => {
   });
 
   it("counts and reports a failing row without stopping the batch; a failing list rejects", async () => {
-    const fake = new FakeFleet();
+    const fake = fleetWithoutServerSweep();
     fake.add({ status: "running", claimed_by: "a", lease_expires_at: pbDateIn(-1) });
     const ok = fake.add({ status: "running", claimed_by: "b", lease_expires_at: pbDateIn(-1) });
     fake.add({ status: "running", claimed_by: "", lease_expires_at: pbDateIn(-1) });
@@ -111,7 +119,7 @@ describe("Sweeper", () => {
   });
 
   it("start() sweeps every interval until stop()", async () => {
-    const fake = new FakeFleet();
+    const fake = fleetWithoutServerSweep();
     const sweeper = new Sweeper(fake, { interval: 1_000 }).start();
     await vi.advanceTimersByTimeAsync(10);
     const { id } = fake.add({ status: "running", claimed_by: "dead", lease_expires_at: pbDateIn(-1) });
@@ -126,7 +134,7 @@ describe("Sweeper", () => {
   });
 
   it("pauses after a full batch it could not move, instead of listing the same rows again at once", async () => {
-    const fake = new FakeFleet();
+    const fake = fleetWithoutServerSweep();
     // A held row with no holder: the sweeper cannot release it under anyone, so it skips it.
     fake.add({ status: "running", claimed_by: "", lease_expires_at: pbDateIn(-1_000) });
     const list = fake.listExpiredLeases.bind(fake);

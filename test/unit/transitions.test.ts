@@ -4,6 +4,7 @@ import {
   decideClaim,
   decideRelease,
   decideRenew,
+  giveUpPatch,
   isClaimable,
   isHeldStatus,
   isTerminalStatus,
@@ -138,6 +139,38 @@ describe("decideClaim", () => {
       });
     },
   );
+
+  it("keeps the reference's bookkeeping by default: a steal does not count as an orphaning, even past any cap", () => {
+    const decision = decideClaim(held("w-dead", EXPIRED, { consecutive_orphan_count: 99 }), "w1", 30, NOW, newToken);
+    expect(decision.kind).toBe("win");
+    expect(decision.kind === "win" && "consecutive_orphan_count" in decision.patch).toBe(false);
+  });
+
+  describe("with claim-next's steal rule (count_orphans)", () => {
+    const rule = { kind: "count_orphans", cap: 3 } as const;
+
+    it("counts a steal below the cap as an orphaning", () => {
+      expect(decideClaim(held("w-dead", EXPIRED, { consecutive_orphan_count: 2 }), "w1", 30, NOW, newToken, rule))
+        .toMatchObject({ kind: "win", steal: true, patch: { consecutive_orphan_count: 3, reclaim_count: 3 } });
+    });
+
+    it("gives the job up at the cap, with the sweeper's give-up, and issues no token", () => {
+      tokensIssued = 0;
+      const before = held("w-dead", EXPIRED, { consecutive_orphan_count: 3 });
+      expect(decideClaim(before, "w1", 30, NOW, newToken, rule)).toEqual({ kind: "give_up", patch: giveUpPatch(before, NOW) });
+      expect(tokensIssued).toBe(0);
+      expect(giveUpPatch(before, NOW)).toMatchObject({
+        status: "failed", claimed_by: "pb-fleet-sweeper", lease_token: "", version: 4,
+        result: { reason: "orphan_cap", lastHolder: "w-dead" },
+      });
+      expect("consecutive_orphan_count" in giveUpPatch(before, NOW)).toBe(false); // kept as evidence
+    });
+
+    it("hands out a pending row whatever its count (only a steal is an orphaning)", () => {
+      expect(decideClaim(row({ consecutive_orphan_count: 3 }), "w1", 30, NOW, newToken, rule))
+        .toMatchObject({ kind: "win", steal: false });
+    });
+  });
 
   it("repeats an empty token to the holder of a row claimed before fencing existed", () => {
     expect(decideClaim(held("w1", LIVE, { lease_token: "" }), "w1", 30, NOW, newToken)).toEqual({

@@ -5,15 +5,15 @@
 // Where PocketBase comes from, first match wins:
 //   PB_URL set            -> that server (PB_ADMIN_EMAIL / PB_ADMIN_PASSWORD; reference: PB_REFERENCE_URL)
 //   a Docker engine       -> containers built from the project's Dockerfile (testcontainers)
-//   otherwise             -> the binary on this machine (scripts/lib/pocketbase-server.mjs)
+//   otherwise             -> the binary on this machine (scripts/pocketbase/server.mjs)
 // CI=true without a Docker engine is an error. PB_TEST_MODE=spawn|container forces a mode.
 // PB_VERSION picks the version (default 0.22.21); PB_HOOKS_POOL sets --hooksPool.
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
-import { DEFAULT_PB_VERSION, ensurePocketBase } from "../../../scripts/lib/pocketbase-binary.mjs";
-import { adminAuth, createFirstAdmin, startPocketBase } from "../../../scripts/lib/pocketbase-server.mjs";
+import { DEFAULT_PB_VERSION, ensurePocketBase } from "../../../scripts/pocketbase/binary.mjs";
+import { adminAuth, createFirstAdmin, startPocketBase } from "../../../scripts/pocketbase/server.mjs";
 import {
   buildPocketBaseImage,
   dockerUnavailableReason,

@@ -15,6 +15,9 @@
 import { randomInt } from "node:crypto";
 import vm from "node:vm";
 import type { JobRecord } from "../../../src/client/fleet-client";
+import { isLeaseLive, parsePbDate } from "../../../src/lib/lease";
+import { JOB_ROW_SHAPE } from "../../../src/lib/job-row";
+import { expiredLeaseWhere, JOB_ROW_COLUMNS, jobByIdWhere, pendingWhere } from "../../../src/lib/queries";
 
 const COLLECTION = "probe_jobs";
 const DATE_FIELDS = new Set(["created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at"]);
@@ -106,14 +109,27 @@ export interface FakeCollection {
 
 const PREFIX_FROM = " AND probe_key >= {:prefix}";
 const PREFIX_BELOW = " AND probe_key < {:prefixEnd}";
-const PENDING_SQL = "status = 'pending'";
-const PB_DATE_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z";
-const EXPIRED_SQL = `status IN ('claimed', 'running') AND (lease_expires_at < {:now} OR lease_expires_at NOT GLOB '${PB_DATE_GLOB}')`;
-/** SQLite's answer to `lease_expires_at NOT GLOB PB_DATE_GLOB`. */
-const PB_DATE_SHAPE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** The conditions src/lib/queries.ts builds, without a prefix. */
+const PENDING_SQL = pendingWhere("").sql;
+const EXPIRED_SQL = expiredLeaseWhere(0, "").sql;
+const BY_ID_SQL = jobByIdWhere("").sql;
+/** jobRowsQuery's SQL: the JobRow columns, a WHERE, an ORDER BY and a bound limit. */
+const JOB_ROWS_QUERY = new RegExp(
+  `^SELECT ${JOB_ROW_COLUMNS.replace(/[()]/g, "\\$&")} FROM probe_jobs WHERE (.*) ORDER BY (.*) LIMIT \\{:limit\\}$`, "s",
+);
 
 function isHeld(row: StoredRow): boolean {
   return row.status === "claimed" || row.status === "running";
+}
+
+/**
+ * SQLite's answer to EXPIRED_SQL, by the JavaScript half of the one lease rule
+ * (the integration suite checks that real SQLite agrees with it).
+ */
+function leaseExpired(row: StoredRow, params: Record<string, unknown>): boolean {
+  const now = parsePbDate(String(params["now"]));
+  if (now === null) throw new Error(`fake PocketBase: {:now} is not a PocketBase date: ${String(params["now"])}`);
+  return isHeld(row) && !isLeaseLive(row.lease_expires_at, now);
 }
 
 function requireBound(sql: string, params: Record<string, unknown>): void {
@@ -154,10 +170,10 @@ function matchesWhere(expression: DbxExpression, row: StoredRow): boolean {
   const { sql, params } = expression;
   requireBound(sql, params);
   const [condition, prefixMatches] = splitPrefix(sql, params);
-  const leasePassed = row.lease_expires_at < String(params["now"]) || !PB_DATE_SHAPE.test(row.lease_expires_at);
   let matches: boolean;
   if (condition === PENDING_SQL) matches = row.status === "pending";
-  else if (condition === EXPIRED_SQL) matches = isHeld(row) && leasePassed;
+  else if (condition === BY_ID_SQL) matches = row.id === params["id"];
+  else if (condition === EXPIRED_SQL) matches = leaseExpired(row, params);
   else throw new Error(`fake PocketBase: cannot evaluate WHERE ${sql}`);
   return matches && prefixMatches(row);
 }
@@ -185,6 +201,8 @@ export class FakeDb {
   rows = new Map<string, StoredRow>();
   env: Record<string, string> = {};
   logs: { level: "info" | "error"; message: string; attrs: unknown[] }[] = [];
+  /** $app.store(): one per process, shared by the loader and every pooled runtime. */
+  store = new Map<string, unknown>();
   /** saveRecord calls, committed or not. */
   saves = 0;
   /** Collection look-ups: handlers cache the model per runtime, so a burst should cost one. */
@@ -285,7 +303,7 @@ export class FakeDao {
     this.#db.rows = working; // commit; a throw above left db.rows untouched (rollback)
   }
 
-  db(): { newQuery(sql: string): { bind(params: Record<string, unknown>): { one(model: object): void } } } {
+  db(): { newQuery(sql: string): { bind(params: Record<string, unknown>): { one(model: object): void; all(out: object[]): void } } } {
     const db = this.#db;
     return {
       newQuery: (sql) => ({
@@ -293,6 +311,10 @@ export class FakeDao {
           one: (model) => {
             if (db.failQueries) throw new Error("fake PocketBase: database is locked (armed by the test)");
             Object.assign(model, answerStatsQuery(sql, params, [...this.#rows().values()]));
+          },
+          all: (out) => {
+            if (db.failQueries) throw new Error("fake PocketBase: database is locked (armed by the test)");
+            out.push(...answerJobRowsQuery(sql, params, [...this.#rows().values()]));
           },
         }),
       }),
@@ -337,6 +359,19 @@ class FakeRecordQuery {
   }
 }
 
+/** SQLite's answer to jobRowsQuery (src/lib/queries.ts): the JobRow columns of the matching rows. */
+function answerJobRowsQuery(sql: string, params: Record<string, unknown>, all: StoredRow[]): object[] {
+  requireBound(sql, params);
+  const m = JOB_ROWS_QUERY.exec(sql);
+  if (!m) throw new Error(`fake PocketBase: cannot answer ${sql}`);
+  const where: DbxExpression = { sql: m[1]!, params };
+  return all
+    .filter((row) => matchesWhere(where, row))
+    .sort(compareBy(m[2]!.split(", ")))
+    .slice(0, Number(params["limit"]))
+    .map((row) => Object.fromEntries(Object.keys(JOB_ROW_SHAPE).map((column) => [column, row[column as keyof StoredRow]])));
+}
+
 /** SQLite's answer to statsQuery (src/lib/queries.ts), computed over the rows. */
 function answerStatsQuery(sql: string, params: Record<string, unknown>, all: StoredRow[]): Record<string, unknown> {
   requireBound(sql, params);
@@ -358,7 +393,7 @@ function answerStatsQuery(sql: string, params: Record<string, unknown>, all: Sto
     failed: count((r) => r.status === "failed"),
     total: rows.length,
     oldest_pending: waits[0] ?? "",
-    expired_leases: count((r) => isHeld(r) && (r.lease_expires_at < String(params["now"]) || !PB_DATE_SHAPE.test(r.lease_expires_at))),
+    expired_leases: count((r) => leaseExpired(r, params)),
     past_orphan_cap: count((r) => r.consecutive_orphan_count >= Number(params["cap"])),
   };
 }
@@ -399,7 +434,7 @@ export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
     db.logs.push({ level, message, attrs });
   };
   return {
-    $app: { dao: () => appDao, logger: () => ({ info: log("info"), error: log("error") }) },
+    $app: { dao: () => appDao, logger: () => ({ info: log("info"), error: log("error") }), store: () => fakeStore(db.store) },
     $apis: {
       requestInfo: (c: FakeContext) => ({ data: c.data }),
       requireAdminAuth: () => ADMIN_AUTH,
@@ -419,6 +454,15 @@ export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
         Object.assign(this, shape);
       }
     },
+  };
+}
+
+/** $app.store(): get answers null for a missing key, as PocketBase's store does. */
+function fakeStore(store: Map<string, unknown>) {
+  return {
+    get: (key: string) => (store.has(key) ? store.get(key) : null),
+    set: (key: string, value: unknown) => void store.set(key, value),
+    has: (key: string) => store.has(key),
   };
 }
 
@@ -444,9 +488,15 @@ function sourceText(handler: unknown, what: string): string {
 /**
  * Loads a hooks file as PocketBase's loader runtime does: registrations are
  * captured, each handler kept only as its text. The loader has only the
- * registrars, $apis.requireAdminAuth and $os.getenv (the cron schedule's read).
+ * registrars, $apis.requireAdminAuth, $os.getenv (the cron schedule's read) and
+ * the app's store and logger (where the sweeper's state is recorded); pass a
+ * FakeDb to share its store and logs with the requests that follow.
  */
-export function loadHooks(source: string, env: Record<string, string> = {}): { routes: CapturedRoute[]; crons: CapturedCron[] } {
+export function loadHooks(
+  source: string,
+  env: Record<string, string> = {},
+  db: FakeDb = new FakeDb(),
+): { routes: CapturedRoute[]; crons: CapturedCron[] } {
   const routes: CapturedRoute[] = [];
   const crons: CapturedCron[] = [];
   const loader = vm.createContext({
@@ -459,6 +509,7 @@ export function loadHooks(source: string, env: Record<string, string> = {}): { r
     },
     $apis: { requireAdminAuth: () => ADMIN_AUTH },
     $os: { getenv: (name: string) => env[name] ?? "" },
+    $app: pocketBaseGlobals(db)["$app"],
   });
   vm.runInContext(source, loader, { filename: "fleet.pb.js" });
   return { routes, crons };

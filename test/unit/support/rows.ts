@@ -13,6 +13,7 @@ export const ENDS_NOW = formatPbDate(NOW);
 export function row(overrides: Partial<JobRow> = {}): JobRow {
   return {
     id: "job-1",
+    created: formatPbDate(NOW - 60_000),
     probe_key: "probe-a",
     status: "pending",
     claimed_by: "",

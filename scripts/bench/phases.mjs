@@ -3,10 +3,10 @@
 // and the JSON file. Variants that are compared run back to back in a rotating
 // order inside each repetition, and ratios are taken per repetition, so the
 // noise of a shared 2-core machine hits both sides of a ratio alike.
-import { MIN_CLAIM_PATH, NOOP_PATH, SEED_PATH } from "./bench-hooks.mjs";
-import { cpuMicrosPerOp, readCpuSeconds } from "./bench-proc.mjs";
-import { histogram, latencySummary, median, ratio, ratioSummary } from "./bench-stats.mjs";
-import { closedLoop, contentionRound } from "./bench-workloads.mjs";
+import { MIN_CLAIM_PATH, NOOP_PATH, SEED_PATH } from "./hooks.mjs";
+import { cpuMicrosPerOp, readCpuSeconds } from "./proc.mjs";
+import { histogram, latencySummary, median, ratio, ratioSummary } from "./stats.mjs";
+import { closedLoop, contentionRound } from "./workloads.mjs";
 
 const CLAIM = "/api/fleet/claim";
 const RENEW = "/api/fleet/renew";

@@ -9,7 +9,7 @@ import vm from "node:vm";
 import * as acorn from "acorn";
 import * as eslintScope from "eslint-scope";
 
-/** Globals PocketBase 0.22 defines in every pooled runtime (../shared/NOTES.md, v0.22.21 binds.go). */
+/** Globals PocketBase 0.22 defines in every pooled runtime (PocketBase v0.22.21, plugins/jsvm/binds.go). */
 export const PB_RUNTIME_GLOBALS = [
   "$app", "$apis", "$os", "$security", "$filesystem", "$filepath", "$template", "$http",
   "$mails", "$tokens", "$dbx", "__hooks", "require", "console", "process", "sleep",

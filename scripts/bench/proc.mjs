@@ -5,7 +5,7 @@
 // high-water mark over the process's whole life, so it cannot say which phase
 // caused it; sampling VmRSS every 100 ms and keeping the max per phase can.
 import { readFileSync } from "node:fs";
-import { readProcMemoryBytes } from "./pocketbase-server.mjs";
+import { readProcMemoryBytes } from "../pocketbase/server.mjs";
 
 /** Linux reports process times in USER_HZ ticks, 100 per second on every mainstream kernel. */
 const TICKS_PER_SECOND = 100;

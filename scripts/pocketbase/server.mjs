@@ -1,10 +1,10 @@
 // Starts a real PocketBase 0.22 for npm start, the test suite's spawn mode and
-// the benchmarks: migrate up, serve on 127.0.0.1, wait for /api/health, make
-// sure an admin exists and return its token. PocketBase's own output goes to a
+// the benchmarks: migrate up, create the admin, serve on 127.0.0.1, wait for
+// /api/health and return the admin's token. PocketBase's own output goes to a
 // log file whose tail is put into every error.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
@@ -133,12 +133,29 @@ export function readProcMemoryBytes(pid, field = "VmHWM") {
   }
 }
 
-function pathFlags({ dataDir, hooksDir, migrationsDir, hooksPool }) {
-  const flags = ["--dir", dataDir];
+function pathFlags({ dataDir, hooksDir, migrationsDir, hooksPool, hooksWatch }) {
+  // --hooksWatch is off unless asked for: with it on, an error while loading the
+  // hooks is only printed and PocketBase runs on without what failed.
+  const flags = ["--dir", dataDir, `--hooksWatch=${hooksWatch === true}`];
   if (hooksDir) flags.push("--hooksDir", hooksDir);
   if (migrationsDir) flags.push("--migrationsDir", migrationsDir);
   if (hooksPool !== undefined && hooksPool !== null) flags.push(`--hooksPool=${hooksPool}`);
   return flags;
+}
+
+/**
+ * Creates the first admin of a new data dir with PocketBase's CLI, before the
+ * server listens: PocketBase 0.22 lets anyone create the first admin over HTTP
+ * while none exists, so a new server must not listen without one. The CLI
+ * exits 0 even when it fails: its output says.
+ */
+async function createAdminBeforeServe(binary, flags, email, password, { env, logFile }) {
+  const before = statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
+  await runToCompletion(binary, ["admin", "create", email, password, ...flags], { env, logFile, timeoutMs: MIGRATE_TIMEOUT_MS });
+  const output = readFileSync(logFile, "utf8").slice(before);
+  if (!/Successfully created new admin/.test(output)) {
+    throw new Error(`creating the admin ${email} failed: ${output.trim().split("\n").pop() || "PocketBase printed nothing"}`);
+  }
 }
 
 /** Runs one PocketBase command to completion, output appended to logFile. */
@@ -166,7 +183,7 @@ function runToCompletion(binary, args, { env, logFile, timeoutMs }) {
 /**
  * @param {{
  *   binary: string, dataDir: string, port?: number, host?: string,
- *   hooksDir?: string, migrationsDir?: string, hooksPool?: number,
+ *   hooksDir?: string, migrationsDir?: string, hooksPool?: number, hooksWatch?: boolean,
  *   adminEmail?: string, adminPassword?: string, env?: Record<string, string>,
  *   log?: (message: string) => void, logFile?: string, startTimeoutMs?: number,
  * }} options
@@ -179,6 +196,7 @@ export async function startPocketBase({
   hooksDir,
   migrationsDir,
   hooksPool,
+  hooksWatch = false,
   adminEmail = "admin@pb-fleet.test",
   adminPassword = randomBytes(18).toString("base64url"),
   env = {},
@@ -186,13 +204,13 @@ export async function startPocketBase({
   logFile,
   startTimeoutMs = 20_000,
 }) {
-  if (!binary) throw new Error("startPocketBase needs { binary } (see ensurePocketBase in scripts/lib/pocketbase-binary.mjs)");
+  if (!binary) throw new Error("startPocketBase needs { binary } (see ensurePocketBase in scripts/pocketbase/binary.mjs)");
   if (!dataDir) throw new Error("startPocketBase needs { dataDir }");
   dataDir = resolve(dataDir);
   await mkdir(dataDir, { recursive: true });
   logFile = resolve(logFile ?? join(dataDir, "pocketbase.log"));
   const childEnv = { ...process.env, ...env };
-  const flags = pathFlags({ dataDir, hooksDir: hooksDir && resolve(hooksDir), migrationsDir: migrationsDir && resolve(migrationsDir), hooksPool });
+  const flags = pathFlags({ dataDir, hooksDir: hooksDir && resolve(hooksDir), migrationsDir: migrationsDir && resolve(migrationsDir), hooksPool, hooksWatch });
 
   if (port === 0) port = await freePort(host);
   else if (!(await portIsFree(port, host))) {
@@ -201,10 +219,16 @@ export async function startPocketBase({
     throw error;
   }
 
+  // An existing data dir keeps its admins (created over HTTP below only if it has none).
+  const newDataDir = !existsSync(join(dataDir, "data.db"));
   log(`pb-fleet: applying migrations (${binary} migrate up)`);
   await runToCompletion(binary, ["migrate", "up", ...flags], { env: childEnv, logFile, timeoutMs: MIGRATE_TIMEOUT_MS });
+  if (newDataDir) {
+    log(`pb-fleet: creating the first admin ${adminEmail} (${binary} admin create)`);
+    await createAdminBeforeServe(binary, flags, adminEmail, adminPassword, { env: childEnv, logFile });
+  }
 
-  const serveArgs = ["serve", "--http", `${host}:${port}`, ...flags, "--hooksWatch=false", "--automigrate=false"];
+  const serveArgs = ["serve", "--http", `${host}:${port}`, ...flags, "--automigrate=false"];
   log(`pb-fleet: starting ${binary} ${serveArgs.join(" ")} (log: ${logFile})`);
   const fd = openSync(logFile, "a");
   const child = spawn(binary, serveArgs, { env: childEnv, stdio: ["ignore", fd, fd] });
@@ -255,8 +279,8 @@ export async function startPocketBase({
     } finally {
       starting = false;
     }
-    const created = await createFirstAdmin(url, adminEmail, adminPassword);
-    log(created ? `pb-fleet: created the first admin ${adminEmail}` : `pb-fleet: an admin already exists; logging in as ${adminEmail}`);
+    const created = newDataDir || (await createFirstAdmin(url, adminEmail, adminPassword));
+    if (!newDataDir) log(created ? `pb-fleet: created the first admin ${adminEmail}` : `pb-fleet: an admin already exists; logging in as ${adminEmail}`);
     let token;
     try {
       token = await adminAuth(url, adminEmail, adminPassword);

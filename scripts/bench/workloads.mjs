@@ -3,12 +3,12 @@
 // for a bounded time and count). Both take the request as a function, so every
 // variant (pb-fleet, reference, PATCH, noop) runs through the same loop.
 import { performance } from "node:perf_hooks";
-import { SEED_MAX, SEED_PATH } from "./bench-hooks.mjs";
+import { SEED_MAX, SEED_PATH } from "./hooks.mjs";
 
 /**
  * Rows of probe_jobs made ahead of a measurement and handed out one by one.
  * `ensure` (outside the measured window) seeds more when fewer than n are left.
- * @param {ReturnType<import("./bench-http.mjs").createBenchClient>} client
+ * @param {ReturnType<import("./http.mjs").createBenchClient>} client
  * @param {{ port: number, token: string }} server
  * @param {"pending" | "claimed"} status claimed rows are held by `holder` with a one-hour lease
  */

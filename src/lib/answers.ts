@@ -1,0 +1,41 @@
+/**
+ * The answers of claim, renew and release, built from what their transaction
+ * decided (null: no such job, or a rollback). Built after the commit, so the
+ * writer is not held for them. The shapes are the reference's, plus leaseToken.
+ */
+import { jobView, type JobPatch, type JobUpdate } from "./job-row.js";
+import type { ClaimDecision, ReleaseDecision } from "./transitions.js";
+import type { ClaimResponse, ReleaseResponse, RenewResponse } from "./types.js";
+
+export function claimAnswer(outcome: JobUpdate<ClaimDecision> | null): ClaimResponse {
+  if (outcome === null) return { claimed: false };
+  const { row, decision } = outcome;
+  if (decision.kind === "already_held") {
+    return { claimed: true, job: jobView(row), alreadyHeld: true, leaseToken: decision.leaseToken };
+  }
+  if (decision.kind !== "win") return { claimed: false };
+  return { claimed: true, job: jobView(row, decision.patch), leaseToken: decision.patch.lease_token ?? "" };
+}
+
+export function renewAnswer(outcome: JobUpdate<JobPatch | null> | null): RenewResponse {
+  if (outcome === null || outcome.decision === null) return { renewed: false };
+  return { renewed: true, job: jobView(outcome.row, outcome.decision) };
+}
+
+export function releaseAnswer(outcome: JobUpdate<ReleaseDecision> | null): ReleaseResponse {
+  // An unknown job, or a rolled-back transaction: the caller holds nothing.
+  if (outcome === null) return { released: false, reason: "refused_not_holder" };
+  const { row, decision } = outcome;
+  return decision.kind === "refused"
+    ? { released: false, reason: decision.reason }
+    : { released: true, job: jobView(row, decision.patch) };
+}
+
+/** The patch a claim decision writes, if any (a give-up writes too: the job is failed). */
+export function claimPatch(decision: ClaimDecision): JobPatch | null {
+  return decision.kind === "win" || decision.kind === "give_up" ? decision.patch : null;
+}
+
+export function releasePatch(decision: ReleaseDecision): JobPatch | null {
+  return decision.kind === "release" ? decision.patch : null;
+}

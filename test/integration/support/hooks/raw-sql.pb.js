@@ -1,0 +1,16 @@
+// Test support only, never installed: lets a test write and read what the
+// record API would normalise or refuse (hand-edited lease text, a broken
+// schema), the way an operator editing SQLite directly would. Admin only.
+// `{ sql, params }` runs a statement; `{ sql, params, read: true }` answers the
+// first row's `value` column as text.
+routerAdd("POST", "/api/test/sql", (c) => {
+  const data = $apis.requestInfo(c).data;
+  const query = $app.dao().db().newQuery(data.sql).bind(data.params || {});
+  if (!data.read) {
+    query.execute();
+    return c.json(200, { ok: true });
+  }
+  const row = new DynamicModel({ value: "" });
+  query.one(row);
+  return c.json(200, { value: row.value });
+}, $apis.requireAdminAuth());
