@@ -8,7 +8,8 @@ FROM scratch
 COPY .pb/docker/pocketbase /usr/local/bin/pocketbase
 COPY pb_migrations/ /pb/pb_migrations/
 COPY pb_hooks/ /pb/pb_hooks/
-# Creates the first admin from PB_ADMIN_EMAIL/PB_ADMIN_PASSWORD; inert when unset.
+# Creates the first admin from PB_ADMIN_EMAIL/PB_ADMIN_PASSWORD before serving (a bad pair stops
+# PocketBase at start); inert when unset.
 COPY docker/hooks/ /pb/pb_hooks/
 # `pocketbase healthcheck` (used by docker-compose.yml), kept out of the served hooks dir.
 COPY docker/healthcheck/ /pb/healthcheck/

@@ -7,8 +7,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PocketBaseBinaryError, ensurePocketBase, normalizePbVersion, DEFAULT_PB_VERSION } from "./lib/pocketbase-binary.mjs";
-import { logTail, portIsFree, startPocketBase } from "./lib/pocketbase-server.mjs";
+import { PocketBaseBinaryError, ensurePocketBase, normalizePbVersion, DEFAULT_PB_VERSION } from "./pocketbase/binary.mjs";
+import { logTail, portIsFree, startPocketBase } from "./pocketbase/server.mjs";
 
 const repoRoot = dirname(dirname(fileURLToPath(import.meta.url)));
 const CREDENTIALS_FILE = "pb-fleet-admin.json";
@@ -49,7 +49,12 @@ function readStartConfig(env) {
   if (email && !password) problems.push("PB_ADMIN_EMAIL is set but PB_ADMIN_PASSWORD is not: set both, or neither to get a generated admin.");
   if (password && !email) problems.push("PB_ADMIN_PASSWORD is set but PB_ADMIN_EMAIL is not: set both, or neither to get a generated admin.");
   if (email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) problems.push(`PB_ADMIN_EMAIL=${JSON.stringify(email)} is not an email address.`);
-  if (password && password.length < 8) problems.push("PB_ADMIN_PASSWORD must be at least 8 characters (PocketBase refuses shorter admin passwords).");
+  // PocketBase 0.22's admin form (POST /api/admins, the admin UI, the Docker image's
+  // bootstrap hook) takes 10-72 bytes; the same pair feeds the Docker image.
+  const passwordBytes = Buffer.byteLength(password, "utf8");
+  if (password && (passwordBytes < 10 || passwordBytes > 72)) {
+    problems.push(`PB_ADMIN_PASSWORD has ${passwordBytes} bytes, but a PocketBase 0.22 admin password must have 10 to 72 (UTF-8 bytes; characters for plain ASCII): set one within those bounds.`);
+  }
 
   let hooksPool = DEFAULT_HOOKS_POOL;
   if (env.PB_HOOKS_POOL) {
@@ -193,7 +198,7 @@ async function main() {
     throw error;
   }
 
-  const { ROUTES } = await import("../esbuild.config.mjs");
+  const { ROUTES } = await (await import("../esbuild.config.mjs")).routeTable();
   printBanner({ pb, version: binary.version, admin, routes: ROUTES });
 
   let stopping = false;

@@ -3,6 +3,7 @@
 // and each container gets its hooks file copied in at creation, so a fresh
 // `npm run build` is what runs even when Docker reused a cached image layer.
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import {
   GenericContainer,
   ImageName,
@@ -10,7 +11,7 @@ import {
   getContainerRuntimeClient,
   type StartedTestContainer,
 } from "testcontainers";
-import { elfInterpreter, installBinaryCopy, sameFileContent } from "../../../scripts/lib/pocketbase-binary.mjs";
+import { elfInterpreter, installBinaryCopy, sameFileContent } from "../../../scripts/pocketbase/binary.mjs";
 
 const PB_PORT = 8090;
 /** Where the Dockerfile expects the binary (the runtime helper's `get-pocketbase --docker-context` writes the same). */
@@ -91,4 +92,112 @@ export async function startPocketBaseContainer(opts: {
     await started.stop({ timeout: 1_000 });
     throw err;
   }
+}
+
+/** What a container started by runPocketBaseImage did first. */
+export type ImageRunOutcome =
+  | { kind: "exited"; exitCode: number }
+  /** The server answered GET /api/health on the mapped 127.0.0.1 port (with any status). */
+  | { kind: "answering"; url: string; healthStatus: number };
+
+export interface ImageRun {
+  outcome: ImageRunOutcome;
+  /** The container's stdout and stderr so far. */
+  logs(): Promise<string>;
+  /** Stops the container if it runs, and removes it. */
+  remove(): Promise<void>;
+}
+
+/**
+ * Runs `image` exactly as built (its own CMD and baked-in hooks; nothing copied in)
+ * with `env`, port 8090 published on 127.0.0.1, and waits until the server answers
+ * GET /api/health with any status, or the container stops, whichever comes first.
+ * Unlike startPocketBaseContainer it does not require a healthy server: it is for
+ * checking what the image does at start (the container is not removed on return: call remove()).
+ */
+export async function runPocketBaseImage(opts: {
+  image: string;
+  env?: Record<string, string>;
+  /** Extra files put into the container before it starts: absolute path -> content (mode 644). */
+  files?: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<ImageRun> {
+  const client = await getContainerRuntimeClient();
+  const container = await client.container.create({
+    Image: opts.image,
+    Env: Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`),
+    ExposedPorts: { [`${PB_PORT}/tcp`]: {} },
+    Labels: { "pb-fleet-test": "run-image" },
+    HostConfig: { PortBindings: { [`${PB_PORT}/tcp`]: [{ HostIp: "127.0.0.1", HostPort: "" }] } },
+  });
+  const run: Omit<ImageRun, "outcome"> = {
+    logs: async () => demuxDockerLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer),
+    remove: async () => {
+      await container.remove({ force: true, v: true }).catch(() => {});
+    },
+  };
+  try {
+    if (opts.files && Object.keys(opts.files).length > 0) {
+      await client.container.putArchive(container, Readable.from([tarOf(opts.files)]), "/");
+    }
+    await client.container.start(container);
+    const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+    while (Date.now() < deadline) {
+      const info = await client.container.inspect(container);
+      if (!info.State.Running) return { ...run, outcome: { kind: "exited", exitCode: info.State.ExitCode } };
+      const hostPort = info.NetworkSettings.Ports?.[`${PB_PORT}/tcp`]?.[0]?.HostPort;
+      if (hostPort) {
+        const url = `http://127.0.0.1:${hostPort}`;
+        const status = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(1_000) }).then(
+          (res) => res.status,
+          () => 0,
+        );
+        if (status !== 0) return { ...run, outcome: { kind: "answering", url, healthStatus: status } };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${opts.image} neither answered nor exited within ${opts.timeoutMs ?? 30_000} ms; its output:\n${await run.logs()}`);
+  } catch (err) {
+    await run.remove();
+    throw err;
+  }
+}
+
+/** Docker's non-TTY log stream: frames of an 8-byte header (stream, 3 zero bytes, big-endian length) and the bytes. */
+function demuxDockerLogs(raw: Buffer): string {
+  const parts: Buffer[] = [];
+  let at = 0;
+  while (at + 8 <= raw.length) {
+    const size = raw.readUInt32BE(at + 4);
+    parts.push(raw.subarray(at + 8, at + 8 + size));
+    at += 8 + size;
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
+
+/** A ustar archive of regular files (absolute path -> content), as Docker's putArchive takes it. */
+function tarOf(files: Record<string, string>): Buffer {
+  const blocks: Buffer[] = [];
+  for (const [path, content] of Object.entries(files)) {
+    const name = path.replace(/^\/+/, "");
+    if (Buffer.byteLength(name) > 99) throw new Error(`tarOf: path too long for a plain ustar name: ${path}`);
+    const body = Buffer.from(content, "utf8");
+    const header = Buffer.alloc(512);
+    const field = (offset: number, length: number, value: string) => header.write(value, offset, length, "ascii");
+    field(0, 100, name);
+    field(100, 8, "0000644\0");
+    field(108, 8, "0000000\0");
+    field(116, 8, "0000000\0");
+    field(124, 12, body.length.toString(8).padStart(11, "0") + "\0");
+    field(136, 12, Math.floor(Date.now() / 1000).toString(8).padStart(11, "0") + "\0");
+    field(148, 8, "        ");
+    field(156, 1, "0");
+    field(257, 8, "ustar\u000000");
+    let sum = 0;
+    for (const byte of header) sum += byte;
+    field(148, 8, sum.toString(8).padStart(6, "0") + "\0 ");
+    blocks.push(header, body, Buffer.alloc((512 - (body.length % 512)) % 512));
+  }
+  blocks.push(Buffer.alloc(1024));
+  return Buffer.concat(blocks);
 }
