@@ -1,17 +1,22 @@
-# PocketBase 0.22 with the pb-fleet hooks, FROM scratch (no registry is needed:
-# the only content is a static binary and JavaScript).
-# Prepare the binary first:  npm run get-pocketbase -- --docker-context
-#   (copies a static PocketBase 0.22.x to .pb/docker/pocketbase)
-# then:                      docker build -t pb-fleet .   (or docker-compose up -d --build)
+# PocketBase with the pb-fleet hooks, FROM scratch (no registry is needed: the
+# only content is a static binary and JavaScript). One Dockerfile for both
+# hooks lines; the build arg PB_FLEET_DIR_SUFFIX picks the line's files:
+#   ""       PocketBase 0.22.x:           pb_hooks/, pb_migrations/, docker/hooks/
+#   "_0.23"  PocketBase 0.23.x to 0.40.x: pb_hooks_0.23/, pb_migrations_0.23/, docker/hooks_0.23/
+# Prepare the binary first:  PB_VERSION=0.40.4 npm run get-pocketbase -- --docker-context
+#   (copies a static PocketBase to .pb/docker/pocketbase and writes .pb/docker/compose.env)
+# then:  docker-compose --env-file .pb/docker/compose.env up -d --build
+#   or:  docker build --build-arg PB_FLEET_DIR_SUFFIX=_0.23 -t pb-fleet .
 FROM scratch
+ARG PB_FLEET_DIR_SUFFIX=""
 
 COPY .pb/docker/pocketbase /usr/local/bin/pocketbase
-COPY pb_migrations/ /pb/pb_migrations/
-COPY pb_hooks/ /pb/pb_hooks/
-# Creates the first admin from PB_ADMIN_EMAIL/PB_ADMIN_PASSWORD before serving (a bad pair stops
-# PocketBase at start); inert when unset.
-COPY docker/hooks/ /pb/pb_hooks/
-# `pocketbase healthcheck` (used by docker-compose.yml), kept out of the served hooks dir.
+COPY pb_migrations${PB_FLEET_DIR_SUFFIX}/ /pb/pb_migrations/
+COPY pb_hooks${PB_FLEET_DIR_SUFFIX}/ /pb/pb_hooks/
+# Creates the first admin (0.22) or superuser (0.23+) from PB_ADMIN_EMAIL/PB_ADMIN_PASSWORD
+# before serving (a bad pair stops PocketBase at start); inert when unset.
+COPY docker/hooks${PB_FLEET_DIR_SUFFIX}/ /pb/pb_hooks/
+# `pocketbase healthcheck` (used by docker-compose.yml), kept out of the served hooks dir; both lines.
 COPY docker/healthcheck/ /pb/healthcheck/
 
 # Scratch has no /tmp; Go's os.TempDir() and SQLite's temp files want one.

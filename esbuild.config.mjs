@@ -1,28 +1,65 @@
-// Builds pb_hooks/fleet.pb.js: one self-contained closure per route and cron
-// job of src/handlers/routes.ts. PocketBase 0.22 compiles each handler from its
-// own text in a pooled runtime that never sees the file's top level, so each
-// handler is bundled on its own (esbuild tree-shakes it down to what it uses)
-// and the bundle becomes the body of the closure. Run: `npm run build`
-// (`--check` only compares).
+// Builds one hooks bundle per PocketBase hooks API from the same handlers:
+// pb_hooks/fleet.pb.js for PocketBase 0.22, pb_hooks_0.23/fleet.pb.js for 0.23
+// to 0.40. Each is one self-contained closure per route and cron job of
+// src/handlers/routes.ts: PocketBase compiles each handler from its own text in
+// a pooled runtime that never sees the file's top level, so each handler is
+// bundled on its own (esbuild tree-shakes it down to what it uses) and the
+// bundle becomes the body of the closure. Handlers import their adapter as
+// `@pb-fleet/adapter`; the bundle's tsconfig maps that to the adapter of its
+// API, for esbuild as for tsc. Run: `npm run build` (`--check` only compares).
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { checkSelfContained } from "./scripts/build/self-contained.mjs";
+import { lineLayout } from "./scripts/pocketbase/lines.mjs";
 
 const root = dirname(fileURLToPath(import.meta.url));
-export const OUTPUT = join(root, "pb_hooks", "fleet.pb.js");
+
+/**
+ * The bundles, one per hooks line of scripts/pocketbase/lines.mjs (where each
+ * line's folders are named). `api` names the line for the self-containment
+ * check's globals; `routeMiddlewares` are appended to every routerAdd.
+ */
+export const HOOKS_BUNDLES = [
+  {
+    ...bundleFiles("0.22"),
+    tsconfig: join(root, "tsconfig.hooks.json"),
+    // 0.22's admin check: no token, a bad token and a user token get 401.
+    routeMiddlewares: ["$apis.requireAdminAuth()"],
+  },
+  {
+    ...bundleFiles("0.23"),
+    tsconfig: join(root, "tsconfig.hooks-0.23.json"),
+    // None: the adapter's serve() answers 401 to anyone but a superuser (0.23's
+    // $apis.requireSuperuserAuth() would answer a user token 403).
+    routeMiddlewares: [],
+  },
+];
+
+function bundleFiles(line) {
+  const layout = lineLayout(line, root);
+  return { api: line, pocketbase: `PocketBase ${layout.versions}`, output: layout.bundle };
+}
+
+/** The PocketBase 0.22 bundle. */
+export const OUTPUT = HOOKS_BUNDLES[0].output;
+/** The PocketBase 0.23 to 0.40 bundle. */
+export const MODERN_OUTPUT = HOOKS_BUNDLES[1].output;
+
 /** The route and cron table lives beside the handlers; the build only reads it. */
 const ROUTE_TABLE = join(root, "src", "handlers", "routes.ts");
-/** The PocketBase-facing half of every route closure. */
-const ADAPTER = "./src/adapter/pocketbase-0.22.ts";
+/** How handlers (and the route entries below) import the adapter the bundle's tsconfig picks. */
+const ADAPTER = "@pb-fleet/adapter";
 
-const BANNER = `// GENERATED FILE - DO NOT EDIT.
+function banner(bundle) {
+  return `// GENERATED FILE - DO NOT EDIT. For ${bundle.pocketbase}.
 // Built by esbuild.config.mjs from src/handlers, src/adapter and src/lib (npm run build).
-// Each handler below is self-contained on purpose: PocketBase 0.22 runs every
+// Each handler below is self-contained on purpose: PocketBase runs every
 // handler from its own text in a pooled runtime that cannot see this file's
 // top level, so helpers are repeated inside each closure.
 `;
+}
 
 const CONTEXT_PARAM = "__context";
 
@@ -37,13 +74,15 @@ export async function routeTable() {
 const handlerModule = (name) => JSON.stringify(`./src/handlers/${name}.ts`);
 
 /** An entry module, bundled alone with what it uses, as the body of a closure that calls its default export. */
-async function bundleEntry(contents, callArgs) {
+async function bundleEntry(bundle, contents, callArgs) {
   const result = await esbuild.build({
     stdin: { contents, resolveDir: root, loader: "ts", sourcefile: "entry.ts" },
     bundle: true,
     write: false,
     format: "esm",
     platform: "neutral",
+    // Its `paths` resolve @pb-fleet/adapter to this bundle's adapter.
+    tsconfig: bundle.tsconfig,
     // goja implements ES5.1 plus most of ES2015+; lower everything newer
     // (optional catch binding, ??, ?.) rather than depend on its coverage.
     target: "es2017",
@@ -61,11 +100,11 @@ async function bundleEntry(contents, callArgs) {
   return text.replace(exportLine, `return ${match[1]}(${callArgs});`).trim();
 }
 
-/** A route: the adapter's serve() running the handler on the request's context. */
+/** A route: the adapter's serve() running the handler on the request's context (echo.Context or core.RequestEvent). */
 function routeEntry({ module, handler }) {
   return `import { serve } from ${JSON.stringify(ADAPTER)};\n` +
     `import { ${handler} } from ${handlerModule(module)};\n` +
-    `export default function route(c: echo.Context): void { return serve(c, ${handler}); }\n`;
+    `export default function route(context: Parameters<typeof serve>[0]): void { return serve(context, ${handler}); }\n`;
 }
 
 /** One exported function of a handler module, called with the closure's arguments. */
@@ -73,18 +112,20 @@ function functionEntry(module, name) {
   return `export { ${name} as default } from ${handlerModule(module)};`;
 }
 
-export async function buildHooks() {
+/** The hooks file of one bundle (HOOKS_BUNDLES; the 0.22 one by default). */
+export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
   const { ROUTES, CRONS } = await routeTable();
-  const parts = [BANNER];
+  const parts = [banner(bundle)];
+  const middlewares = bundle.routeMiddlewares.map((m) => `, ${m}`).join("");
   for (const route of ROUTES) {
-    const body = await bundleEntry(routeEntry(route), CONTEXT_PARAM);
+    const body = await bundleEntry(bundle, routeEntry(route), CONTEXT_PARAM);
     parts.push(
-      `routerAdd(${JSON.stringify(route.method)}, ${JSON.stringify(route.path)}, (${CONTEXT_PARAM}) => {\n${body}\n}, $apis.requireAdminAuth());\n`,
+      `routerAdd(${JSON.stringify(route.method)}, ${JSON.stringify(route.path)}, (${CONTEXT_PARAM}) => {\n${body}\n}${middlewares});\n`,
     );
   }
   for (const cron of CRONS) {
-    const schedule = await bundleEntry(functionEntry(cron.module, cron.schedule), "");
-    const job = await bundleEntry(functionEntry(cron.module, cron.job), "");
+    const schedule = await bundleEntry(bundle, functionEntry(cron.module, cron.schedule), "");
+    const job = await bundleEntry(bundle, functionEntry(cron.module, cron.job), "");
     parts.push(`cronAdd(${JSON.stringify(cron.id)}, (() => {\n${schedule}\n})(), () => {\n${job}\n});\n`);
   }
   return parts.join("\n");
@@ -92,26 +133,32 @@ export async function buildHooks() {
 
 async function main() {
   const checkOnly = process.argv.includes("--check");
-  const source = await buildHooks();
-  const { violations, handlers } = checkSelfContained(source);
-  if (violations.length > 0) {
-    for (const v of violations) console.error(`NOT SELF-CONTAINED: ${v}`);
-    process.exit(1);
-  }
-  if (checkOnly) {
-    let committed = "";
-    try { committed = readFileSync(OUTPUT, "utf8"); } catch { /* missing counts as stale */ }
-    if (committed !== source) {
-      console.error("pb_hooks/fleet.pb.js is not what src/ builds: run `npm run build` and commit the result.");
+  let stale = false;
+  for (const bundle of HOOKS_BUNDLES) {
+    const name = relative(root, bundle.output);
+    const source = await buildHooks(bundle);
+    const { violations, handlers } = checkSelfContained(source, bundle.api);
+    if (violations.length > 0) {
+      for (const v of violations) console.error(`NOT SELF-CONTAINED (${name}): ${v}`);
       process.exit(1);
     }
-    console.log("pb_hooks/fleet.pb.js is up to date");
-    return;
+    if (checkOnly) {
+      let committed = "";
+      try { committed = readFileSync(bundle.output, "utf8"); } catch { /* missing counts as stale */ }
+      if (committed === source) {
+        console.log(`${name} is up to date`);
+      } else {
+        console.error(`${name} is not what src/ builds: run \`npm run build\` and commit the result.`);
+        stale = true;
+      }
+      continue;
+    }
+    mkdirSync(dirname(bundle.output), { recursive: true });
+    writeFileSync(bundle.output, source);
+    for (const h of handlers) console.log(`  ${h.name}: ${h.bytes} bytes`);
+    console.log(`wrote ${name} for ${bundle.pocketbase} (${Buffer.byteLength(source)} bytes, ${handlers.length} self-contained handlers)`);
   }
-  mkdirSync(dirname(OUTPUT), { recursive: true });
-  writeFileSync(OUTPUT, source);
-  for (const h of handlers) console.log(`  ${h.name}: ${h.bytes} bytes`);
-  console.log(`wrote pb_hooks/fleet.pb.js (${Buffer.byteLength(source)} bytes, ${handlers.length} self-contained handlers)`);
+  if (stale) process.exit(1);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -1,6 +1,6 @@
 // Two projects: `unit` (pure code, no server) and `integration` (a real
-// PocketBase 0.22 started once per run by the global setup). `npm test` runs both;
-// `vitest run --project unit|integration` runs one.
+// PocketBase of PB_VERSION, either hooks line, started once per run by the global
+// setup). `npm test` runs both; `vitest run --project unit|integration` runs one.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({

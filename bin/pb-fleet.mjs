@@ -1,66 +1,134 @@
 #!/usr/bin/env node
-// npx pb-fleet install <pb_dir> [--force]
-// Copies this package's hooks bundle and migrations into an existing PocketBase
-// 0.22 folder (<pb_dir>/pb_hooks, <pb_dir>/pb_migrations). Nothing is written
-// when any target file differs and --force is not given.
+// npx pb-fleet install <pb_dir> [--force] [--binary <path>]
+// Asks the PocketBase binary in <pb_dir> for its version and copies the
+// matching hooks bundle and migrations of this package (PocketBase 0.22 or
+// 0.23+, see scripts/pocketbase/lines.mjs) into <pb_dir>/pb_hooks and
+// <pb_dir>/pb_migrations. Nothing is written when any target file differs and
+// --force is not given, or when the version is not supported.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { verifyPocketBaseBinary } from "../scripts/pocketbase/binary.mjs";
+import { HOOKS_LINES, SUPPORTED_VERSIONS_TEXT, lineLayout } from "../scripts/pocketbase/lines.mjs";
 
 // The package root, from this file's location: npx runs it from anywhere.
 const packageRoot = dirname(dirname(fileURLToPath(import.meta.url)));
 const packageVersion = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")).version;
 
-const USAGE = `pb-fleet ${packageVersion}: exactly-one-winner job claims for PocketBase 0.22
+/**
+ * The PocketBase binary in <pb_dir>: the release archives name it pocketbase
+ * (pocketbase.exe on Windows), `go install github.com/pocketbase/pocketbase/examples/base` names it base.
+ */
+const BINARY_NAMES = process.platform === "win32" ? ["pocketbase.exe", "base.exe"] : ["pocketbase", "base"];
+
+const USAGE = `pb-fleet ${packageVersion}: exactly-one-winner job claims for PocketBase ${SUPPORTED_VERSIONS_TEXT}
 
 Usage:
-  npx pb-fleet install <pb_dir> [--force]
+  npx pb-fleet install <pb_dir> [--force] [--binary <path>]
 
-Copies pb_hooks/fleet.pb.js and pb_migrations/*.js into <pb_dir>/pb_hooks and
-<pb_dir>/pb_migrations (<pb_dir> is the folder of your PocketBase 0.22 binary,
-where its pb_data lives). A file that already exists with other content is
-left alone unless --force is given; identical files are left as they are.
-Then restart PocketBase; the migration runs on start.
+Asks the PocketBase binary in <pb_dir> for its version (\`--version\`) and copies
+the matching bundle and migrations into <pb_dir>/pb_hooks and <pb_dir>/pb_migrations:
+${Object.values(HOOKS_LINES).map((l) => `  PocketBase ${l.versions.padEnd(18)}${l.hooksDir}/fleet.pb.js, ${l.migrationsDir}/*.js`).join("\n")}
+<pb_dir> is the folder of your PocketBase binary, where its pb_data lives; the
+binary is found there as ${BINARY_NAMES.join(", then ")} (the release archive's name, then
+\`go install .../examples/base\`'s). A file that already exists with other
+content is left alone unless --force is given; identical files are left as
+they are. Then restart PocketBase; the migrations run on start.
 
 Options:
-  --force   overwrite target files whose content differs
-  --help    this text`;
+  --force          overwrite target files whose content differs
+  --binary <path>  the PocketBase binary to ask, when it is not in <pb_dir> under one of those names
+  --help           this text`;
 
 class UsageError extends Error {}
 
 function parseArguments(argv) {
   if (argv.length === 0) throw new UsageError("no command given. Run `npx pb-fleet install <pb_dir>` (or --help).");
-  const flags = argv.filter((a) => a.startsWith("-"));
-  const words = argv.filter((a) => !a.startsWith("-"));
+  const flags = [];
+  const words = [];
+  let binary = null;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--binary" || arg.startsWith("--binary=")) {
+      const value = arg === "--binary" ? argv[++i] : arg.slice("--binary=".length);
+      if (value === undefined || value === "" || value.startsWith("-")) throw new UsageError("--binary needs the path of a PocketBase binary, for example --binary ./pb/pocketbase.");
+      binary = value;
+    } else if (arg.startsWith("-")) flags.push(arg);
+    else words.push(arg);
+  }
   if (flags.includes("--help") || flags.includes("-h") || words[0] === "help") return { command: "help" };
   const [command, ...rest] = words;
   if (command !== "install") {
     throw new UsageError(`unknown command ${JSON.stringify(command ?? flags[0])}. The only command is \`install <pb_dir>\` (see --help).`);
   }
   const unknown = flags.filter((f) => f !== "--force");
-  if (unknown.length) throw new UsageError(`unknown option ${unknown.map((f) => JSON.stringify(f)).join(", ")}. Only --force and --help are known.`);
+  if (unknown.length) throw new UsageError(`unknown option ${unknown.map((f) => JSON.stringify(f)).join(", ")}. Only --force, --binary and --help are known.`);
   if (rest.length === 0) throw new UsageError("install needs the PocketBase folder: `npx pb-fleet install <pb_dir>`.");
   if (rest.length > 1) throw new UsageError(`install takes one folder, got ${rest.length}: ${rest.map((w) => JSON.stringify(w)).join(" ")}.`);
-  return { command: "install", pbDir: rest[0], force: flags.includes("--force") };
+  return { command: "install", pbDir: rest[0], force: flags.includes("--force"), binary };
 }
 
-/** Every file the package installs, as [relative path, absolute source]. */
-function packageFiles() {
-  const bundle = join(packageRoot, "pb_hooks", "fleet.pb.js");
-  if (!existsSync(bundle)) throw new Error(`${bundle} is missing from the package: run \`npm run build\` in ${packageRoot} first.`);
-  const migrationsDir = join(packageRoot, "pb_migrations");
-  const migrations = readdirSync(migrationsDir).filter((name) => name.endsWith(".js")).sort();
-  if (migrations.length === 0) throw new Error(`${migrationsDir} has no migrations: the package is incomplete.`);
-  return [["pb_hooks/fleet.pb.js", bundle], ...migrations.map((name) => [`pb_migrations/${name}`, join(migrationsDir, name)])];
+/** Every file a line installs, as [path relative to <pb_dir>, absolute source]. */
+function packageFiles(line) {
+  const layout = lineLayout(line, packageRoot);
+  if (!existsSync(layout.bundle)) throw new Error(`${layout.bundle} is missing from the package: run \`npm run build\` in ${packageRoot} first.`);
+  const migrations = existsSync(layout.migrationsDir) ? readdirSync(layout.migrationsDir).filter((name) => name.endsWith(".js")).sort() : [];
+  if (migrations.length === 0) throw new Error(`${layout.migrationsDir} has no migrations: the package is incomplete.`);
+  return [["pb_hooks/fleet.pb.js", layout.bundle], ...migrations.map((name) => [`pb_migrations/${name}`, join(layout.migrationsDir, name)])];
 }
 
-function install({ pbDir, force }) {
+function findBinary(target, given) {
+  if (given) {
+    const path = resolve(given);
+    if (!existsSync(path)) throw new UsageError(`--binary ${given}: ${path} does not exist.`);
+    return path;
+  }
+  const found = BINARY_NAMES.map((name) => join(target, name)).find((path) => existsSync(path) && statSync(path).isFile());
+  if (!found) {
+    throw new UsageError(
+      `${target} has no PocketBase binary (looked for ${BINARY_NAMES.join(" and ")}), so pb-fleet cannot tell which bundle fits. ` +
+        "Put the binary there, or name it with --binary <path>. Nothing was copied.",
+    );
+  }
+  return found;
+}
+
+/** The binary's version and hooks line, or a refusal that says why (unsupported versions included). */
+async function pocketBaseOf(binary) {
+  const check = await verifyPocketBaseBinary(binary, null);
+  if (!check.ok) {
+    throw new UsageError(`${check.reason}. pb-fleet runs on PocketBase ${SUPPORTED_VERSIONS_TEXT}. Nothing was copied.`);
+  }
+  return check;
+}
+
+/** The other line's files of this package that sit in <pb_dir> unchanged: leftovers of an install for another PocketBase. */
+function otherLineLeftovers(target, line) {
+  const other = line === "0.22" ? "0.23" : "0.22";
+  let files;
+  try {
+    files = packageFiles(other);
+  } catch {
+    return [];
+  }
+  const mine = new Set(packageFiles(line).map(([rel]) => rel));
+  return files
+    .filter(([rel, source]) => !mine.has(rel) && existsSync(join(target, rel)) && readFileSync(join(target, rel)).equals(readFileSync(source)))
+    .map(([rel]) => ({ rel, other }));
+}
+
+async function install({ pbDir, force, binary: givenBinary }) {
   const target = resolve(pbDir);
   if (!existsSync(target)) throw new UsageError(`${target} does not exist. Give the folder that holds your PocketBase binary (create it first for a new install).`);
   if (!statSync(target).isDirectory()) throw new UsageError(`${target} is not a folder. Give the folder that holds your PocketBase binary.`);
+  const binary = findBinary(target, givenBinary);
+  const pocketbase = await pocketBaseOf(binary);
+  const facts = HOOKS_LINES[pocketbase.line];
+  const shownBinary = binary.startsWith(target + sep) ? `./${relative(target, binary)}` : binary;
+  const versionText = pocketbase.version ? `PocketBase ${pocketbase.version}` : `PocketBase ${facts.versions} (the binary reports no version; its commands say which line)`;
 
   // Decide everything before writing anything, so a refusal leaves no half-install.
-  const plan = packageFiles().map(([relative, source]) => {
+  const plan = packageFiles(pocketbase.line).map(([relative, source]) => {
     const destination = join(target, relative);
     if (!existsSync(destination)) return { relative, source, destination, state: "new" };
     if (!statSync(destination).isFile()) return { relative, source, destination, state: "blocked" };
@@ -80,7 +148,7 @@ function install({ pbDir, force }) {
     );
   }
 
-  console.log(`pb-fleet ${packageVersion}: installing into ${target}`);
+  console.log(`pb-fleet ${packageVersion}: installing the bundle for ${versionText} (${shownBinary}) into ${target}`);
   for (const step of plan) {
     if (step.state === "same") {
       console.log(`  ${"already up to date".padEnd(20)}${step.relative}`);
@@ -90,18 +158,21 @@ function install({ pbDir, force }) {
     copyFileSync(step.source, step.destination);
     console.log(`  ${(step.state === "new" ? "copied" : "overwrote (--force)").padEnd(20)}${step.relative}`);
   }
+  for (const { rel, other } of otherLineLeftovers(target, pocketbase.line)) {
+    console.log(`  note: ${rel} is pb-fleet's file for PocketBase ${HOOKS_LINES[other].versions}, which ${versionText.split(" (")[0]} cannot load: delete it.`);
+  }
   if (plan.every((p) => p.state === "same")) {
     console.log("Everything is already up to date: nothing to restart.");
   } else {
-    console.log(`Now restart PocketBase from ${target}: \`./pocketbase serve\`; the migration runs on start.`);
-    console.log("The fleet endpoints (POST /api/fleet/claim, ...) need an admin token.");
+    console.log(`Now restart PocketBase from ${target}: \`${shownBinary} serve\`; the migrations run on start.`);
+    console.log(`The fleet endpoints (POST /api/fleet/claim, ...) need ${facts.admin.aNoun} token.`);
   }
 }
 
 try {
   const args = parseArguments(process.argv.slice(2));
   if (args.command === "help") console.log(USAGE);
-  else install(args);
+  else await install(args);
 } catch (error) {
   console.error(`pb-fleet: ${error.message}`);
   process.exit(error instanceof UsageError ? 2 : 1);

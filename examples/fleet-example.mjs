@@ -4,9 +4,11 @@
 //   npm start                                   # PocketBase with the hooks on 127.0.0.1:8090
 //   npm run build:client && node examples/fleet-example.mjs
 //
-// Admin credentials come from PB_ADMIN_EMAIL / PB_ADMIN_PASSWORD, or else from
-// the file npm start writes (pb_data/pb-fleet-admin.json). PB_URL overrides the
-// server address (default http://127.0.0.1:8090).
+// The credentials of an admin (PocketBase 0.22) or a superuser (0.23+; the
+// client finds out which the server has) come from PB_ADMIN_EMAIL /
+// PB_ADMIN_PASSWORD, or else from the file npm start writes
+// (pb_data/pb-fleet-admin.json). PB_URL overrides the server address (default
+// http://127.0.0.1:8090).
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -85,9 +87,9 @@ await Promise.all([...workers.map((w) => w.stop()), sweeper.stop()]);
 
 const rows = await client.listClaimable({ probeKeyPrefix: prefix }); // nothing left to claim
 console.log(`claimable left: ${rows.length}`);
-for (const name of ["alpha", "epsilon"]) {
-  const [row] = (await client.pb.collection("probe_jobs").getList(1, 1, {
-    filter: client.pb.filter("probe_key = {:k}", { k: prefix + name }),
-  })).items;
-  console.log(`${name}: ${row.status} by ${row.claimed_by}, result ${JSON.stringify(row.result)}`);
+for (const row of await client.listJobs({ probeKeyPrefix: prefix })) {
+  if (row.probe_key.endsWith("/alpha") || row.probe_key.endsWith("/epsilon")) {
+    console.log(`${row.probe_key.slice(prefix.length)}: ${row.status} by ${row.claimed_by}, result ${JSON.stringify(row.result)}`);
+  }
 }
+console.log(`signed in as a PocketBase ${client.authApi === "superusers" ? "0.23+ superuser" : "0.22 admin"}`);

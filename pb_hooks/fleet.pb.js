@@ -1,10 +1,17 @@
-// GENERATED FILE - DO NOT EDIT.
+// GENERATED FILE - DO NOT EDIT. For PocketBase 0.22.x.
 // Built by esbuild.config.mjs from src/handlers, src/adapter and src/lib (npm run build).
-// Each handler below is self-contained on purpose: PocketBase 0.22 runs every
+// Each handler below is self-contained on purpose: PocketBase runs every
 // handler from its own text in a pooled runtime that cannot see this file's
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/lib/job-row.ts
 var JOB_ROW_SHAPE = {
   id: "",
@@ -75,11 +82,51 @@ function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
 
-// src/adapter/pocketbase-0.22.ts
-var JOBS_COLLECTION = "probe_jobs";
-function json(status, body) {
-  return { status, json: body };
+// src/adapter/runtime.ts
+function newLeaseToken() {
+  return $security.randomString(24);
 }
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readJobRows(db, where, order, limit) {
+  const query = jobRowsQuery(where, order, limit);
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  db.newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+
+// src/adapter/transactions.ts
+function updateJobIn(store, jobId, decide, patchOf) {
+  return inTransaction(store, (tx) => {
+    const found = store.find(tx, jobByIdWhere(jobId), ["id ASC"], 1)[0];
+    if (found === void 0) return null;
+    const row = store.rowOf(found);
+    const decision = decide(row, Date.now());
+    const patch = patchOf(decision);
+    if (patch !== null) store.write(tx, found, patch);
+    return { row, decision };
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
   const reply = handler({
     body: () => $apis.requestInfo(c).data,
@@ -88,44 +135,26 @@ function serve(c, handler) {
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
 }
-function updateJob(jobId, decide, patchOf) {
-  return inTransaction((tx, collection) => {
-    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
-    if (row === void 0) return null;
-    const decision = decide(row, Date.now());
-    const patch = patchOf(decision);
-    if (patch !== null) write(tx, collection, row, patch);
-    return { row, decision };
-  });
-}
-function inTransaction(fn) {
-  const result = { value: null };
-  try {
+var STORE = {
+  transaction(body) {
     const collection = jobsCollection(Date.now());
-    $app.dao().runInTransaction((tx) => {
-      result.value = fn(tx, collection);
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection });
     });
-    return result.value;
-  } catch (err) {
-    forgetJobsCollection();
-    logError("pb-fleet: transaction rolled back", err);
-    return null;
-  }
-}
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
-}
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
-  for (const field in patch) rec.set(field, patch[field]);
-  tx.saveRecord(rec);
+  },
+  find: ({ dao }, where, order, limit) => readJobRows(dao.db(), where, order, limit),
+  rowOf: (row) => row,
+  write({ dao, collection }, row, patch) {
+    const rec = new Record();
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+    for (const field in patch) rec.set(field, patch[field]);
+    dao.saveRecord(rec);
+  },
+  forget: forgetJobsCollection,
+  logError
+};
+function updateJob(jobId, decide, patchOf) {
+  return updateJobIn(STORE, jobId, decide, patchOf);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
@@ -138,12 +167,6 @@ function jobsCollection(nowMs) {
 }
 function forgetJobsCollection() {
   delete globalThis.pbFleetJobs;
-}
-function newLeaseToken() {
-  return $security.randomString(24);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
 }
 
 // src/lib/answers.ts
@@ -252,13 +275,20 @@ function handleClaim(req) {
 }
 
 // entry.ts
-function route(c) {
-  return serve(c, handleClaim);
+function route(context) {
+  return serve(context, handleClaim);
 }
 return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/lib/job-row.ts
 var JOB_ROW_SHAPE = {
   id: "",
@@ -329,11 +359,48 @@ function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
 
-// src/adapter/pocketbase-0.22.ts
-var JOBS_COLLECTION = "probe_jobs";
-function json(status, body) {
-  return { status, json: body };
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
 }
+function readJobRows(db, where, order, limit) {
+  const query = jobRowsQuery(where, order, limit);
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  db.newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+
+// src/adapter/transactions.ts
+function updateJobIn(store, jobId, decide, patchOf) {
+  return inTransaction(store, (tx) => {
+    const found = store.find(tx, jobByIdWhere(jobId), ["id ASC"], 1)[0];
+    if (found === void 0) return null;
+    const row = store.rowOf(found);
+    const decision = decide(row, Date.now());
+    const patch = patchOf(decision);
+    if (patch !== null) store.write(tx, found, patch);
+    return { row, decision };
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
   const reply = handler({
     body: () => $apis.requestInfo(c).data,
@@ -342,44 +409,26 @@ function serve(c, handler) {
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
 }
-function updateJob(jobId, decide, patchOf) {
-  return inTransaction((tx, collection) => {
-    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
-    if (row === void 0) return null;
-    const decision = decide(row, Date.now());
-    const patch = patchOf(decision);
-    if (patch !== null) write(tx, collection, row, patch);
-    return { row, decision };
-  });
-}
-function inTransaction(fn) {
-  const result = { value: null };
-  try {
+var STORE = {
+  transaction(body) {
     const collection = jobsCollection(Date.now());
-    $app.dao().runInTransaction((tx) => {
-      result.value = fn(tx, collection);
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection });
     });
-    return result.value;
-  } catch (err) {
-    forgetJobsCollection();
-    logError("pb-fleet: transaction rolled back", err);
-    return null;
-  }
-}
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
-}
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
-  for (const field in patch) rec.set(field, patch[field]);
-  tx.saveRecord(rec);
+  },
+  find: ({ dao }, where, order, limit) => readJobRows(dao.db(), where, order, limit),
+  rowOf: (row) => row,
+  write({ dao, collection }, row, patch) {
+    const rec = new Record();
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+    for (const field in patch) rec.set(field, patch[field]);
+    dao.saveRecord(rec);
+  },
+  forget: forgetJobsCollection,
+  logError
+};
+function updateJob(jobId, decide, patchOf) {
+  return updateJobIn(STORE, jobId, decide, patchOf);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
@@ -392,9 +441,6 @@ function jobsCollection(nowMs) {
 }
 function forgetJobsCollection() {
   delete globalThis.pbFleetJobs;
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
 }
 
 // src/lib/answers.ts
@@ -472,13 +518,20 @@ function handleRenew(req) {
 }
 
 // entry.ts
-function route(c) {
-  return serve(c, handleRenew);
+function route(context) {
+  return serve(context, handleRenew);
 }
 return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/lib/job-row.ts
 var JOB_ROW_SHAPE = {
   id: "",
@@ -542,11 +595,48 @@ function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
 
-// src/adapter/pocketbase-0.22.ts
-var JOBS_COLLECTION = "probe_jobs";
-function json(status, body) {
-  return { status, json: body };
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
 }
+function readJobRows(db, where, order, limit) {
+  const query = jobRowsQuery(where, order, limit);
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  db.newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+
+// src/adapter/transactions.ts
+function updateJobIn(store, jobId, decide, patchOf) {
+  return inTransaction(store, (tx) => {
+    const found = store.find(tx, jobByIdWhere(jobId), ["id ASC"], 1)[0];
+    if (found === void 0) return null;
+    const row = store.rowOf(found);
+    const decision = decide(row, Date.now());
+    const patch = patchOf(decision);
+    if (patch !== null) store.write(tx, found, patch);
+    return { row, decision };
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
   const reply = handler({
     body: () => $apis.requestInfo(c).data,
@@ -555,44 +645,26 @@ function serve(c, handler) {
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
 }
-function updateJob(jobId, decide, patchOf) {
-  return inTransaction((tx, collection) => {
-    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
-    if (row === void 0) return null;
-    const decision = decide(row, Date.now());
-    const patch = patchOf(decision);
-    if (patch !== null) write(tx, collection, row, patch);
-    return { row, decision };
-  });
-}
-function inTransaction(fn) {
-  const result = { value: null };
-  try {
+var STORE = {
+  transaction(body) {
     const collection = jobsCollection(Date.now());
-    $app.dao().runInTransaction((tx) => {
-      result.value = fn(tx, collection);
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection });
     });
-    return result.value;
-  } catch (err) {
-    forgetJobsCollection();
-    logError("pb-fleet: transaction rolled back", err);
-    return null;
-  }
-}
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
-}
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
-  for (const field in patch) rec.set(field, patch[field]);
-  tx.saveRecord(rec);
+  },
+  find: ({ dao }, where, order, limit) => readJobRows(dao.db(), where, order, limit),
+  rowOf: (row) => row,
+  write({ dao, collection }, row, patch) {
+    const rec = new Record();
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+    for (const field in patch) rec.set(field, patch[field]);
+    dao.saveRecord(rec);
+  },
+  forget: forgetJobsCollection,
+  logError
+};
+function updateJob(jobId, decide, patchOf) {
+  return updateJobIn(STORE, jobId, decide, patchOf);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
@@ -605,9 +677,6 @@ function jobsCollection(nowMs) {
 }
 function forgetJobsCollection() {
   delete globalThis.pbFleetJobs;
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
 }
 
 // src/lib/answers.ts
@@ -728,13 +797,20 @@ function handleRelease(req) {
 }
 
 // entry.ts
-function route(c) {
-  return serve(c, handleRelease);
+function route(context) {
+  return serve(context, handleRelease);
 }
 return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/lib/job-row.ts
 var JOB_ROW_SHAPE = {
   id: "",
@@ -831,11 +907,62 @@ function oldestFirst(candidates, limit) {
 }
 var CLAIM_ORDER = ["created ASC", "id ASC"];
 
-// src/adapter/pocketbase-0.22.ts
-var JOBS_COLLECTION = "probe_jobs";
-function json(status, body) {
-  return { status, json: body };
+// src/adapter/runtime.ts
+function newLeaseToken() {
+  return $security.randomString(24);
 }
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readJobRows(db, where, order, limit) {
+  const query = jobRowsQuery(where, order, limit);
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  db.newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      }
+    }, Date.now());
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
   const reply = handler({
     body: () => $apis.requestInfo(c).data,
@@ -844,40 +971,26 @@ function serve(c, handler) {
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
 }
-function updateJobs(work) {
-  return inTransaction((tx, collection) => work({
-    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
-    write: (row, patch) => write(tx, collection, row, patch)
-  }, Date.now()));
-}
-function inTransaction(fn) {
-  const result = { value: null };
-  try {
+var STORE = {
+  transaction(body) {
     const collection = jobsCollection(Date.now());
-    $app.dao().runInTransaction((tx) => {
-      result.value = fn(tx, collection);
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection });
     });
-    return result.value;
-  } catch (err) {
-    forgetJobsCollection();
-    logError("pb-fleet: transaction rolled back", err);
-    return null;
-  }
-}
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
-}
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
-  for (const field in patch) rec.set(field, patch[field]);
-  tx.saveRecord(rec);
+  },
+  find: ({ dao }, where, order, limit) => readJobRows(dao.db(), where, order, limit),
+  rowOf: (row) => row,
+  write({ dao, collection }, row, patch) {
+    const rec = new Record();
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+    for (const field in patch) rec.set(field, patch[field]);
+    dao.saveRecord(rec);
+  },
+  forget: forgetJobsCollection,
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
@@ -890,15 +1003,6 @@ function jobsCollection(nowMs) {
 }
 function forgetJobsCollection() {
   delete globalThis.pbFleetJobs;
-}
-function newLeaseToken() {
-  return $security.randomString(24);
-}
-function getenv(name) {
-  return $os.getenv(name);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
 }
 
 // src/lib/config.ts
@@ -1053,13 +1157,20 @@ function handleClaimNext(req) {
 }
 
 // entry.ts
-function route(c) {
-  return serve(c, handleClaimNext);
+function route(context) {
+  return serve(context, handleClaimNext);
 }
 return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/lib/job-row.ts
 var JOB_ROW_SHAPE = {
   id: "",
@@ -1131,11 +1242,59 @@ function jobRowsQuery(where, order, limit) {
   };
 }
 
-// src/adapter/pocketbase-0.22.ts
-var JOBS_COLLECTION = "probe_jobs";
-function json(status, body) {
-  return { status, json: body };
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
 }
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readJobRows(db, where, order, limit) {
+  const query = jobRowsQuery(where, order, limit);
+  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
+  db.newQuery(query.sql).bind(query.params).all(models);
+  return models.map((model) => {
+    const row = {};
+    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
+    return row;
+  });
+}
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      }
+    }, Date.now());
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
   const reply = handler({
     body: () => $apis.requestInfo(c).data,
@@ -1144,40 +1303,26 @@ function serve(c, handler) {
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
 }
-function updateJobs(work) {
-  return inTransaction((tx, collection) => work({
-    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
-    write: (row, patch) => write(tx, collection, row, patch)
-  }, Date.now()));
-}
-function inTransaction(fn) {
-  const result = { value: null };
-  try {
+var STORE = {
+  transaction(body) {
     const collection = jobsCollection(Date.now());
-    $app.dao().runInTransaction((tx) => {
-      result.value = fn(tx, collection);
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection });
     });
-    return result.value;
-  } catch (err) {
-    forgetJobsCollection();
-    logError("pb-fleet: transaction rolled back", err);
-    return null;
-  }
-}
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
-}
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
-  for (const field in patch) rec.set(field, patch[field]);
-  tx.saveRecord(rec);
+  },
+  find: ({ dao }, where, order, limit) => readJobRows(dao.db(), where, order, limit),
+  rowOf: (row) => row,
+  write({ dao, collection }, row, patch) {
+    const rec = new Record();
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+    for (const field in patch) rec.set(field, patch[field]);
+    dao.saveRecord(rec);
+  },
+  forget: forgetJobsCollection,
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
@@ -1190,12 +1335,6 @@ function jobsCollection(nowMs) {
 }
 function forgetJobsCollection() {
   delete globalThis.pbFleetJobs;
-}
-function getenv(name) {
-  return $os.getenv(name);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
 }
 
 // src/lib/config.ts
@@ -1307,13 +1446,19 @@ function handleSweep(req) {
 }
 
 // entry.ts
-function route(c) {
-  return serve(c, handleSweep);
+function route(context) {
+  return serve(context, handleSweep);
 }
 return route(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1387,10 +1532,28 @@ var STATS_ROW_SHAPE = {
   past_orphan_cap: 0
 };
 
-// src/adapter/pocketbase-0.22.ts
-function json(status, body) {
-  return { status, json: body };
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
 }
+function storeGet(key) {
+  return $app.store().get(key);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readOne(db, query, shape) {
+  const row = new DynamicModel(shape);
+  try {
+    db.newQuery(query.sql).bind(query.params).one(row);
+    return row;
+  } catch (err) {
+    logError(QUERY_FAILED, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
   const reply = handler({
     body: () => $apis.requestInfo(c).data,
@@ -1400,23 +1563,7 @@ function serve(c, handler) {
   return c.json(reply.status, reply.json);
 }
 function queryOne(query, shape) {
-  const row = new DynamicModel(shape);
-  try {
-    $app.dao().db().newQuery(query.sql).bind(query.params).one(row);
-    return row;
-  } catch (err) {
-    logError("pb-fleet: query failed", err);
-    return null;
-  }
-}
-function getenv(name) {
-  return $os.getenv(name);
-}
-function storeGet(key) {
-  return $app.store().get(key);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
+  return readOne($app.dao().db(), query, shape);
 }
 
 // src/lib/config.ts
@@ -1526,8 +1673,8 @@ function handleStats(req) {
 }
 
 // entry.ts
-function route(c) {
-  return serve(c, handleStats);
+function route(context) {
+  return serve(context, handleStats);
 }
 return route(__context);
 }, $apis.requireAdminAuth());
@@ -1539,7 +1686,7 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9]
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
-// src/adapter/pocketbase-0.22.ts
+// src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
 }
@@ -1639,6 +1786,10 @@ function sweeperScheduleAtLoad() {
 }
 return sweeperScheduleAtLoad();
 })(), () => {
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+
 // src/lib/job-row.ts
 var JOB_ROW_SHAPE = {
   id: "",
@@ -1710,42 +1861,82 @@ function jobRowsQuery(where, order, limit) {
   };
 }
 
-// src/adapter/pocketbase-0.22.ts
-var JOBS_COLLECTION = "probe_jobs";
-function updateJobs(work) {
-  return inTransaction((tx, collection) => work({
-    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
-    write: (row, patch) => write(tx, collection, row, patch)
-  }, Date.now()));
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
 }
-function inTransaction(fn) {
-  const result = { value: null };
-  try {
-    const collection = jobsCollection(Date.now());
-    $app.dao().runInTransaction((tx) => {
-      result.value = fn(tx, collection);
-    });
-    return result.value;
-  } catch (err) {
-    forgetJobsCollection();
-    logError("pb-fleet: transaction rolled back", err);
-    return null;
-  }
+function logInfo(message, ...attrs) {
+  $app.logger().info(message, ...attrs);
 }
-function readRows(tx, query) {
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readJobRows(db, where, order, limit) {
+  const query = jobRowsQuery(where, order, limit);
   const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
+  db.newQuery(query.sql).bind(query.params).all(models);
   return models.map((model) => {
     const row = {};
     for (const column in JOB_ROW_SHAPE) row[column] = model[column];
     return row;
   });
 }
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
-  for (const field in patch) rec.set(field, patch[field]);
-  tx.saveRecord(rec);
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      }
+    }, Date.now());
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
+var STORE = {
+  transaction(body) {
+    const collection = jobsCollection(Date.now());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection });
+    });
+  },
+  find: ({ dao }, where, order, limit) => readJobRows(dao.db(), where, order, limit),
+  rowOf: (row) => row,
+  write({ dao, collection }, row, patch) {
+    const rec = new Record();
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+    for (const field in patch) rec.set(field, patch[field]);
+    dao.saveRecord(rec);
+  },
+  forget: forgetJobsCollection,
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function jobsCollection(nowMs) {
@@ -1758,15 +1949,6 @@ function jobsCollection(nowMs) {
 }
 function forgetJobsCollection() {
   delete globalThis.pbFleetJobs;
-}
-function getenv(name) {
-  return $os.getenv(name);
-}
-function logInfo(message, ...attrs) {
-  $app.logger().info(message, ...attrs);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
 }
 
 // src/lib/config.ts

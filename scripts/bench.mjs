@@ -1,19 +1,24 @@
 #!/usr/bin/env node
 // `npm run bench`: pb-fleet's claim/renew/release endpoints measured against
-// baselines in the same run, on the same PocketBase binary, each server its
-// own spawned PocketBase on a temp data dir with the project's migrations:
-//   pb-fleet          pb_hooks/ as built by `npm run build` (hooksPool 25, PocketBase's default)
-//   reference         ../shared/reference/fleet-claim.pb.js (skipped with a note when absent)
-//   pb-fleet-poolN    pb_hooks/ again with --hooksPool N
+// baselines in the same run, on the same PocketBase binary (PB_VERSION), each
+// server its own spawned PocketBase on a temp data dir with the migrations of
+// the binary's hooks line:
+//   pb-fleet          the line's bundle as built by `npm run build` (hooksPool 25, PocketBase's default)
+//   reference         ../shared/reference/fleet-claim.pb.js (PocketBase 0.22 only; skipped with a note when absent)
+//   pb-fleet-poolN    the bundle again with --hooksPool N
 // plus, on every server, a bench-only hooks file (noop route, minimal claim,
-// row seeding; see scripts/bench/hooks.mjs). Prints Markdown tables, writes
+// row seeding; see scripts/bench/hooks.mjs). A last phase starts one pb-fleet
+// server per version of --versions (default: 0.22.21 and 0.40.4, one per hooks
+// line; --quick: PB_VERSION's only) and puts claim vs plain PATCH and the
+// lifecycle vs 0.22 side by side, one row per version: what upgrading PocketBase
+// costs or gains. Prints Markdown tables, writes
 // the run as JSON (bench/results/, gitignored) and, for a full run, the summary
 // to bench/LATEST.md. Exits 1 when any claim round had other than exactly one
 // winner or any call answered unexpectedly; performance targets are reported
 // as PASS/MISS and never change the exit code.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -21,23 +26,32 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensurePocketBase } from "./pocketbase/binary.mjs";
+import { DEFAULT_PB_VERSION, NEWEST_TESTED_MODERN_VERSION, UnsupportedPocketBaseVersion, lineLayout, normalizePbVersion } from "./pocketbase/lines.mjs";
 import { startPocketBase } from "./pocketbase/server.mjs";
-import { listHookFiles, writeHooksDir } from "./bench/hooks.mjs";
+import { benchedHookFiles, writeHooksDir } from "./bench/hooks.mjs";
 import { createBenchClient } from "./bench/http.mjs";
 import { contentionRatio, endpointRatio, lifecycleRatio, runClaimNextVsList, runContention, runEndpoints, runLifecycle, warmUp } from "./bench/phases.mjs";
 import { machineLine, renderReport } from "./bench/report.mjs";
 import { createRssSampler } from "./bench/proc.mjs";
+import { runVersions } from "./bench/versions.mjs";
 import { createJobPool } from "./bench/workloads.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const REFERENCE_HOOKS = resolve(REPO, "../shared/reference/fleet-claim.pb.js");
 
-const USAGE = `Usage: node scripts/bench.mjs [--quick] [--json <path>] [--latest <path>] [--verbose] [--help]
-  --quick          a rot check: fewer rounds, fewer worker counts, short durations (well under a minute)
-  --json <path>    where to write this run's JSON (default: bench/results/<time>-<full|quick>.json)
-  --latest <path>  where to write the Markdown summary (default: bench/LATEST.md for a full run, none for --quick)
-  --verbose        also show PocketBase's own log lines
-Environment: PB_VERSION (default 0.22.21), POCKETBASE_BIN (use this binary), CI=true (the reference baseline must run).`;
+/** The per-version phase's default: one version per hooks line. */
+const DEFAULT_LINE_VERSIONS = [DEFAULT_PB_VERSION, NEWEST_TESTED_MODERN_VERSION];
+
+const USAGE = `Usage: node scripts/bench.mjs [--quick] [--versions <v,v,...>] [--json <path>] [--latest <path>] [--verbose] [--help]
+  --quick            a rot check: fewer rounds, fewer worker counts, short durations (well under a minute)
+  --versions <list>  PocketBase versions for the per-version phase, one pb-fleet server each, compared
+                     with the first 0.22.x of the list (default: ${DEFAULT_LINE_VERSIONS.join(",")}; with --quick: PB_VERSION's only).
+                     Each is got like PB_VERSION (cache, go install, release); POCKETBASE_BIN is not used for them.
+  --json <path>      where to write this run's JSON (default: bench/results/<time>-<full|quick>.json)
+  --latest <path>    where to write the Markdown summary (default: bench/LATEST.md for a full run, none for --quick)
+  --verbose          also show PocketBase's own log lines
+Environment: PB_VERSION (default ${DEFAULT_PB_VERSION}: the version of every other phase), POCKETBASE_BIN (use this binary for them),
+CI=true (on PocketBase 0.22 the reference baseline must run).`;
 
 /** How much of each phase a run does. Every loop is bounded by count and by time. */
 const CONFIGS = {
@@ -48,6 +62,7 @@ const CONFIGS = {
     lifecycle: { workers: [1, 8, 32, 128], reps: 5, durationMs: 1500, maxJobs: 3000 },
     claimNext: { workers: 32, reps: 4, durationMs: 1500, maxJobs: 4000 },
     hooksPool: { sizes: [10, 25, 100], workers: [50, 200], rounds: 20, reps: 4, durationMs: 1500, maxJobs: 3000 },
+    lines: { hooksPool: 100, contention: { workers: 50, rounds: 10 }, endpoints: { workers: [8], reps: 6, durationMs: 800, maxOps: 2000 }, lifecycle: { workers: [8, 32], reps: 5, durationMs: 1500, maxJobs: 3000 } },
   },
   quick: {
     warmup: { requests: 100 },
@@ -56,6 +71,7 @@ const CONFIGS = {
     lifecycle: { workers: [8, 32], reps: 1, durationMs: 400, maxJobs: 600 },
     claimNext: { workers: 32, reps: 1, durationMs: 400, maxJobs: 600 },
     hooksPool: { sizes: [10, 25], workers: [50], rounds: 3, reps: 1, durationMs: 400, maxJobs: 600 },
+    lines: { hooksPool: 100, contention: { workers: 20, rounds: 3 }, endpoints: { workers: [8], reps: 1, durationMs: 300, maxOps: 600 }, lifecycle: { workers: [8], reps: 1, durationMs: 400, maxJobs: 600 } },
   },
 };
 
@@ -65,6 +81,7 @@ function parseCli(argv) {
       args: argv,
       options: {
         quick: { type: "boolean", default: false },
+        versions: { type: "string" },
         json: { type: "string" },
         latest: { type: "string" },
         verbose: { type: "boolean", default: false },
@@ -76,11 +93,29 @@ function parseCli(argv) {
     for (const name of ["json", "latest"]) {
       if (values[name] !== undefined && values[name].trim() === "") throw new Error(`--${name} needs a file path`);
     }
+    if (values.versions !== undefined) values.versions = parseVersions(values.versions);
     return values;
   } catch (err) {
     console.error(`bench: ${err.message.split("\n")[0]}. See the usage below.\n\n${USAGE}`);
     process.exit(2);
   }
+}
+
+/** "0.22.21,v0.40.4" -> ["0.22.21", "0.40.4"]; an unsupported or repeated version is refused. */
+function parseVersions(text) {
+  const parts = text.split(",").map((v) => v.trim());
+  if (parts.some((v) => v === "")) throw new Error(`--versions needs a comma-separated list of versions such as ${DEFAULT_LINE_VERSIONS.join(",")}, got ${JSON.stringify(text)}`);
+  const versions = parts.map((v) => {
+    try {
+      return normalizePbVersion(v, "--versions entry");
+    } catch (err) {
+      if (err instanceof UnsupportedPocketBaseVersion) throw new Error(err.message.replace(/\.$/, ""));
+      throw err;
+    }
+  });
+  const repeated = versions.find((v, i) => versions.indexOf(v) !== i);
+  if (repeated) throw new Error(`--versions names ${repeated} twice`);
+  return versions;
 }
 
 function machine(pbVersion) {
@@ -95,16 +130,6 @@ function machine(pbVersion) {
   return { cpuModel, cores, node: process.version, pbVersion, platform: `${os.platform()} ${os.release()}`, date: new Date().toISOString() };
 }
 
-/** Newest mtime of the files under dir (to warn when pb_hooks/ is older than src/). */
-function newestMtime(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
 async function main() {
   const cli = parseCli(process.argv.slice(2));
   if (cli.help) {
@@ -117,17 +142,18 @@ async function main() {
   const log = (m) => console.error(`[bench ${((performance.now() - t0) / 1000).toFixed(1)}s] ${m}`);
   const failures = [];
 
-  const hookFiles = existsSync(join(REPO, "pb_hooks")) ? await listHookFiles(join(REPO, "pb_hooks")) : [];
-  if (hookFiles.length === 0) {
-    console.error("bench: pb_hooks/ has no *.pb.js file. Run `npm run build` first.");
-    return 1;
-  }
-  if (existsSync(join(REPO, "src")) && newestMtime(join(REPO, "src")) > Math.min(...hookFiles.map((f) => statSync(f).mtimeMs))) {
-    log("warning: src/ changed after pb_hooks/ was built; this measures pb_hooks/ as it is (run `npm run build` to measure src/).");
-  }
+  const binary = await ensurePocketBase({ log });
+  // The binary's own line (POCKETBASE_BIN may differ from PB_VERSION) picks the bundle and migrations.
+  const layout = lineLayout(binary.line);
+  const hookFiles = await benchedHookFiles(layout, log);
+  if (hookFiles === null) return 1;
 
   let reference = { path: relative(REPO, REFERENCE_HOOKS), skipped: null };
-  if (!existsSync(REFERENCE_HOOKS)) {
+  if (binary.line !== "0.22") {
+    // A true limitation: the reference is written against 0.22's JS API and does not load on 0.23+.
+    reference = { path: null, skipped: `the reference hooks are written for PocketBase 0.22's JS API and cannot run on ${binary.version}; the pb-fleet/reference ratios are measured on 0.22.x only.` };
+    log(`note: ${reference.skipped}`);
+  } else if (!existsSync(REFERENCE_HOOKS)) {
     if (process.env.CI === "true") {
       console.error(`bench: the reference hooks ${REFERENCE_HOOKS} are missing and CI=true, where the reference baseline must run. Provide ../shared/reference/ next to the repository.`);
       return 1;
@@ -135,8 +161,7 @@ async function main() {
     reference = { path: null, skipped: `${REFERENCE_HOOKS} is absent (a clone without ../shared); the pb-fleet/reference ratios are not measured.` };
     log(`note: ${reference.skipped}`);
   }
-
-  const binary = await ensurePocketBase({ log });
+  const lineVersions = cli.versions ?? (cli.quick ? [binary.version] : DEFAULT_LINE_VERSIONS);
   let binaryVersionText = null;
   try {
     binaryVersionText = execFileSync(binary.path, ["--version"], { encoding: "utf8", timeout: 10_000 }).trim();
@@ -163,10 +188,10 @@ async function main() {
   process.once("SIGTERM", onSignal);
 
   try {
-    const fleetHooksDir = await writeHooksDir(join(tmpRoot, "hooks-fleet"), hookFiles);
+    const fleetHooksDir = await writeHooksDir(join(tmpRoot, "hooks-fleet"), hookFiles, binary.line);
     const specs = [{ name: "pb-fleet", hooksDir: fleetHooksDir, hooksPool: 25 }];
     if (!reference.skipped) {
-      specs.push({ name: "reference", hooksDir: await writeHooksDir(join(tmpRoot, "hooks-reference"), [REFERENCE_HOOKS]), hooksPool: 25 });
+      specs.push({ name: "reference", hooksDir: await writeHooksDir(join(tmpRoot, "hooks-reference"), [REFERENCE_HOOKS], "0.22"), hooksPool: 25 });
     }
     for (const size of config.hooksPool.sizes) if (size !== 25) specs.push({ name: `pb-fleet-pool${size}`, hooksDir: fleetHooksDir, hooksPool: size });
 
@@ -175,9 +200,10 @@ async function main() {
       specs.map(async (spec) => {
         const pb = await startPocketBase({
           binary: binary.path,
+          line: binary.line,
           dataDir: join(tmpRoot, `data-${spec.name}`),
           hooksDir: spec.hooksDir,
-          migrationsDir: join(REPO, "pb_migrations"),
+          migrationsDir: layout.migrationsDir,
           hooksPool: spec.hooksPool,
           adminEmail: "bench@example.com",
           adminPassword: "bench-password-1234",
@@ -255,6 +281,16 @@ async function main() {
     const poolVariants = hp.sizes.map((size) => ({ key: `pool ${size}`, server: poolServer(size), kind: "claim", size }));
     const poolContention = await runContention(ctx, poolVariants, hp.workers, hp.rounds);
     const poolLifecycle = await runLifecycle(ctx, poolVariants, hp.workers, hp);
+
+    rss.enter("versions");
+    const versions = await runVersions(ctx, {
+      versions: lineVersions,
+      // The primary binary serves its own version (it may be POCKETBASE_BIN); the rest are got by version.
+      reuse: { version: binary.version, binary },
+      tmpRoot,
+      started,
+      verbose: cli.verbose,
+    });
     rss.enter("done");
     const rssByPhase = rss.report();
     const poolRows = [];
@@ -292,6 +328,7 @@ async function main() {
     for (const r of endpointRows) if (r.failureCount) failures.push(`${r.variant} W=${r.workers}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     for (const r of claimNext.rows) if (r.failureCount) failures.push(`${r.variant} W=${r.workers}: ${r.failureCount} failed acquisitions, e.g. ${r.failureSamples[0]}`);
     for (const r of [...lifecycleRows, ...poolLifecycle]) if (r.failureCount) failures.push(`lifecycle ${r.variant} (${r.server}) W=${r.workers}: ${r.failureCount} failed jobs, e.g. ${r.failureSamples[0]}`);
+    failures.push(...versions.failures);
 
     const run = {
       schema: "pb-fleet-bench/1",
@@ -308,6 +345,7 @@ async function main() {
       lifecycle: { rows: lifecycleRows, ratios: lifecycleRatios },
       claimNext,
       hooksPool: { rows: poolRows, recommendation: recommendPool(poolRows, hp) },
+      versions: versions.summary,
       memory: { maxRssByPhase: rssByPhase, peakHwmBytes, sampleIntervalMs: 100 },
       targets: [],
       failures,
@@ -372,8 +410,9 @@ function evaluateTargets(run) {
   const targets = [];
   const pass = (value, ok) => (value === null || value === undefined ? null : ok);
   const contentionClaims = run.contention.rows.filter((r) => r.kind === "claim");
-  const totalRounds = contentionClaims.reduce((s, r) => s + r.rounds, 0) + run.hooksPool.rows.length * run.config.hooksPool.rounds;
-  const bad = [...contentionClaims, ...run.hooksPool.rows].reduce((s, r) => s + r.badRounds, 0);
+  const totalRounds =
+    contentionClaims.reduce((s, r) => s + r.rounds, 0) + run.hooksPool.rows.length * run.config.hooksPool.rounds + run.versions.rows.reduce((s, r) => s + r.rounds, 0);
+  const bad = [...contentionClaims, ...run.hooksPool.rows, ...run.versions.rows].reduce((s, r) => s + r.badRounds, 0);
   targets.push({ target: "zero multi-winner rounds (every claim contention round, every server)", measured: `${bad} of ${totalRounds} rounds`, pass: bad === 0 });
 
   for (const w of run.config.endpoints.workers) {

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// npm run get-pocketbase [-- --version 0.22.50] [--print-path] [--docker-context]
-// Gets a PocketBase 0.22.x binary (see scripts/pocketbase/binary.mjs) and,
-// with --docker-context, copies it to .pb/docker/pocketbase for the Dockerfile.
+// npm run get-pocketbase [-- --version 0.40.4] [--print-path] [--docker-context]
+// Gets a PocketBase binary of either hooks line (see scripts/pocketbase/binary.mjs)
+// and, with --docker-context, copies it to .pb/docker/pocketbase for the
+// Dockerfile and writes .pb/docker/compose.env, which tells docker-compose the
+// line's bundle and migrations (PB_FLEET_DIR_SUFFIX) and the version.
+import { writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -13,19 +16,25 @@ import {
   normalizePbVersion,
   sameFileContent,
 } from "./pocketbase/binary.mjs";
+import { SUPPORTED_VERSIONS_TEXT, lineLayout } from "./pocketbase/lines.mjs";
 
 const repoRoot = dirname(dirname(fileURLToPath(import.meta.url)));
 const DOCKER_CONTEXT_BINARY = join(repoRoot, ".pb", "docker", "pocketbase");
+/** docker-compose --env-file: the line's directory suffix and the version, for docker-compose.yml. */
+const DOCKER_COMPOSE_ENV = join(repoRoot, ".pb", "docker", "compose.env");
 
-const USAGE = `Usage: npm run get-pocketbase [-- --version 0.22.21] [--print-path] [--docker-context]
+const USAGE = `Usage: npm run get-pocketbase [-- --version 0.40.4] [--print-path] [--docker-context]
 
-Finds or builds a PocketBase 0.22.x binary: POCKETBASE_BIN if set, else the
-cache (~/.cache/pb-fleet, PB_FLEET_CACHE overrides), else \`go install\` from
-the Go module proxy, else the official release archive.
+Finds or builds a PocketBase binary (${SUPPORTED_VERSIONS_TEXT}): POCKETBASE_BIN
+if set, else the cache (~/.cache/pb-fleet, PB_FLEET_CACHE overrides), else
+\`go install\` from the Go module proxy (0.40.x through GOTOOLCHAIN=go1.27.3
+when the local Go is older), else the official release archive.
 
-  --version V        0.22.x to get (default: PB_VERSION, else ${DEFAULT_PB_VERSION})
+  --version V        the version to get (default: PB_VERSION, else ${DEFAULT_PB_VERSION})
   --print-path       print only the binary's path on stdout
-  --docker-context   also copy it to .pb/docker/pocketbase for \`docker build\`
+  --docker-context   also copy it to .pb/docker/pocketbase for \`docker build\`, and
+                     write .pb/docker/compose.env for
+                     \`docker-compose --env-file .pb/docker/compose.env up -d --build\`
   --help             this text`;
 
 function fail(message, exitCode = 2) {
@@ -41,7 +50,7 @@ function parseArguments(argv) {
     else if (arg === "--print-path") options.printPath = true;
     else if (arg === "--docker-context") options.dockerContext = true;
     else if (arg === "--version") {
-      if (i + 1 >= argv.length || argv[i + 1].startsWith("--")) fail("--version needs a value, for example --version 0.22.50.");
+      if (i + 1 >= argv.length || argv[i + 1].startsWith("--")) fail("--version needs a value, for example --version 0.40.4.");
       options.version = argv[++i];
     } else if (arg.startsWith("--version=")) options.version = arg.slice("--version=".length);
     else fail(`unknown argument ${JSON.stringify(arg)}. Run with --help for the options.`);
@@ -62,7 +71,7 @@ async function main() {
     fail(error.message, 2);
   }
   if (options.dockerContext && process.platform !== "linux") {
-    fail("--docker-context needs a Linux binary, and this machine builds for " + process.platform + ". Run it on Linux, or put a static linux PocketBase 0.22 binary at .pb/docker/pocketbase yourself.", 2);
+    fail("--docker-context needs a Linux binary, and this machine builds for " + process.platform + ". Run it on Linux, or put a static linux PocketBase binary at .pb/docker/pocketbase yourself.", 2);
   }
 
   const binary = await ensurePocketBase({ version, log: (message) => console.error(message) });
@@ -79,6 +88,22 @@ async function main() {
       await installBinaryCopy(binary.path, DOCKER_CONTEXT_BINARY);
       console.error(`get-pocketbase: copied ${binary.path} -> ${relative(repoRoot, DOCKER_CONTEXT_BINARY)} (for docker build)`);
     }
+    const layout = lineLayout(binary.line);
+    writeFileSync(
+      DOCKER_COMPOSE_ENV,
+      [
+        `# Written by npm run get-pocketbase -- --docker-context for PocketBase ${binary.version} (.pb/docker/pocketbase).`,
+        `# docker-compose --env-file .pb/docker/compose.env up -d --build`,
+        `PB_VERSION=${binary.version}`,
+        `# "" for PocketBase 0.22 (pb_hooks/, pb_migrations/), "_0.23" for 0.23+ (pb_hooks_0.23/, pb_migrations_0.23/)`,
+        `PB_FLEET_DIR_SUFFIX=${layout.dirSuffix}`,
+        "",
+      ].join("\n"),
+    );
+    console.error(
+      `get-pocketbase: wrote ${relative(repoRoot, DOCKER_COMPOSE_ENV)} (PocketBase ${binary.version}: ${layout.relative.bundle} and ${layout.relative.migrationsDir}/). ` +
+        "Start it with: docker-compose --env-file .pb/docker/compose.env up -d --build",
+    );
   }
 
   if (options.printPath) console.log(binary.path);

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// npm start: build the hooks, get PocketBase 0.22, migrate, make sure an admin
-// exists, serve on 127.0.0.1:8090 until Ctrl-C. Data lives in ./pb_data and is
-// reused by the next start.
+// npm start: build the hooks, get PocketBase (PB_VERSION, either hooks line),
+// migrate, make sure an admin (0.22) or superuser (0.23+) exists, serve on
+// 127.0.0.1:8090 until Ctrl-C. Data lives in ./pb_data and is reused by the
+// next start.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PocketBaseBinaryError, ensurePocketBase, normalizePbVersion, DEFAULT_PB_VERSION } from "./pocketbase/binary.mjs";
+import { HOOKS_LINES, adminPasswordProblem, hooksLineOf, lineLayout } from "./pocketbase/lines.mjs";
 import { logTail, portIsFree, startPocketBase } from "./pocketbase/server.mjs";
 
 const repoRoot = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -49,12 +51,6 @@ function readStartConfig(env) {
   if (email && !password) problems.push("PB_ADMIN_EMAIL is set but PB_ADMIN_PASSWORD is not: set both, or neither to get a generated admin.");
   if (password && !email) problems.push("PB_ADMIN_PASSWORD is set but PB_ADMIN_EMAIL is not: set both, or neither to get a generated admin.");
   if (email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) problems.push(`PB_ADMIN_EMAIL=${JSON.stringify(email)} is not an email address.`);
-  // PocketBase 0.22's admin form (POST /api/admins, the admin UI, the Docker image's
-  // bootstrap hook) takes 10-72 bytes; the same pair feeds the Docker image.
-  const passwordBytes = Buffer.byteLength(password, "utf8");
-  if (password && (passwordBytes < 10 || passwordBytes > 72)) {
-    problems.push(`PB_ADMIN_PASSWORD has ${passwordBytes} bytes, but a PocketBase 0.22 admin password must have 10 to 72 (UTF-8 bytes; characters for plain ASCII): set one within those bounds.`);
-  }
 
   let hooksPool = DEFAULT_HOOKS_POOL;
   if (env.PB_HOOKS_POOL) {
@@ -67,6 +63,8 @@ function readStartConfig(env) {
   let version = DEFAULT_PB_VERSION;
   try {
     version = normalizePbVersion(env.PB_VERSION || DEFAULT_PB_VERSION);
+    const bounds = password && passwordBoundsProblem(hooksLineOf(version), password);
+    if (bounds) problems.push(bounds);
   } catch (error) {
     problems.push(error.message);
   }
@@ -79,6 +77,23 @@ function readStartConfig(env) {
     dataDir: env.PB_DATA_DIR ? resolve(env.PB_DATA_DIR) : join(repoRoot, "pb_data"),
     admin: email ? { email, password } : null,
   };
+}
+
+/**
+ * The same pair feeds the Docker image's bootstrap hook and the admin UI, so it
+ * is held to the line's own bounds: 0.22's admin form (10-72 bytes), 0.23+'s
+ * `_superusers` password field (8-71 characters) and bcrypt (72 bytes).
+ */
+function passwordBoundsProblem(line, password) {
+  const problem = adminPasswordProblem(line, password);
+  if (!problem) return null;
+  if (problem.unit === "bytes") {
+    return `PB_ADMIN_PASSWORD has ${problem.length} bytes, but a PocketBase 0.22 admin password must have ${problem.min} to ${problem.max} (UTF-8 bytes; characters for plain ASCII): set one within those bounds.`;
+  }
+  return (
+    `PB_ADMIN_PASSWORD has ${problem.length} characters (${problem.bytes} UTF-8 bytes), but a PocketBase 0.23+ superuser password ` +
+    `must have ${problem.min} to ${problem.max} characters and at most ${problem.maxBytes} bytes (bcrypt's limit): set one within those bounds.`
+  );
 }
 
 function runBuild() {
@@ -129,6 +144,7 @@ function printBanner({ pb, version, admin, routes }) {
     const near = relative(process.cwd(), path);
     return near && !near.startsWith("..") ? near : path;
   };
+  const { admin: account } = HOOKS_LINES[pb.line];
   const lines = [
     "",
     `pb-fleet is running on PocketBase ${version}: ${pb.url}`,
@@ -137,17 +153,18 @@ function printBanner({ pb, version, admin, routes }) {
     `  health    ${pb.url}/api/health`,
     ...routes.map((r) => `  ${r.method.padEnd(4)}      ${pb.url}${r.path}`),
   ];
+  const label = account.noun.padEnd(10);
   if (admin.origin === "generated" && pb.adminCreated) {
-    lines.push(`  admin     ${admin.email}  password: ${admin.password}`, `            (shown once; saved in ${where(admin.file)})`);
+    lines.push(`  ${label}${admin.email}  password: ${admin.password}`, `            (shown once; saved in ${where(admin.file)})`);
   } else if (admin.origin === "env") {
-    lines.push(`  admin     ${admin.email} (password from PB_ADMIN_PASSWORD)`);
+    lines.push(`  ${label}${admin.email} (password from PB_ADMIN_PASSWORD)`);
   } else {
-    lines.push(`  admin     ${admin.email} (password in ${where(admin.file)})`);
+    lines.push(`  ${label}${admin.email} (password in ${where(admin.file)})`);
   }
   const json = "-H 'Content-Type: application/json'";
   lines.push(
     "",
-    "Try it: create a pending job, then claim it (PB_TOKEN is an admin token):",
+    `Try it: create a pending job, then claim it (PB_TOKEN is ${account.aNoun} token; a new one: POST ${pb.url}${account.authPath} {"identity","password"}):`,
     `  export PB_TOKEN=${shellQuote(pb.token)}`,
     `  JOB_ID=$(curl -s -X POST ${pb.url}/api/collections/probe_jobs/records -H "Authorization: $PB_TOKEN" ${json} -d '{"probe_key":"demo","status":"pending"}' | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).id')`,
     `  curl -s -X POST ${pb.url}/api/fleet/claim -H "Authorization: $PB_TOKEN" ${json} -d "{\\"jobId\\":\\"$JOB_ID\\",\\"workerId\\":\\"worker-1\\"}"`,
@@ -166,10 +183,17 @@ async function main() {
     exitWith(`port ${config.port} on ${config.host} is already in use (is another PocketBase running?). Stop it or choose another port, for example: PORT=${config.port === 8090 ? 8091 : config.port + 1} npm start`, 1);
   }
 
-  console.log("pb-fleet start: building pb_hooks/fleet.pb.js");
+  console.log("pb-fleet start: building the hooks bundles (node esbuild.config.mjs)");
   await runBuild();
 
   const binary = await ensurePocketBase({ version: config.version, log: (message) => console.log(message) });
+  // POCKETBASE_BIN may be of the other line than PB_VERSION: its own line decides.
+  const layout = lineLayout(binary.line);
+  const bounds = config.admin && passwordBoundsProblem(binary.line, config.admin.password);
+  if (bounds) exitWith(bounds, 2);
+  if (!existsSync(layout.bundle)) {
+    exitWith(`${layout.relative.bundle}, the bundle for PocketBase ${layout.versions}, is missing after the build: run \`node esbuild.config.mjs\` and fix what it says.`, 1);
+  }
   const admin = chooseAdmin(config);
   if (admin.origin === "stored") console.log(`pb-fleet start: reusing the admin stored in ${admin.file}`);
 
@@ -180,8 +204,9 @@ async function main() {
       dataDir: config.dataDir,
       host: config.host,
       port: config.port,
-      hooksDir: join(repoRoot, "pb_hooks"),
-      migrationsDir: join(repoRoot, "pb_migrations"),
+      line: binary.line,
+      hooksDir: layout.hooksDir,
+      migrationsDir: layout.migrationsDir,
       hooksPool: config.hooksPool,
       adminEmail: admin.email,
       adminPassword: admin.password,
@@ -191,9 +216,9 @@ async function main() {
     if (error.code === "EADDRINUSE") {
       exitWith(`${error.message} For example: PORT=${config.port === 8090 ? 8091 : config.port + 1} npm start`, 1);
     }
-    if (admin.origin !== "env" && /already has an admin/.test(error.message)) {
+    if (admin.origin !== "env" && error.message.includes(`already has ${HOOKS_LINES[binary.line].admin.aNoun},`)) {
       if (admin.origin === "generated") unlinkSync(admin.file); // those credentials never worked here
-      exitWith(`${error.message.split("\n")[0]} Set PB_ADMIN_EMAIL and PB_ADMIN_PASSWORD to that admin's credentials.`, 1);
+      exitWith(`${error.message.split("\n")[0]} Set PB_ADMIN_EMAIL and PB_ADMIN_PASSWORD to that ${HOOKS_LINES[binary.line].admin.noun}'s credentials.`, 1);
     }
     throw error;
   }

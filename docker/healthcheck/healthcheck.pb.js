@@ -1,6 +1,8 @@
 // Adds `pocketbase healthcheck [url]` for the docker compose healthcheck: the
-// image is FROM scratch (no shell, no curl) and PocketBase 0.22 has no health
-// command of its own, so the binary probes itself through this hook.
+// image is FROM scratch (no shell, no curl) and PocketBase has no health
+// command of its own, so the binary probes itself through this hook. The same
+// file serves both hooks lines (checked on 0.22.21 and 0.23.12; it uses only
+// $app.rootCmd, Command, $http.send and $os.exit, which both APIs have).
 // Run with its own hooks dir and a throwaway data dir, e.g.
 //   pocketbase healthcheck --hooksDir /pb/healthcheck --dir /tmp/pb_healthcheck
 // Exit 0 when GET <url> answers 200, else 1.

@@ -27,6 +27,42 @@ export function machineLine(m) {
   return `${m.cpuModel}, ${m.cores} cores, Node ${m.node}, PocketBase ${m.pbVersion}, ${m.date}`;
 }
 
+/** "1,234 (1.05x)": a rate and its ratio to a baseline, when there is one. */
+const rateVs = (rate, r) => (r && typeof r.median === "number" ? `${fmtRate(rate)} (${fmtRatio(r)})` : fmtRate(rate));
+
+/** One row per PocketBase version of the per-version phase (scripts/bench/versions.mjs). */
+function renderVersions(out, versions, h) {
+  const base = versions.baseline;
+  h(`PocketBase versions: what upgrading costs or gains (one pb-fleet server each, --hooksPool ${versions.hooksPool})`);
+  const endpointW = versions.rows[0]?.endpoints.map((e) => e.workers) ?? [];
+  const lifecycleW = versions.rows[0]?.lifecycle.map((l) => l.workers) ?? [];
+  out.push(
+    table(
+      [
+        "PocketBase",
+        "hooks line",
+        ...endpointW.flatMap((w) => [`claim/s W=${w}${base ? ` (vs ${base})` : ""}`, `PATCH/s W=${w}`, `claim / PATCH W=${w}`, `CPU us/claim W=${w}`]),
+        ...lifecycleW.flatMap((w) => [`lifecycle jobs/s W=${w}${base ? ` (vs ${base})` : ""}`, `CPU us/job W=${w}`]),
+        "bad rounds",
+      ],
+      versions.rows.map((r) => [
+        r.version,
+        r.line,
+        ...r.endpoints.flatMap((e) => [rateVs(e.claimPerSec, e.claimVsBaseline), fmtRate(e.patchPerSec), fmtRatio(e.claimVsPatch), fmtCpu(e.claimCpuMicros)]),
+        ...r.lifecycle.flatMap((l) => [rateVs(l.jobsPerSec, l.vsBaseline), fmtCpu(l.cpuMicrosPerJob)]),
+        `${r.badRounds} of ${r.rounds}`,
+      ]),
+    ),
+  );
+  out.push(
+    "",
+    "Each ratio is the median of per-repetition ratios, the servers measured back to back in a rotating order. " +
+      "`claim / PATCH`: pb-fleet's claim against PocketBase's own admin/superuser PATCH of the same fields, on the same server: the price of the compare-and-set on that version. " +
+      (base ? `\`(vs ${base})\`: the same figure over ${base}'s: above 1.00x the version is faster. ` : "No 0.22.x was listed, so there is no baseline to compare with. ") +
+      "`bad rounds`: contention rounds without exactly one winner (must be 0).",
+  );
+}
+
 /** @param {any} run the object written to the JSON file */
 export function renderReport(run) {
   const out = [];
@@ -35,12 +71,14 @@ export function renderReport(run) {
   out.push(`Command: \`${run.command}\``, "");
   out.push(`Machine: ${machineLine(run.machine)}`, "");
   const says = run.binary.versionText ? `; \`--version\` says "${run.binary.versionText}"` : "";
-  out.push(`PocketBase binary: ${run.binary.path} (${run.binary.source}${says}); every server runs this binary.`);
+  out.push(`PocketBase binary: ${run.binary.path} (${run.binary.source}${says}); every server of the numbered sections runs this binary (the versions table, each its own version).`);
   out.push("", `Hooks measured: ${run.hooks.map((h) => `${h.file} (sha256 ${h.sha256.slice(0, 12)}, built ${h.builtAt})`).join(", ")}.`);
   if (run.reference.skipped) out.push("", `Reference baseline skipped: ${run.reference.skipped}`);
 
   h("Targets");
   out.push(table(["target", "measured", "result"], run.targets.map((t) => [t.target, t.measured, t.pass === null ? "n/a" : t.pass ? "PASS" : "MISS"])));
+
+  renderVersions(out, run.versions, h);
 
   h("1. Contention: W claimers race for one fresh row per round");
   out.push(

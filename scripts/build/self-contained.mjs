@@ -1,7 +1,7 @@
 // Static proof that every hook handler in a bundle is self-contained.
 //
-// PocketBase 0.22 turns each handler into text and compiles it on its own in a
-// pooled runtime (plugins/jsvm/binds.go: `{(<handler text>).apply(undefined,
+// PocketBase turns each handler into text and compiles it on its own in a
+// pooled runtime (plugins/jsvm/binds.go, 0.22 to 0.40: `{(<handler text>).apply(undefined,
 // __args)}`), so a handler can use only JavaScript builtins, the JSVM globals
 // and what it declares itself. Anything else is "X is not defined" at request
 // time, on the first request that reaches it.
@@ -26,10 +26,47 @@ export const PB_RUNTIME_GLOBALS = [
   "TestEmailSendForm", "TestS3FilesystemForm",
 ];
 
-/** Exist only while the hooks file loads: usable at its top level, never inside a handler. */
+/** Exist only while a 0.22 hooks file loads: usable at its top level, never inside a handler. */
 export const PB_LOADER_ONLY_GLOBALS = [
   "routerAdd", "routerUse", "routerPre", "cronAdd", "cronRemove", "migrate",
 ];
+
+/**
+ * Globals every pooled runtime of PocketBase 0.23 to 0.40 defines: what
+ * plugins/jsvm (binds.go, jsvm.go's sharedBinds) sets in both v0.23.12 and
+ * v0.40.4, plus the goja_nodejs modules (require, console, process, Buffer).
+ * Left out, though 0.40.4 has them: the names 0.23.12 lacks (GeoPointField,
+ * Timezone, toBytes, the null* helpers), and cronAdd, which 0.40 also sets in
+ * the runtimes but 0.23 only in the loader.
+ */
+export const PB_MODERN_RUNTIME_GLOBALS = [
+  "$app", "$apis", "$dbx", "$filepath", "$filesystem", "$http", "$mails", "$os", "$security",
+  "$template", "__hooks", "require", "console", "process", "Buffer",
+  "sleep", "arrayOf", "readerToString", "toString", "unmarshal", "cronRemove",
+  "Context", "DynamicModel", "Record", "Collection", "FieldsList", "Field",
+  "NumberField", "BoolField", "TextField", "URLField", "EmailField", "EditorField", "PasswordField",
+  "DateField", "AutodateField", "JSONField", "RelationField", "SelectField", "FileField",
+  "MailerMessage", "Command", "RequestInfo", "Middleware", "DateTime", "ValidationError",
+  "Cookie", "SubscriptionMessage", "FormData",
+  "ApiError", "NotFoundError", "BadRequestError", "ForbiddenError", "UnauthorizedError",
+  "TooManyRequestsError", "InternalServerError",
+  "AppleClientSecretCreateForm", "RecordUpsertForm", "TestEmailSendForm", "TestS3FilesystemForm",
+];
+
+/**
+ * Exist only while a 0.23+ hooks file loads (routerAdd, routerUse, cronAdd and
+ * the on* hooks: this bundle registers none of the latter); `migrate` only in migrations.
+ */
+export const PB_MODERN_LOADER_ONLY_GLOBALS = ["routerAdd", "routerUse", "cronAdd", "migrate"];
+
+/**
+ * The globals of each hooks API pb-fleet builds a bundle for (esbuild.config.mjs's `api`).
+ * @type {Record<string, { runtime: string[], loaderOnly: string[] }>}
+ */
+export const HOOKS_API_GLOBALS = {
+  "0.22": { runtime: PB_RUNTIME_GLOBALS, loaderOnly: PB_LOADER_ONLY_GLOBALS },
+  "0.23": { runtime: PB_MODERN_RUNTIME_GLOBALS, loaderOnly: PB_MODERN_LOADER_ONLY_GLOBALS },
+};
 
 /** V8 globals that goja (PocketBase 0.22's engine) does not implement. */
 export const GOJA_LACKS = ["Intl", "WebAssembly", "SharedArrayBuffer", "Atomics", "WeakRef", "FinalizationRegistry"];
@@ -39,8 +76,6 @@ export const JS_BUILTINS = vm
   .runInNewContext("Object.getOwnPropertyNames(globalThis)")
   .filter((name) => !GOJA_LACKS.includes(name));
 
-const RUNTIME_ALLOWED = new Set([...JS_BUILTINS, ...PB_RUNTIME_GLOBALS]);
-const LOADER_ALLOWED = new Set([...RUNTIME_ALLOWED, ...PB_LOADER_ONLY_GLOBALS]);
 const REGISTRARS = new Set(["routerAdd", "routerUse", "routerPre", "cronAdd"]);
 
 function isFunctionNode(node) {
@@ -66,9 +101,14 @@ function describe(call) {
 
 /**
  * @param {string} source a hooks file
+ * @param {string} [api] the PocketBase hooks API it is for: a key of HOOKS_API_GLOBALS ("0.22", "0.23")
  * @returns {{ violations: string[], handlers: { name: string, bytes: number, freeIdentifiers: string[] }[] }}
  */
-export function checkSelfContained(source) {
+export function checkSelfContained(source, api = "0.22") {
+  const globals = HOOKS_API_GLOBALS[api];
+  if (globals === undefined) throw new Error(`checkSelfContained: unknown hooks API ${JSON.stringify(api)} (one of ${Object.keys(HOOKS_API_GLOBALS).join(", ")})`);
+  const runtimeAllowed = new Set([...JS_BUILTINS, ...globals.runtime]);
+  const loaderAllowed = new Set([...runtimeAllowed, ...globals.loaderOnly]);
   const ast = acorn.parse(source, { ecmaVersion: 2022, sourceType: "script", ranges: true });
   const violations = [];
   const handlers = [];
@@ -83,11 +123,11 @@ export function checkSelfContained(source) {
     const name = describe(call);
     for (const arg of call.arguments) {
       const runsInPool = isFunctionNode(arg);
-      const allowed = runsInPool ? RUNTIME_ALLOWED : LOADER_ALLOWED;
+      const allowed = runsInPool ? runtimeAllowed : loaderAllowed;
       const free = freeIdentifiers(arg);
       for (const id of free) {
         if (!allowed.has(id)) {
-          violations.push(`${name}: "${id}" is not declared inside the ${runsInPool ? "handler" : "registration"} and is not a JS builtin or a PocketBase runtime global`);
+          violations.push(`${name}: "${id}" is not declared inside the ${runsInPool ? "handler" : "registration"} and is not a JS builtin or a PocketBase ${api} runtime global`);
         }
       }
       if (runsInPool) handlers.push({ name, bytes: Buffer.byteLength(source.slice(arg.start, arg.end)), freeIdentifiers: free });

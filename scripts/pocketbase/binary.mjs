@@ -1,4 +1,5 @@
-// Finds or builds a PocketBase 0.22.x binary for the hooks to run on.
+// Finds or builds a PocketBase binary for the hooks to run on: any 0.22.x, or
+// 0.23.x to 0.40.x (see lines.mjs for the two hooks lines).
 // Order: POCKETBASE_BIN (verified, never second-guessed by a fallback), the
 // cache, `go install` from the Go module proxy, the official release zip.
 // Every external step has a timeout, and when nothing works the error says
@@ -10,16 +11,23 @@ import { access, chmod, copyFile, mkdir, mkdtemp, open, readFile, rename, rm, rm
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { inflateRawSync } from "node:zlib";
+import { DEFAULT_PB_VERSION, SUPPORTED_VERSIONS_TEXT, UnsupportedPocketBaseVersion, hooksLineOf, normalizePbVersion } from "./lines.mjs";
 
-export const DEFAULT_PB_VERSION = "0.22.21";
+export { DEFAULT_PB_VERSION, normalizePbVersion };
 /** The newest 0.22 release the Go module proxy serves here (v0.22.51/52 are refused with 403). */
 export const NEWEST_AVAILABLE_PB_VERSION = "0.22.50";
 /** Versions the Go module proxy answers with 403 "This module version is not available". */
 export const PROXY_REFUSED_VERSIONS = ["0.22.51", "0.22.52"];
-/** 0.22 is a closed line (0.23 renamed the JS API): v0.22.52 is its last release. */
-const LAST_PATCH_OF_LINE = 52;
 
-const GO_INSTALL_TIMEOUT_MS = 15 * 60 * 1000; // a fresh module + build cache takes ~2-3 min
+/**
+ * PocketBase minors whose go.mod asks for a newer Go than many machines have,
+ * and the toolchain checked to build them (GOTOOLCHAIN downloads it through the
+ * Go module proxy). v0.40's go.mod says `go 1.27`; every earlier supported
+ * version builds with Go 1.25 or older.
+ */
+export const GO_TOOLCHAIN_NEEDS = Object.freeze([{ fromMinor: 40, minimumGo: "1.27", toolchain: "go1.27.3" }]);
+
+const GO_INSTALL_TIMEOUT_MS = 15 * 60 * 1000; // a fresh module + build cache takes ~2-3 min (plus a toolchain download)
 const GO_PROBE_TIMEOUT_MS = 15 * 1000;
 const VERIFY_TIMEOUT_MS = 20 * 1000;
 const DOWNLOAD_TIMEOUT_MS = 5 * 60 * 1000;
@@ -36,29 +44,40 @@ export class PocketBaseBinaryError extends Error {
   }
 }
 
+/** normalizePbVersion with the refusal as a PocketBaseBinaryError (exit code 2). */
+function wantedVersion(input) {
+  try {
+    return normalizePbVersion(input);
+  } catch (error) {
+    if (error instanceof UnsupportedPocketBaseVersion) throw new PocketBaseBinaryError(error.message, { exitCode: 2 });
+    throw error;
+  }
+}
+
+/** [major, minor, patch] of "1.26.8", "go1.27.3" or "go version go1.26.8 linux/amd64"; null when there is none. */
+function goVersionNumbers(text) {
+  const match = /(?:^|go)(\d+)\.(\d+)(?:\.(\d+))?/.exec(String(text));
+  return match ? [Number(match[1]), Number(match[2]), Number(match[3] ?? 0)] : null;
+}
+
+function goVersionAtLeast(have, need) {
+  for (let i = 0; i < 3; i++) if (have[i] !== need[i]) return have[i] > need[i];
+  return true;
+}
+
 /**
- * "0.22.21" or "v0.22.21" -> "0.22.21". Anything outside the 0.22 line is refused:
- * the hooks use 0.22's JS API (0.23 renamed most of it).
+ * The GOTOOLCHAIN value `go install` of PocketBase `version` needs with the
+ * local Go (`go version` output), or null when the local Go will do or the
+ * user chose a GOTOOLCHAIN of their own (`env`).
+ * @returns {{ toolchain: string, minimumGo: string } | null}
  */
-export function normalizePbVersion(input) {
-  const text = String(input ?? "").trim();
-  const match = /^v?(0\.22\.(0|[1-9]\d{0,2}))$/.exec(text);
-  if (!match) {
-    throw new PocketBaseBinaryError(
-      `PB_VERSION ${JSON.stringify(text)} is not supported: pb-fleet runs on PocketBase 0.22.x only ` +
-        `(for example "${DEFAULT_PB_VERSION}" or "v${NEWEST_AVAILABLE_PB_VERSION}"). Unset PB_VERSION to use ${DEFAULT_PB_VERSION}.`,
-      { exitCode: 2 },
-    );
-  }
-  const patch = Number(match[2]);
-  if (patch > LAST_PATCH_OF_LINE) {
-    throw new PocketBaseBinaryError(
-      `PB_VERSION ${JSON.stringify(text)} does not exist: the 0.22 line ends at v0.22.${LAST_PATCH_OF_LINE} ` +
-        `(use ${NEWEST_AVAILABLE_PB_VERSION}, the newest one the Go module proxy serves, or the default ${DEFAULT_PB_VERSION}).`,
-      { exitCode: 2 },
-    );
-  }
-  return match[1];
+export function goToolchainFor(version, localGoVersionText, env = process.env) {
+  const minor = Number(String(version).split(".")[1]);
+  const need = [...GO_TOOLCHAIN_NEEDS].reverse().find((n) => minor >= n.fromMinor);
+  if (!need || env.GOTOOLCHAIN) return null;
+  const have = goVersionNumbers(localGoVersionText);
+  if (have && goVersionAtLeast(have, goVersionNumbers(need.minimumGo))) return null;
+  return { toolchain: need.toolchain, minimumGo: need.minimumGo };
 }
 
 /** Root of pb-fleet's cache: $PB_FLEET_CACHE, else $XDG_CACHE_HOME/pb-fleet, else ~/.cache/pb-fleet. */
@@ -124,10 +143,22 @@ function indent(text, prefix = "      ") {
 }
 
 /**
- * Checks that `path` is an executable PocketBase 0.22 binary. `--version`
- * must mention the expected version; a binary built without the version
- * stamp ("(untracked)") passes if `serve --help` succeeds.
- * @returns {Promise<{ ok: true, version: string | null } | { ok: false, reason: string }>}
+ * The hooks line of a PocketBase binary from its command list (`--help`): 0.22
+ * has `admin`, 0.23+ has `superuser`. For binaries built without a version stamp.
+ * @returns {"0.22" | "0.23" | null}
+ */
+export function hooksLineFromHelp(helpText) {
+  if (/^\s+superuser\s/m.test(helpText)) return "0.23";
+  if (/^\s+admin\s/m.test(helpText)) return "0.22";
+  return null;
+}
+
+/**
+ * Checks that `path` is an executable PocketBase binary of a supported version.
+ * `--version` must report it (and `expectedVersion`, when given); a binary
+ * built without the version stamp ("(untracked)") passes if `serve --help`
+ * has PocketBase's --hooksDir flag, and its line is read from its commands.
+ * @returns {Promise<{ ok: true, version: string | null, line: "0.22" | "0.23" } | { ok: false, reason: string }>}
  */
 export async function verifyPocketBaseBinary(path, expectedVersion) {
   let info;
@@ -152,22 +183,26 @@ export async function verifyPocketBaseBinary(path, expectedVersion) {
     if (versionRun.timedOut) return { ok: false, reason: `${path} --version did not answer within ${VERIFY_TIMEOUT_MS / 1000} s` };
     const reported = /version\s+v?(\d+\.\d+\.\d+)/.exec(versionRun.output)?.[1] ?? null;
     if (versionRun.code === 0 && reported) {
-      if (!reported.startsWith("0.22.")) {
-        return { ok: false, reason: `${path} is PocketBase ${reported}; pb-fleet needs 0.22.x` };
+      let line;
+      try {
+        line = hooksLineOf(reported);
+      } catch {
+        return { ok: false, reason: `${path} is PocketBase ${reported}; pb-fleet needs ${SUPPORTED_VERSIONS_TEXT}` };
       }
       if (expectedVersion && reported !== expectedVersion) {
         return { ok: false, reason: `${path} is PocketBase ${reported}, not ${expectedVersion}`, reported };
       }
-      return { ok: true, version: reported };
+      return { ok: true, version: reported, line };
     }
     const helpRun = await runCommand(path, ["serve", "--help"], { timeoutMs: VERIFY_TIMEOUT_MS, cwd });
-    if (helpRun.code === 0 && /--hooksDir/.test(helpRun.output)) return { ok: true, version: null };
+    const line = helpRun.code === 0 ? hooksLineFromHelp((await runCommand(path, ["--help"], { timeoutMs: VERIFY_TIMEOUT_MS, cwd })).output) : null;
+    if (helpRun.code === 0 && /--hooksDir/.test(helpRun.output) && line) return { ok: true, version: null, line };
     return {
       ok: false,
       reason:
-        `${path} is not a working PocketBase 0.22 binary: \`--version\` printed ${JSON.stringify(lastLines(versionRun.output, 2))}` +
+        `${path} is not a working PocketBase binary: \`--version\` printed ${JSON.stringify(lastLines(versionRun.output, 2))}` +
         ` (exit ${versionRun.code ?? versionRun.signal}) and \`serve --help\` exited ${helpRun.code ?? helpRun.signal}` +
-        (helpRun.code === 0 ? " without PocketBase's --hooksDir flag" : ""),
+        (helpRun.code !== 0 ? "" : !/--hooksDir/.test(helpRun.output) ? " without PocketBase's --hooksDir flag" : " but `--help` lists neither `admin` (0.22) nor `superuser` (0.23+)"),
     };
   } finally {
     await rm(cwd, { recursive: true, force: true });
@@ -187,7 +222,13 @@ async function installFromGo(version, target, log) {
     const why = probe.error?.code === "ENOENT" ? "`go` is not on PATH" : `\`go version\` failed: ${lastLines(probe.output || String(probe.error), 3)}`;
     return { ok: false, reason: why };
   }
-  log(`pb-fleet: building PocketBase ${version} with ${probe.output.trim()} (go install from the Go module proxy; a fresh Go cache takes a few minutes, limit ${GO_INSTALL_TIMEOUT_MS / 60000} min)`);
+  const toolchain = goToolchainFor(version, probe.output);
+  const goEnv = toolchain ? { GOTOOLCHAIN: toolchain.toolchain } : {};
+  log(
+    `pb-fleet: building PocketBase ${version} with ${probe.output.trim()}` +
+      (toolchain ? ` through GOTOOLCHAIN=${toolchain.toolchain} (PocketBase ${version} needs Go >= ${toolchain.minimumGo}; Go fetches that toolchain from the module proxy once)` : "") +
+      ` (go install from the Go module proxy; a fresh Go cache takes a few minutes, limit ${GO_INSTALL_TIMEOUT_MS / 60000} min)`,
+  );
   await mkdir(dirname(target), { recursive: true });
   // A temp GOBIN beside the cache so the final move is a rename on one filesystem.
   const gobin = await mkdtemp(join(dirname(target), ".gobin-"));
@@ -196,13 +237,13 @@ async function installFromGo(version, target, log) {
   try {
     const attempt = async (ldflags) => {
       const args = ["install", "-ldflags", ldflags, module];
-      log(`pb-fleet: CGO_ENABLED=0 GOBIN=${gobin} go ${args.map((a) => (a.includes(" ") ? JSON.stringify(a) : a)).join(" ")}`);
+      log(`pb-fleet: CGO_ENABLED=0 GOBIN=${gobin}${toolchain ? ` GOTOOLCHAIN=${toolchain.toolchain}` : ""} go ${args.map((a) => (a.includes(" ") ? JSON.stringify(a) : a)).join(" ")}`);
       const started = Date.now();
       const ticker = setInterval(() => log(`pb-fleet: still building PocketBase ${version} (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
       try {
         return await runCommand("go", args, {
           timeoutMs: GO_INSTALL_TIMEOUT_MS,
-          env: { ...process.env, CGO_ENABLED: "0", GOBIN: gobin, GOFLAGS: process.env.GOFLAGS ?? "-buildvcs=false" },
+          env: { ...process.env, ...goEnv, CGO_ENABLED: "0", GOBIN: gobin, GOFLAGS: process.env.GOFLAGS ?? "-buildvcs=false" },
         });
       } finally {
         clearInterval(ticker);
@@ -222,7 +263,14 @@ async function installFromGo(version, target, log) {
           (PROXY_REFUSED_VERSIONS.includes(version) ? ` (it refuses ${PROXY_REFUSED_VERSIONS.map((v) => "v" + v).join(" and ")})` : "") +
           `: use PB_VERSION=${NEWEST_AVAILABLE_PB_VERSION}, the newest 0.22 release it serves.`;
       } else if (/unknown revision|invalid version|no matching versions/i.test(run.output)) {
-        reason += `\n      There is no PocketBase v${version}: the 0.22 line ends at v0.22.52 (use ${NEWEST_AVAILABLE_PB_VERSION}).`;
+        reason += version.startsWith("0.22.")
+          ? `\n      There is no PocketBase v${version}: the 0.22 line ends at v0.22.52 (use ${NEWEST_AVAILABLE_PB_VERSION}).`
+          : `\n      The Go module proxy has no PocketBase v${version}: check the version (https://github.com/pocketbase/pocketbase/releases).`;
+      } else if (/requires go >= ?([\d.]+)/.test(run.output)) {
+        const needed = /requires go >= ?([\d.]+)/.exec(run.output)[1];
+        reason += process.env.GOTOOLCHAIN
+          ? `\n      PocketBase v${version} needs Go >= ${needed}, and GOTOOLCHAIN=${process.env.GOTOOLCHAIN} is set: unset it (pb-fleet then picks a toolchain) or set a newer one.`
+          : `\n      PocketBase v${version} needs Go >= ${needed}: install it, or set GOTOOLCHAIN=go${needed}.0 or newer (Go downloads that toolchain).`;
       }
       return { ok: false, reason };
     }
@@ -315,35 +363,39 @@ async function installFromRelease(version, target, log) {
 }
 
 /**
- * @param {{ version?: string, log?: (message: string) => void }} [options]
- * @returns {Promise<{ path: string, version: string, source: "env" | "cache" | "go" | "release" }>}
+ * `line` is the binary's hooks line ("0.22" | "0.23"): from the version it
+ * reports, which for POCKETBASE_BIN may differ from PB_VERSION (the binary wins).
+ * `useEnvBinary: false` skips POCKETBASE_BIN (for a caller that needs exactly `version`).
+ * @param {{ version?: string, log?: (message: string) => void, useEnvBinary?: boolean }} [options]
+ * @returns {Promise<{ path: string, version: string, line: "0.22" | "0.23", source: "env" | "cache" | "go" | "release" }>}
  */
-export async function ensurePocketBase({ version = process.env.PB_VERSION || DEFAULT_PB_VERSION, log = (m) => console.error(m) } = {}) {
-  const wanted = normalizePbVersion(version);
+export async function ensurePocketBase({ version = process.env.PB_VERSION || DEFAULT_PB_VERSION, log = (m) => console.error(m), useEnvBinary = true } = {}) {
+  const wanted = wantedVersion(version);
 
-  const fromEnv = process.env.POCKETBASE_BIN;
+  const fromEnv = useEnvBinary ? process.env.POCKETBASE_BIN : undefined;
   if (fromEnv) {
     // The user chose this binary: verify it, but never silently use another one.
     const check = await verifyPocketBaseBinary(fromEnv, null);
     if (!check.ok) {
       throw new PocketBaseBinaryError(
         `POCKETBASE_BIN=${fromEnv} cannot be used: ${check.reason}.\n` +
-          `Point POCKETBASE_BIN at a PocketBase 0.22.x binary, or unset it to let pb-fleet get PocketBase ${wanted} itself.`,
+          `Point POCKETBASE_BIN at a PocketBase ${SUPPORTED_VERSIONS_TEXT} binary, or unset it to let pb-fleet get PocketBase ${wanted} itself.`,
         { tried: [{ option: "POCKETBASE_BIN", outcome: check.reason }] },
       );
     }
-    const reported = check.version ?? wanted;
-    log(`pb-fleet: using POCKETBASE_BIN=${fromEnv} (PocketBase ${check.version ?? `${wanted}, assumed: the binary reports no version`})`);
-    return { path: fromEnv, version: reported, source: "env" };
+    // An unstamped binary of the other line than PB_VERSION's: say its line, not a version it is not.
+    const assumed = hooksLineOf(wanted) === check.line ? wanted : `${check.line}.x`;
+    log(`pb-fleet: using POCKETBASE_BIN=${fromEnv} (PocketBase ${check.version ?? `${assumed}, assumed: the binary reports no version`})`);
+    return { path: fromEnv, version: check.version ?? assumed, line: check.line, source: "env" };
   }
 
-  const tried = [{ option: "POCKETBASE_BIN", outcome: "not set" }];
+  const tried = [{ option: "POCKETBASE_BIN", outcome: useEnvBinary ? "not set" : "not used here" }];
   const target = cachedBinaryPath(wanted);
 
   const cached = await verifyPocketBaseBinary(target, wanted);
   if (cached.ok) {
     log(`pb-fleet: using cached PocketBase ${wanted}: ${target}`);
-    return { path: target, version: wanted, source: "cache" };
+    return { path: target, version: wanted, line: cached.line, source: "cache" };
   }
   const notThere = /does not exist$/.test(cached.reason);
   tried.push({ option: `cache ${target}`, outcome: notThere ? "not there yet" : cached.reason });
@@ -355,7 +407,7 @@ export async function ensurePocketBase({ version = process.env.PB_VERSION || DEF
   const fromGo = await installFromGo(wanted, target, log);
   if (fromGo.ok) {
     const check = await verifyPocketBaseBinary(target, wanted);
-    if (check.ok) return { path: target, version: wanted, source: "go" };
+    if (check.ok) return { path: target, version: wanted, line: check.line, source: "go" };
     tried.push({ option: `go install github.com/pocketbase/pocketbase/examples/base@v${wanted}`, outcome: `built, but ${check.reason}` });
     await rm(target, { force: true });
   } else {
@@ -366,7 +418,7 @@ export async function ensurePocketBase({ version = process.env.PB_VERSION || DEF
   const fromRelease = await installFromRelease(wanted, target, log);
   if (fromRelease.ok) {
     const check = await verifyPocketBaseBinary(target, wanted);
-    if (check.ok) return { path: target, version: wanted, source: "release" };
+    if (check.ok) return { path: target, version: wanted, line: check.line, source: "release" };
     tried.push({ option: "release archive", outcome: `downloaded, but ${check.reason}` });
     await rm(target, { force: true });
   } else {
@@ -380,7 +432,7 @@ export async function ensurePocketBase({ version = process.env.PB_VERSION || DEF
       `Could not get a PocketBase ${wanted} binary. Tried, in order:`,
       ...tried.map((t, i) => `  ${i + 1}. ${t.option}: ${t.outcome}`),
       "What you can do:",
-      `  - point POCKETBASE_BIN at a PocketBase 0.22.x binary: POCKETBASE_BIN=/path/to/pocketbase npm start`,
+      `  - point POCKETBASE_BIN at a PocketBase ${wanted} binary: POCKETBASE_BIN=/path/to/pocketbase npm start`,
       `  - install Go 1.21 or newer (https://go.dev/dl/) and run again: pb-fleet builds PocketBase from the Go module proxy`,
       `  - or download pocketbase_${wanted}_${os}_${arch}.zip from https://github.com/pocketbase/pocketbase/releases/tag/v${wanted} and unzip its pocketbase binary to ${target}`,
     ].join("\n"),

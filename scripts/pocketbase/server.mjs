@@ -1,13 +1,17 @@
-// Starts a real PocketBase 0.22 for npm start, the test suite's spawn mode and
-// the benchmarks: migrate up, create the admin, serve on 127.0.0.1, wait for
-// /api/health and return the admin's token. PocketBase's own output goes to a
-// log file whose tail is put into every error.
+// Starts a real PocketBase of either hooks line for npm start, the test suite's
+// spawn mode and the benchmarks: migrate up, create the first admin (0.22) or
+// superuser (0.23+) with PocketBase's CLI while nothing listens, serve on
+// 127.0.0.1, wait for /api/health and return the account's token. PocketBase's
+// own output goes to a log file whose tail is put into every error.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, statSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { verifyPocketBaseBinary } from "./binary.mjs";
+import { HOOKS_LINES } from "./lines.mjs";
 
 const MIGRATE_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
@@ -97,26 +101,31 @@ async function postJson(url, path, body, token) {
   return { status: response.status, json, text };
 }
 
-/** Admin token for email/password (POST /api/admins/auth-with-password). */
-export async function adminAuth(url, email, password) {
-  const { status, json, text } = await postJson(url, "/api/admins/auth-with-password", { identity: email, password });
+function lineFacts(line) {
+  const facts = HOOKS_LINES[line];
+  if (!facts) throw new Error(`a hooks line is needed ("0.22" or "0.23"), got ${JSON.stringify(line)}`);
+  return facts;
+}
+
+/**
+ * The token of an admin (0.22: POST /api/admins/auth-with-password) or a
+ * superuser (0.23+: POST /api/collections/_superusers/auth-with-password).
+ * @param {"0.22" | "0.23"} line
+ */
+export async function adminAuth(url, email, password, line) {
+  const { admin } = lineFacts(line);
+  const { status, json, text } = await postJson(url, admin.authPath, { identity: email, password });
   if (status !== 200 || typeof json?.token !== "string") {
-    throw new Error(`admin login as ${email} failed at ${url}: HTTP ${status} ${text.slice(0, 300)}`);
+    throw new Error(`${admin.noun} login as ${email} failed at ${url}: HTTP ${status} ${text.slice(0, 300)}`);
   }
   return json.token;
 }
 
-/**
- * Creates the first admin over HTTP. PocketBase 0.22 allows POST /api/admins
- * without auth only while no admin exists; afterwards it answers 401.
- * @returns {Promise<boolean>} true if created, false if an admin already existed
- */
-export async function createFirstAdmin(url, email, password) {
-  const { status, json, text } = await postJson(url, "/api/admins", { email, password, passwordConfirm: password });
-  if (status === 200) return true;
-  if (status === 401) return false;
-  const fields = json?.data && Object.keys(json.data).length ? ` (${Object.entries(json.data).map(([k, v]) => `${k}: ${v?.message ?? v}`).join("; ")})` : "";
-  throw new Error(`creating the admin ${email} failed: HTTP ${status} ${json?.message ?? text.slice(0, 300)}${fields}`);
+/** The hooks line of a binary, from what it reports (see verifyPocketBaseBinary). */
+export async function binaryHooksLine(binary) {
+  const check = await verifyPocketBaseBinary(binary, null);
+  if (!check.ok) throw new Error(`${binary} cannot be used: ${check.reason}`);
+  return check.line;
 }
 
 /**
@@ -143,18 +152,52 @@ function pathFlags({ dataDir, hooksDir, migrationsDir, hooksPool, hooksWatch }) 
   return flags;
 }
 
-/**
- * Creates the first admin of a new data dir with PocketBase's CLI, before the
- * server listens: PocketBase 0.22 lets anyone create the first admin over HTTP
- * while none exists, so a new server must not listen without one. The CLI
- * exits 0 even when it fails: its output says.
- */
-async function createAdminBeforeServe(binary, flags, email, password, { env, logFile }) {
+/** Runs one PocketBase command to completion and returns what it added to logFile. */
+async function runForOutput(binary, args, { env, logFile }) {
   const before = statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
-  await runToCompletion(binary, ["admin", "create", email, password, ...flags], { env, logFile, timeoutMs: MIGRATE_TIMEOUT_MS });
-  const output = readFileSync(logFile, "utf8").slice(before);
-  if (!/Successfully created new admin/.test(output)) {
-    throw new Error(`creating the admin ${email} failed: ${output.trim().split("\n").pop() || "PocketBase printed nothing"}`);
+  await runToCompletion(binary, args, { env, logFile, timeoutMs: MIGRATE_TIMEOUT_MS });
+  return readFileSync(logFile).subarray(before).toString("utf8");
+}
+
+/**
+ * Creates the first admin (0.22) or superuser (0.23+) with PocketBase's CLI,
+ * before the server listens: PocketBase 0.22 lets anyone create the first admin
+ * over HTTP while none exists, so a server must never listen without one. The
+ * CLI exits 0 even when it fails (before 0.40): its output says.
+ */
+async function createAdminBeforeServe(binary, line, flags, email, password, { env, logFile }) {
+  const { admin } = lineFacts(line);
+  const output = await runForOutput(binary, [...admin.cliCreate, email, password, ...flags], { env, logFile });
+  if (!admin.cliCreated.test(output)) {
+    throw new Error(`creating the ${admin.noun} ${email} failed: ${output.trim().split("\n").pop() || "PocketBase printed nothing"}`);
+  }
+}
+
+const COUNT_COMMAND = "pb-fleet-count-admins";
+/**
+ * A command hook that prints how many admins (0.22) or superusers (0.23+) a
+ * data dir has, without serving it. 0.23+ leaves out the installer account
+ * PocketBase makes while none exists (core.DefaultInstallerEmail), as
+ * PocketBase's own installer check does.
+ */
+const COUNT_HOOKS = {
+  "0.22": `$app.rootCmd.addCommand(new Command({ use: "${COUNT_COMMAND}", run: () => { console.log("${COUNT_COMMAND}=" + $app.dao().totalAdmins()); } }));\n`,
+  "0.23":
+    `$app.rootCmd.addCommand(new Command({ use: "${COUNT_COMMAND}", run: () => { console.log("${COUNT_COMMAND}=" + ` +
+    `$app.countRecords("_superusers", $dbx.not($dbx.hashExp({ email: ${JSON.stringify(HOOKS_LINES["0.23"].admin.installerEmail)} })))); } }));\n`,
+};
+
+/** How many admins/superusers the (migrated) data dir has, read with a throwaway command hook. */
+async function countAdmins(binary, line, dataDir, { env, logFile }) {
+  const hooksDir = await mkdtemp(join(tmpdir(), "pb-fleet-count-admins-"));
+  try {
+    await writeFile(join(hooksDir, "count-admins.pb.js"), COUNT_HOOKS[line]);
+    const output = await runForOutput(binary, [COUNT_COMMAND, "--dir", dataDir, "--hooksDir", hooksDir, "--hooksWatch=false"], { env, logFile });
+    const match = new RegExp(`${COUNT_COMMAND}=(\\d+)`).exec(output);
+    if (!match) throw new Error(withLog(`counting the ${lineFacts(line).admin.noun}s of ${dataDir} printed no count`, logFile));
+    return Number(match[1]);
+  } finally {
+    await rm(hooksDir, { recursive: true, force: true });
   }
 }
 
@@ -181,8 +224,11 @@ function runToCompletion(binary, args, { env, logFile, timeoutMs }) {
 }
 
 /**
+ * `line` ("0.22" | "0.23") picks how the first account is made and how it
+ * signs in; when omitted it is read from the binary (one `--version` run).
+ * `adminEmail`/`adminPassword` name an admin (0.22) or a superuser (0.23+).
  * @param {{
- *   binary: string, dataDir: string, port?: number, host?: string,
+ *   binary: string, line?: "0.22" | "0.23", dataDir: string, port?: number, host?: string,
  *   hooksDir?: string, migrationsDir?: string, hooksPool?: number, hooksWatch?: boolean,
  *   adminEmail?: string, adminPassword?: string, env?: Record<string, string>,
  *   log?: (message: string) => void, logFile?: string, startTimeoutMs?: number,
@@ -190,6 +236,7 @@ function runToCompletion(binary, args, { env, logFile, timeoutMs }) {
  */
 export async function startPocketBase({
   binary,
+  line,
   dataDir,
   port = 0,
   host = "127.0.0.1",
@@ -206,6 +253,8 @@ export async function startPocketBase({
 }) {
   if (!binary) throw new Error("startPocketBase needs { binary } (see ensurePocketBase in scripts/pocketbase/binary.mjs)");
   if (!dataDir) throw new Error("startPocketBase needs { dataDir }");
+  line ??= await binaryHooksLine(binary);
+  const { admin } = lineFacts(line);
   dataDir = resolve(dataDir);
   await mkdir(dataDir, { recursive: true });
   logFile = resolve(logFile ?? join(dataDir, "pocketbase.log"));
@@ -219,13 +268,16 @@ export async function startPocketBase({
     throw error;
   }
 
-  // An existing data dir keeps its admins (created over HTTP below only if it has none).
+  // An existing data dir keeps its accounts; one without any gets ours, before it listens.
   const newDataDir = !existsSync(join(dataDir, "data.db"));
   log(`pb-fleet: applying migrations (${binary} migrate up)`);
   await runToCompletion(binary, ["migrate", "up", ...flags], { env: childEnv, logFile, timeoutMs: MIGRATE_TIMEOUT_MS });
-  if (newDataDir) {
-    log(`pb-fleet: creating the first admin ${adminEmail} (${binary} admin create)`);
-    await createAdminBeforeServe(binary, flags, adminEmail, adminPassword, { env: childEnv, logFile });
+  const created = newDataDir || (await countAdmins(binary, line, dataDir, { env: childEnv, logFile })) === 0;
+  if (created) {
+    log(`pb-fleet: creating the first ${admin.noun} ${adminEmail} (${binary} ${admin.cliCreate.join(" ")})`);
+    await createAdminBeforeServe(binary, line, flags, adminEmail, adminPassword, { env: childEnv, logFile });
+  } else {
+    log(`pb-fleet: ${dataDir} has ${admin.aNoun} already; logging in as ${adminEmail}`);
   }
 
   const serveArgs = ["serve", "--http", `${host}:${port}`, ...flags, "--automigrate=false"];
@@ -279,18 +331,17 @@ export async function startPocketBase({
     } finally {
       starting = false;
     }
-    const created = newDataDir || (await createFirstAdmin(url, adminEmail, adminPassword));
-    if (!newDataDir) log(created ? `pb-fleet: created the first admin ${adminEmail}` : `pb-fleet: an admin already exists; logging in as ${adminEmail}`);
     let token;
     try {
-      token = await adminAuth(url, adminEmail, adminPassword);
+      token = await adminAuth(url, adminEmail, adminPassword, line);
     } catch (error) {
       if (created) throw error;
-      throw new Error(`${dataDir} already has an admin, and ${adminEmail} with the given password cannot log in. Use that admin's credentials, or a new data dir.`);
+      throw new Error(`${dataDir} already has ${admin.aNoun}, and ${adminEmail} with the given password cannot log in. Use that ${admin.noun}'s credentials, or a new data dir.`);
     }
     return {
       url,
       port,
+      line,
       pid: child.pid,
       dataDir,
       logFile,

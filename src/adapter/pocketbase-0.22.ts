@@ -1,35 +1,28 @@
 /**
- * The PocketBase 0.22 adapter: the only code that touches PocketBase's hooks
- * API (`$app`, `$apis`, `$dbx`, `$os`, `$security`, echo contexts, records).
- * Handlers read a request, run one transaction through `updateJob` or
+ * The PocketBase 0.22 adapter: the FleetAdapter (./contract.ts) on 0.22's
+ * hooks API (`$app.dao()`, `$apis.requestInfo(c).data`, echo contexts, daos,
+ * models). Handlers read a request, run one transaction through `updateJob` or
  * `updateJobs`, decide with src/lib, and return a Reply; `serve` answers it.
+ * Admin auth is the route's `$apis.requireAdminAuth()` middleware (the build adds it).
  *
  * esbuild copies what each handler uses from here into that handler's closure
  * (PocketBase runs every handler from its own text, without the file's top
  * level), so this module is written once and emitted per handler.
  */
-import { JOB_ROW_SHAPE, type JobBatch, type JobPatch, type JobRow, type JobUpdate } from "../lib/job-row.js";
-import { jobByIdWhere, jobRowsQuery, type WhereClause } from "../lib/queries.js";
+import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
+import type { WhereClause } from "../lib/queries.js";
+import type * as thisAdapter from "./pocketbase-0.22.js";
+import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
+import { logError, readJobRows, readOne } from "./runtime.js";
+import { updateJobIn, updateJobsIn, type JobStore } from "./transactions.js";
 
-export const JOBS_COLLECTION = "probe_jobs";
+export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
+export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./runtime.js";
 
-/** What a handler sees of a request. */
-export interface FleetRequest {
-  /** The JSON body; `{}` for invalid JSON, a top-level array or another content type (PocketBase 0.22's reading). */
-  body(): unknown;
-  /** A query-string parameter, "" when absent. */
-  query(name: string): string;
-}
+/** Compile-time proof that this module is a FleetAdapter (a type: nothing of it is bundled). */
+export type Adapter = AdapterModule<typeof thisAdapter, echo.Context>;
 
-/** What a handler answers: JSON, or plain text (Prometheus). */
-export type Reply = { status: number; json: unknown } | { status: number; text: string };
-
-export function json(status: number, body: unknown): Reply {
-  return { status, json: body };
-}
-
-/** Runs a handler for one request of a route. */
-export function serve(c: echo.Context, handler: (req: FleetRequest) => Reply): void {
+export function serve(c: echo.Context, handler: RouteHandler): void {
   const reply = handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
@@ -40,81 +33,45 @@ export function serve(c: echo.Context, handler: (req: FleetRequest) => Reply): v
 
 // ---- transactions ----------------------------------------------------------------------
 
+/** A transaction's dao, and probe_jobs' collection model for the records it saves. */
+interface Tx {
+  dao: daos.Dao;
+  collection: models.Collection;
+}
+
 /**
- * Finds a job inside one transaction on PocketBase's single writer, lets
- * `decide` judge the row, and writes the patch `patchOf` takes from the
- * decision (none: nothing is written). null when there is no such job, or when
- * the transaction rolled back (nothing was written, whatever was decided).
+ * Inside a transaction only its dao may be used: `$app.dao()` there would wait
+ * for the writer this transaction holds (PocketBase issue #4859).
  */
+const STORE: JobStore<Tx, JobRow> = {
+  transaction(body) {
+    const collection = jobsCollection(Date.now());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection });
+    });
+  },
+  find: ({ dao }, where, order, limit) => readJobRows(dao.db(), where, order, limit),
+  rowOf: (row) => row,
+  write({ dao, collection }, row, patch) {
+    const rec = new Record();
+    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+    for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
+    dao.saveRecord(rec);
+  },
+  forget: forgetJobsCollection,
+  logError,
+};
+
 export function updateJob<D>(
   jobId: string,
   decide: (row: JobRow, nowMs: number) => D,
   patchOf: (decision: D) => JobPatch | null,
 ): JobUpdate<D> | null {
-  return inTransaction((tx, collection) => {
-    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
-    if (row === undefined) return null;
-    const decision = decide(row, Date.now());
-    const patch = patchOf(decision);
-    if (patch !== null) write(tx, collection, row, patch);
-    return { row, decision };
-  });
+  return updateJobIn(STORE, jobId, decide, patchOf);
 }
 
-/**
- * Runs `work` in one transaction on PocketBase's single writer: concurrent
- * callers see each other's writes. null when it rolled back (nothing written).
- */
 export function updateJobs<T>(work: (batch: JobBatch, nowMs: number) => T): T | null {
-  return inTransaction((tx, collection) => work({
-    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
-    write: (row, patch) => write(tx, collection, row, patch),
-  }, Date.now()));
-}
-
-/**
- * The transaction skeleton of every handler. A rollback (SQLite error, failed
- * save, schema change) is logged and answered null: callers turn it into their
- * refusal, never a 500. Inside fn only `tx` may be used: `$app.dao()` there
- * would wait for the writer this transaction holds.
- */
-function inTransaction<T>(fn: (tx: daos.Dao, collection: models.Collection) => T): T | null {
-  const result: { value: T | null } = { value: null };
-  try {
-    const collection = jobsCollection(Date.now());
-    $app.dao().runInTransaction((tx) => {
-      result.value = fn(tx, collection);
-    });
-    return result.value;
-  } catch (err) {
-    forgetJobsCollection();
-    logError("pb-fleet: transaction rolled back", err);
-    return null;
-  }
-}
-
-/**
- * Rows as stored. Not through a record query: loading a record rewrites a
- * date PocketBase can parse into its own layout, so the handlers would judge a
- * hand-edited lease differently from the SQL that found it.
- */
-function readRows(tx: daos.Dao, query: WhereClause): JobRow[] {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE)) as unknown as JobRow[];
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  // Plain objects: the decisions copy rows with Object.assign, which sees no fields on a Go value.
-  return models.map((model) => {
-    const row = {} as { [column: string]: unknown };
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column as keyof JobRow];
-    return row as unknown as JobRow;
-  });
-}
-
-/** Writes through PocketBase's record save (its validation, model hooks and realtime events). */
-function write(tx: daos.Dao, collection: models.Collection, row: JobRow, patch: JobPatch): void {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
-  for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
-  tx.saveRecord(rec);
+  return updateJobsIn(STORE, work);
 }
 
 /** How long a pooled runtime reuses probe_jobs' collection model before looking it up again. */
@@ -147,45 +104,6 @@ function forgetJobsCollection(): void {
 
 // ---- plain reads -----------------------------------------------------------------------
 
-/**
- * One row of a read-only query; `shape` names its columns with a value of each
- * one's type. null when the query failed (logged).
- */
 export function queryOne<T extends object>(query: WhereClause, shape: T): T | null {
-  const row = new DynamicModel(shape) as unknown as T;
-  try {
-    $app.dao().db().newQuery(query.sql).bind(query.params).one(row);
-    return row;
-  } catch (err) {
-    logError("pb-fleet: query failed", err);
-    return null;
-  }
-}
-
-// ---- the rest of PocketBase's runtime ----------------------------------------------------
-
-/** A fencing token for a new claim: unguessable, so only the claim's own answer carries it. */
-export function newLeaseToken(): string {
-  return $security.randomString(24);
-}
-
-export function getenv(name: string): string {
-  return $os.getenv(name);
-}
-
-/** PocketBase's app store: one for the process, shared by every pooled runtime. */
-export function storeGet(key: string): unknown {
-  return $app.store().get(key);
-}
-
-export function storeSet(key: string, value: string): void {
-  $app.store().set(key, value);
-}
-
-export function logInfo(message: string, ...attrs: unknown[]): void {
-  $app.logger().info(message, ...attrs);
-}
-
-export function logError(message: string, err: unknown): void {
-  $app.logger().error(message, "error", String(err));
+  return readOne($app.dao().db(), query, shape);
 }

@@ -15,7 +15,7 @@ export class FleetError extends Error {
   }
 }
 
-/** The server answered with an HTTP error status. `body` is its parsed JSON (or {}). */
+/** The server answered with an HTTP error status. `body` is its parsed JSON, its text when that is not JSON, or {} when empty. */
 export class FleetHttpError extends FleetError {
   readonly status: number;
   readonly body: unknown;
@@ -28,10 +28,13 @@ export class FleetHttpError extends FleetError {
 }
 
 /**
- * The server did not take the token as an admin's, and signing in again did not
- * cure it (or a token-only client, which cannot sign in). Status 401 from the
- * fleet endpoints; 403 from PocketBase's record API, which treats a bad token as
- * a guest ("Only admins can perform this action.").
+ * The server did not take the token as an admin's (PocketBase 0.22) or a
+ * superuser's (0.23+), and signing in again did not cure it (or a token-only
+ * client, which cannot sign in). Status 401 from the fleet endpoints; 403 from
+ * PocketBase's record API, which on both lines treats a bad or expired token as
+ * a guest ("Only admins can perform this action." on 0.22, "Only superusers can
+ * perform this action." on 0.23+). A 401 or 403 from the sign-in itself (0.23+
+ * with password sign-in turned off for superusers, or asking for MFA) is one too.
  */
 export class FleetAuthError extends FleetHttpError {
   constructor(op: string, message: string, body: unknown, options?: { cause?: unknown; status?: 401 | 403 }) {
@@ -58,7 +61,7 @@ export class FleetNetworkError extends FleetError {
   }
 }
 
-/** A 200 answer whose body does not have the protocol's shape (a server of another version?). */
+/** A 2xx answer that is not JSON or does not have the protocol's shape (a server of another version? not PocketBase?). */
 export class FleetProtocolError extends FleetError {
   readonly body: unknown;
   constructor(op: string, message: string, body: unknown) {

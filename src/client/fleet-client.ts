@@ -1,10 +1,15 @@
 /**
- * FleetClient: the harness's typed access to a pb-fleet PocketBase 0.22, on the
- * PocketBase JS SDK. Claims, renews, releases and sweeps go to the
- * /api/fleet/* compare-and-set endpoints; enqueueing, listing and result writes
- * use the record API of `probe_jobs` (admin only).
+ * FleetClient: the harness's typed access to a pb-fleet PocketBase, of the 0.22
+ * line or of 0.23 and later, over plain `fetch` (no PocketBase SDK: the SDK
+ * comes in one version per server line, and this client makes few enough kinds
+ * of call to own its transport, its timeouts, retries and typed errors).
+ * Claims, renews, releases and sweeps go to the /api/fleet/* compare-and-set
+ * endpoints; enqueueing, listing and result writes use the record API of
+ * `probe_jobs` (admin/superuser only). Both lines serve the same paths and the
+ * same filter syntax; only the sign-in differs (0.22: `/api/admins`, 0.23+: the
+ * `_superusers` auth collection), and the client finds out which on its first
+ * sign-in.
  */
-import PocketBase, { BaseAuthStore, ClientResponseError } from "pocketbase";
 import { formatPbDate } from "../lib/lease.js";
 import {
   RELEASE_REFUSALS,
@@ -39,13 +44,32 @@ import {
 export const DEFAULT_COLLECTION = "probe_jobs";
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
+/**
+ * Where each PocketBase line signs in with a password: 0.23 turned the admins
+ * into the `_superusers` auth collection. Each line answers 404 at the other's.
+ */
+export const AUTH_PATHS = {
+  /** PocketBase 0.23 and later. */
+  superusers: "/api/collections/_superusers/auth-with-password",
+  /** PocketBase 0.22. */
+  admins: "/api/admins/auth-with-password",
+} as const;
+/** Which sign-in a server has: "superusers" (PocketBase 0.23+) or "admins" (0.22). */
+export type AuthApi = keyof typeof AUTH_PATHS;
+
 export interface FleetClientOptions {
   /** PocketBase base URL, e.g. http://127.0.0.1:8090 */
   url: string;
-  /** Admin credentials: the client signs in lazily and again after a 401. */
+  /**
+   * Credentials of an admin (PocketBase 0.22) or a superuser (0.23+): the client
+   * signs in lazily, and again after a 401 or 403.
+   */
   email?: string;
   password?: string;
-  /** An admin token instead of credentials (a 401 then cannot be cured: it is thrown). */
+  /**
+   * An admin (0.22) or superuser (0.23+) token instead of credentials. A 401 or
+   * 403 then cannot be cured by the client: it is thrown (setToken() swaps it).
+   */
   token?: string;
   /** Per-request timeout, ms (default 10 000). Every call can override it. */
   timeoutMs?: number;
@@ -62,7 +86,10 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** A `probe_jobs` row as the record API returns it. */
+/**
+ * A `probe_jobs` row as the record API returns it. (`created`/`updated` are
+ * PocketBase 0.22's system fields; on 0.23+ the collection declares them.)
+ */
 export interface JobRecord {
   id: string;
   created: string;
@@ -95,13 +122,23 @@ export type ClaimResult = ({ claimed: true } & HeldJob) | { claimed: false };
 /** claimNext's options are claim-next's request body. */
 export type ClaimNextOptions = ClaimNextRequest;
 
-/** Most rows one list asks for (PocketBase's page size limit). */
+/** Most rows one list asks for (PocketBase 0.22's page size limit; 0.23+ allows 1000). */
 export const MAX_LIST_LIMIT = 500;
 
 export interface ListOptions {
   /** Rows at most (1..500, default 50). */
   limit?: number;
   probeKeyPrefix?: string;
+}
+
+/** What listJobs selects; every field narrows it. */
+export interface JobQuery {
+  /** Only rows whose probe_key starts with this text (exactly: case and all). */
+  probeKeyPrefix?: string;
+  /** Only rows in this status, or in one of these. */
+  status?: JobStatus | readonly JobStatus[];
+  /** Rows at most (default: every matching row, fetched 500 a page). */
+  limit?: number;
 }
 
 /** What Worker and Sweeper need from a client; FleetClient implements it, unit tests fake it. */
@@ -123,25 +160,30 @@ export interface FleetApi {
 /** Every SweptJob outcome, checked by the compiler against the protocol's type. */
 const SWEEP_OUTCOMES: Record<SweptJob["outcome"], true> = { requeued: true, gave_up: true };
 
-/** A LIKE pattern matching values that start with `prefix` (PocketBase escapes with `\`). */
-function likePrefix(prefix: string): string {
-  return prefix.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
+/** One HTTP request of the client. */
+interface HttpCall {
+  method: "GET" | "POST" | "PATCH";
+  /** From the server's root, e.g. /api/fleet/claim. */
+  path: string;
+  query?: Record<string, string>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Without the client's token (the sign-in itself). */
+  anonymous?: boolean;
 }
 
-/** The SDK's token store, in memory (its default would reach for localStorage in a browser). */
-class MemoryAuthStore extends BaseAuthStore {}
-
-type SendOptions = { signal: AbortSignal; fetch?: typeof fetch; requestKey: null };
-
 export class FleetClient implements FleetApi {
-  /** The underlying SDK instance (auto-cancellation off: concurrent identical calls are normal here). */
-  readonly pb: PocketBase;
+  /** The server's base URL, without a trailing slash. */
+  readonly url: string;
   readonly collection: string;
   readonly timeoutMs: number;
   readonly #email: string | undefined;
   readonly #password: string | undefined;
-  readonly #fetch: typeof fetch | undefined;
+  readonly #fetch: typeof fetch;
+  #token: string;
   #signingIn: Promise<void> | null = null;
+  /** undefined until a sign-in tells which line the server is of. */
+  #authApi: AuthApi | undefined;
   /** undefined until the first claimNext tells whether the server has /api/fleet/claim-next. */
   #hasClaimNext: boolean | undefined;
 
@@ -151,21 +193,39 @@ export class FleetClient implements FleetApi {
     }
     const hasCredentials = typeof opts.email === "string" && typeof opts.password === "string";
     if (!hasCredentials && !opts.token) {
-      throw new TypeError("FleetClient: give admin `email` and `password`, or an admin `token`");
+      throw new TypeError("FleetClient: give admin/superuser `email` and `password`, or an admin/superuser `token`");
     }
-    this.pb = new PocketBase(opts.url, new MemoryAuthStore());
-    this.pb.autoCancellation(false);
+    this.url = opts.url.replace(/\/+$/, "");
     this.collection = opts.collection ?? DEFAULT_COLLECTION;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#email = hasCredentials ? opts.email : undefined;
     this.#password = hasCredentials ? opts.password : undefined;
-    this.#fetch = opts.fetch;
-    if (opts.token) this.pb.authStore.save(opts.token, null);
+    // Looked up per call, so a fetch installed later (or stubbed in a test) is the one used.
+    this.#fetch = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#token = opts.token ?? "";
   }
 
-  /** The admin token in use ("" before the first sign-in). */
+  /** The admin/superuser token in use ("" before the first sign-in). */
   get token(): string {
-    return this.pb.authStore.token;
+    return this.#token;
+  }
+
+  /**
+   * Uses this token from the next request on (say, a token-only client's
+   * renewed token). A client with credentials still signs in again when the
+   * server refuses it.
+   */
+  setToken(token: string): void {
+    if (typeof token !== "string") throw new TypeError("FleetClient: setToken needs a string");
+    this.#token = token;
+  }
+
+  /**
+   * Which sign-in the server has: "superusers" (PocketBase 0.23+) or "admins"
+   * (0.22); undefined until the first sign-in (a token-only client never signs in).
+   */
+  get authApi(): AuthApi | undefined {
+    return this.#authApi;
   }
 
   /** Whether the server has /api/fleet/claim-next (undefined: not probed yet). */
@@ -173,21 +233,53 @@ export class FleetClient implements FleetApi {
     return this.#hasClaimNext;
   }
 
-  /** Signs in with the admin credentials (concurrent callers share one sign-in). */
+  /**
+   * Signs in with the credentials (concurrent callers share one sign-in). The
+   * first sign-in tries PocketBase 0.23+'s superusers and, on a 404, 0.22's
+   * admins, and remembers which answered; a 404 from the remembered one later
+   * (the server was upgraded or downgraded under a running client) tries the
+   * other again.
+   */
   authenticate(req?: RequestOptions): Promise<void> {
     if (this.#email === undefined || this.#password === undefined) {
       return Promise.reject(new FleetAuthError("authenticate", "this client has a token but no credentials to sign in with", {}));
     }
     if (this.#signingIn === null) {
-      const email = this.#email;
-      const password = this.#password;
-      this.#signingIn = this.#once("authenticate", (o) => this.pb.admins.authWithPassword(email, password, o), req)
-        .then(() => undefined)
-        .finally(() => {
-          this.#signingIn = null;
-        });
+      this.#signingIn = this.#signIn(this.#email, this.#password, req).finally(() => {
+        this.#signingIn = null;
+      });
     }
     return this.#signingIn;
+  }
+
+  async #signIn(email: string, password: string, req?: RequestOptions): Promise<void> {
+    const order: AuthApi[] = this.#authApi === "admins" ? ["admins", "superusers"] : ["superusers", "admins"];
+    let missing: FleetHttpError | undefined;
+    for (const api of order) {
+      let body: unknown;
+      try {
+        body = await this.#once("authenticate", {
+          method: "POST", path: AUTH_PATHS[api], body: { identity: email, password }, anonymous: true,
+        }, req);
+      } catch (err) {
+        if (isMissingEndpoint(err)) {
+          missing = err as FleetHttpError;
+          continue; // the other line's endpoint
+        }
+        // Any other HTTP answer (400 for wrong credentials, ...) says the endpoint exists.
+        if (err instanceof FleetHttpError) this.#authApi = api;
+        throw err;
+      }
+      this.#authApi = api;
+      if (!isObject(body) || typeof body["token"] !== "string" || body["token"] === "") {
+        throw new FleetProtocolError("authenticate", "answer has no `token`", body);
+      }
+      this.#token = body["token"];
+      return;
+    }
+    throw new FleetHttpError("authenticate", 404,
+      `neither ${AUTH_PATHS.superusers} (PocketBase 0.23+) nor ${AUTH_PATHS.admins} (0.22) exists at ${this.url}: ` +
+      "is this the base URL of a PocketBase server?", missing?.body ?? {}, { cause: missing });
   }
 
   // ---- the compare-and-set endpoints -------------------------------------------------
@@ -199,7 +291,7 @@ export class FleetClient implements FleetApi {
    */
   async claim(jobId: string, workerId: string, leaseSeconds?: number, req?: RequestOptions): Promise<ClaimResult> {
     const body = await this.#retryOnce(() =>
-      this.#post<ClaimResponse>("claim", "/api/fleet/claim", { jobId, workerId, leaseSeconds } satisfies ClaimRequest, req));
+      this.#post("claim", "/api/fleet/claim", { jobId, workerId, leaseSeconds } satisfies ClaimRequest, req));
     return parseClaim("claim", body);
   }
 
@@ -208,11 +300,11 @@ export class FleetClient implements FleetApi {
     jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string, req?: RequestOptions,
   ): Promise<RenewResponse> {
     const body = await this.#retryOnce(() =>
-      this.#post<RenewResponse>("renew", "/api/fleet/renew", { jobId, workerId, leaseSeconds, leaseToken } satisfies RenewRequest, req));
-    if (!isObject(body) || typeof body.renewed !== "boolean" || (body.renewed && !isJobView(body.job))) {
+      this.#post("renew", "/api/fleet/renew", { jobId, workerId, leaseSeconds, leaseToken } satisfies RenewRequest, req));
+    if (!isObject(body) || typeof body["renewed"] !== "boolean" || (body["renewed"] && !isJobView(body["job"]))) {
       throw new FleetProtocolError("renew", "answer has no boolean `renewed` (and `job` when true)", body);
     }
-    return body;
+    return body as RenewResponse;
   }
 
   /**
@@ -224,14 +316,14 @@ export class FleetClient implements FleetApi {
     jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string, req?: RequestOptions,
   ): Promise<ReleaseResponse> {
     const body = await this.#retryOnce(() =>
-      this.#post<ReleaseResponse>("release", "/api/fleet/release", { jobId, workerId, status, leaseToken } satisfies ReleaseRequest, req));
-    if (!isObject(body) || typeof body.released !== "boolean") {
+      this.#post("release", "/api/fleet/release", { jobId, workerId, status, leaseToken } satisfies ReleaseRequest, req));
+    if (!isObject(body) || typeof body["released"] !== "boolean") {
       throw new FleetProtocolError("release", "answer has no boolean `released`", body);
     }
-    if (body.released ? !isJobView(body.job) : !(RELEASE_REFUSALS as readonly unknown[]).includes(body.reason)) {
+    if (body["released"] ? !isJobView(body["job"]) : !(RELEASE_REFUSALS as readonly unknown[]).includes(body["reason"])) {
       throw new FleetProtocolError("release", "answer has neither a `job` nor a known refusal `reason`", body);
     }
-    return body;
+    return body as ReleaseResponse;
   }
 
   /**
@@ -243,18 +335,18 @@ export class FleetClient implements FleetApi {
   async claimNext(opts: ClaimNextOptions, req?: RequestOptions): Promise<HeldJob[]> {
     if (this.#hasClaimNext !== false) {
       try {
-        const body = await this.#post<ClaimNextResponse>("claimNext", "/api/fleet/claim-next", {
+        const body = await this.#post("claimNext", "/api/fleet/claim-next", {
           workerId: opts.workerId,
           leaseSeconds: opts.leaseSeconds,
           limit: opts.limit,
           probeKeyPrefix: opts.probeKeyPrefix || undefined,
         } satisfies ClaimNextRequest, req);
-        if (!isObject(body) || !Array.isArray(body.jobs) ||
-            !body.jobs.every((j) => isObject(j) && isJobView(j.job))) {
+        if (!isObject(body) || !Array.isArray(body["jobs"]) ||
+            !body["jobs"].every((j: unknown) => isObject(j) && isJobView(j["job"]))) {
           throw new FleetProtocolError("claimNext", "answer has no `jobs` array of { job, leaseToken }", body);
         }
         this.#hasClaimNext = true;
-        return body.jobs.map((j) => ({ job: j.job, leaseToken: j.leaseToken || undefined, alreadyHeld: false }));
+        return (body as ClaimNextResponse).jobs.map((j) => ({ job: j.job, leaseToken: j.leaseToken || undefined, alreadyHeld: false }));
       } catch (err) {
         if (!(this.#hasClaimNext === undefined && isMissingEndpoint(err))) throw err;
         this.#hasClaimNext = false;
@@ -294,35 +386,34 @@ export class FleetClient implements FleetApi {
    * sweep changed nothing, and the next sweep does the same work.
    */
   async sweep(opts: SweepRequest = {}, req?: RequestOptions): Promise<SweepResponse> {
-    const body = await this.#post<SweepResponse>("sweep", "/api/fleet/sweep", {
+    const body = await this.#post("sweep", "/api/fleet/sweep", {
       probeKeyPrefix: opts.probeKeyPrefix || undefined,
     } satisfies SweepRequest, req);
-    if (!isObject(body) || typeof body.requeued !== "number" || typeof body.gaveUp !== "number" ||
-        !Array.isArray(body.jobs) || !body.jobs.every(isSweptJob)) {
+    if (!isObject(body) || typeof body["requeued"] !== "number" || typeof body["gaveUp"] !== "number" ||
+        !Array.isArray(body["jobs"]) || !body["jobs"].every(isSweptJob)) {
       throw new FleetProtocolError("sweep", "answer lacks the counts `requeued` and `gaveUp`, or a `jobs` array of " +
         "{ id, outcome, claimedBy, consecutiveOrphanCount }", body);
     }
-    return body;
+    return body as SweepResponse;
   }
 
   // ---- the record API ----------------------------------------------------------------
 
   /** Creates a pending job (version 0, counters 0). Not retried on a timeout: that could create it twice. */
   async enqueue(probeKey: string, req?: RequestOptions): Promise<JobRecord> {
-    return this.#call("enqueue", (o) => this.pb.collection(this.collection).create<JobRecord>({
-      probe_key: probeKey,
-      status: "pending",
-      claimed_by: "",
-      version: 0,
-      reclaim_count: 0,
-      consecutive_orphan_count: 0,
-    }, o), req);
+    const body = await this.#call("enqueue", {
+      method: "POST",
+      path: this.#recordsPath(),
+      body: { probe_key: probeKey, status: "pending", claimed_by: "", version: 0, reclaim_count: 0, consecutive_orphan_count: 0 },
+    }, req);
+    return asRecord("enqueue", body);
   }
 
   /**
-   * Creates many pending jobs, `concurrency` requests at a time (PocketBase 0.22
-   * has no batch API). Rejects with the first error once the requests in flight
-   * have settled; jobs created before it stay.
+   * Creates many pending jobs, `concurrency` requests at a time (one request a
+   * job: PocketBase 0.22 has no batch API, and 0.23+ ships its own turned off).
+   * Rejects with the first error once the requests in flight have settled; jobs
+   * created before it stay.
    */
   async enqueueMany(probeKeys: readonly string[], opts: { concurrency?: number } & RequestOptions = {}): Promise<JobRecord[]> {
     const concurrency = Math.max(1, opts.concurrency ?? 8);
@@ -346,12 +437,13 @@ export class FleetClient implements FleetApi {
 
   /** Writes the result JSON of a job. Callers write only after their own terminal release committed. */
   async writeResult(jobId: string, result: unknown, req?: RequestOptions): Promise<void> {
-    await this.#call("writeResult", (o) =>
-      this.pb.collection(this.collection).update(jobId, { result: result === undefined ? null : result }, o), req);
+    await this.#call("writeResult", {
+      method: "PATCH", path: this.#recordsPath(jobId), body: { result: result === undefined ? null : result },
+    }, req);
   }
 
   async getJob(jobId: string, req?: RequestOptions): Promise<JobRecord> {
-    return this.#call("getJob", (o) => this.pb.collection(this.collection).getOne<JobRecord>(jobId, o), req);
+    return asRecord("getJob", await this.#call("getJob", { method: "GET", path: this.#recordsPath(jobId) }, req));
   }
 
   /** Claimable rows, oldest first: pending, or claimed/running with an expired lease (by this machine's clock). */
@@ -366,32 +458,84 @@ export class FleetClient implements FleetApi {
     return this.#list("listExpiredLeases", filter, "lease_expires_at", opts, req);
   }
 
+  /**
+   * Rows of `probe_jobs` in any state, oldest first: every row of a prefix, of
+   * some statuses, or up to `limit` of them (the harness's view of a run; the
+   * fleet itself never needs it). Pages through the record API, 500 rows a
+   * request; each page has the client's timeout.
+   */
+  async listJobs(query: JobQuery = {}, req?: RequestOptions): Promise<JobRecord[]> {
+    const prefix = query.probeKeyPrefix ?? "";
+    const statuses: readonly JobStatus[] = query.status === undefined ? [] : typeof query.status === "string" ? [query.status] : query.status;
+    if (query.status !== undefined && statuses.length === 0) return [];
+    const wanted = query.limit === undefined ? Infinity : Math.max(1, Math.floor(query.limit));
+    const terms: string[] = [];
+    const params: Record<string, string> = {};
+    if (statuses.length > 0) {
+      terms.push(`(${statuses.map((status, i) => {
+        params[`status${i}`] = status;
+        return `status = {:status${i}}`;
+      }).join(" || ")})`);
+    }
+    if (prefix) {
+      terms.push("probe_key ~ {:prefix}");
+      params["prefix"] = likePrefix(prefix);
+    }
+    const filter = pbFilter(terms.join(" && "), params);
+    const rows: JobRecord[] = [];
+    for (let page = 1; rows.length < wanted; page++) {
+      const items = await this.#page("listJobs", filter, "created,id", page, MAX_LIST_LIMIT, req);
+      for (const row of items) {
+        // SQLite's LIKE ignores ASCII case; the prefix is meant exactly.
+        if (rows.length < wanted && (!prefix || row.probe_key.startsWith(prefix))) rows.push(row);
+      }
+      if (items.length < MAX_LIST_LIMIT) break;
+    }
+    return rows;
+  }
+
   async #list(op: string, filter: string, sort: string, opts: ListOptions, req?: RequestOptions): Promise<JobRecord[]> {
     const limit = Math.max(1, Math.min(opts.limit ?? 50, MAX_LIST_LIMIT));
     const prefix = opts.probeKeyPrefix ?? "";
     // An empty lease_expires_at is "" and sorts before any date: it counts as
     // expired, as the protocol says.
-    const expr = this.pb.filter(prefix ? `${filter} && probe_key ~ {:prefix}` : filter, {
+    const expr = pbFilter(prefix ? `${filter} && probe_key ~ {:prefix}` : filter, {
       now: formatPbDate(Date.now()),
       prefix: likePrefix(prefix),
     });
-    const page = await this.#call(op, (o) => this.pb.collection(this.collection).getList<JobRecord>(1, limit, {
-      ...o, filter: expr, sort, skipTotal: true,
-    }), req);
+    const items = await this.#page(op, expr, sort, 1, limit, req);
     // SQLite's LIKE ignores ASCII case; the prefix is meant exactly.
-    return prefix ? page.items.filter((r) => r.probe_key.startsWith(prefix)) : page.items;
+    return prefix ? items.filter((r) => r.probe_key.startsWith(prefix)) : items;
+  }
+
+  /** One page of the record API's list (no total count: PocketBase skips that query). */
+  async #page(op: string, filter: string, sort: string, page: number, perPage: number, req?: RequestOptions): Promise<JobRecord[]> {
+    const query: Record<string, string> = { page: String(page), perPage: String(perPage), skipTotal: "true", sort };
+    if (filter !== "") query["filter"] = filter;
+    const body = await this.#call(op, { method: "GET", path: this.#recordsPath(), query }, req);
+    if (!isObject(body) || !Array.isArray(body["items"]) || !body["items"].every(isRecordLike)) {
+      throw new FleetProtocolError(op, "answer has no `items` array of records", body);
+    }
+    return body["items"] as JobRecord[];
   }
 
   /** GET /api/fleet/stats, optionally of one probe_key prefix (a FleetHttpError 404 from a server without it). */
   async stats(opts: { probeKeyPrefix?: string } = {}, req?: RequestOptions): Promise<FleetStats> {
-    const query = opts.probeKeyPrefix ? { probeKeyPrefix: opts.probeKeyPrefix } : {};
-    return this.#call("stats", (o) => this.pb.send<FleetStats>("/api/fleet/stats", { ...o, method: "GET", query }), req);
+    const query = opts.probeKeyPrefix ? { probeKeyPrefix: opts.probeKeyPrefix } : undefined;
+    const body = await this.#call("stats", { method: "GET", path: "/api/fleet/stats", ...(query ? { query } : {}) }, req);
+    if (!isObject(body) || !isObject(body["counts"])) throw new FleetProtocolError("stats", "answer has no `counts`", body);
+    return body as unknown as FleetStats;
   }
 
   // ---- transport ---------------------------------------------------------------------
 
-  #post<T>(op: string, path: string, body: Record<string, unknown>, req?: RequestOptions): Promise<T> {
-    return this.#call(op, (o) => this.pb.send<T>(path, { ...o, method: "POST", body: dropUndefined(body) }), req);
+  #recordsPath(id?: string): string {
+    const base = `/api/collections/${encodeURIComponent(this.collection)}/records`;
+    return id === undefined ? base : `${base}/${encodeURIComponent(id)}`;
+  }
+
+  #post(op: string, path: string, body: Record<string, unknown>, req?: RequestOptions): Promise<unknown> {
+    return this.#call(op, { method: "POST", path, body: dropUndefined(body) }, req);
   }
 
   async #retryOnce<T>(attempt: () => Promise<T>): Promise<T> {
@@ -403,12 +547,17 @@ export class FleetClient implements FleetApi {
     }
   }
 
-  /** One call: signs in first if needed; after a 401 (or the record API's 403) signs in again and retries once. */
-  async #call<T>(op: string, send: (o: SendOptions) => Promise<T>, req?: RequestOptions): Promise<T> {
+  /**
+   * One authorized call: signs in first if needed; after a 401 or 403 (the
+   * fleet endpoints answer 401 to a token they do not take, the record API 403
+   * on both lines) signs in again and retries once.
+   */
+  async #call(op: string, call: HttpCall, req?: RequestOptions): Promise<unknown> {
     const canSignIn = this.#email !== undefined;
-    if (this.token === "" && canSignIn) await this.authenticate(req);
+    if (this.#token === "" && canSignIn) await this.authenticate(req);
+    const refused = this.#token;
     try {
-      return await this.#once(op, send, req);
+      return await this.#once(op, call, req);
     } catch (err) {
       if (!(err instanceof FleetAuthError)) throw err;
       if (!canSignIn) {
@@ -417,9 +566,11 @@ export class FleetClient implements FleetApi {
         });
       }
     }
-    await this.authenticate(req);
+    // A call that failed beside others shares their sign-in: when the token has
+    // changed since this call went out, the new one is tried first.
+    if (this.#token === refused) await this.authenticate(req);
     try {
-      return await this.#once(op, send, req);
+      return await this.#once(op, call, req);
     } catch (err) {
       if (err instanceof FleetAuthError) {
         throw new FleetAuthError(op, `${messageOf(err.body)} (again, right after signing in)`, err.body, {
@@ -430,27 +581,44 @@ export class FleetClient implements FleetApi {
     }
   }
 
-  async #once<T>(op: string, send: (o: SendOptions) => Promise<T>, req?: RequestOptions): Promise<T> {
+  /** One HTTP request, its answer as parsed JSON; anything but a 2xx with JSON is thrown as a typed error. */
+  async #once(op: string, call: HttpCall, req?: RequestOptions): Promise<unknown> {
     const timeoutMs = req?.timeoutMs ?? this.timeoutMs;
     const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
     const signal = req?.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
-    const options: SendOptions = { signal, requestKey: null };
-    if (this.#fetch) options.fetch = this.#fetch;
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (call.body !== undefined) headers["content-type"] = "application/json";
+    // Both lines take the bare token (a "Bearer " prefix is optional there).
+    if (!call.anonymous && this.#token !== "") headers["authorization"] = this.#token;
+    const query = call.query ? `?${new URLSearchParams(call.query)}` : "";
+    let status: number;
+    let text: string;
     try {
-      return await send(options);
+      const response = await this.#fetch(`${this.url}${call.path}${query}`, {
+        method: call.method,
+        headers,
+        signal,
+        ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+      });
+      status = response.status;
+      text = await response.text();
     } catch (err) {
       if (req?.signal?.aborted) throw new FleetAbortError(op, { cause: err });
       if (timeout.aborted) throw new FleetTimeoutError(op, timeoutMs, { cause: err });
-      if (err instanceof ClientResponseError && err.status > 0) {
-        const body = err.response;
-        // Every call here is admin-only: a 403 means the token was not taken as an admin's.
-        if (err.status === 401 || err.status === 403) {
-          throw new FleetAuthError(op, messageOf(body), body, { cause: err, status: err.status });
-        }
-        throw new FleetHttpError(op, err.status, messageOf(body), body, { cause: err });
-      }
       throw new FleetNetworkError(op, networkMessage(err), { cause: err });
     }
+    const parsed = parseJson(text);
+    if (status >= 200 && status < 300) {
+      if (!parsed.ok) throw new FleetProtocolError(op, `answer is not JSON: ${snippet(text)}`, text);
+      return parsed.value;
+    }
+    // A body that is not JSON (say, a proxy's error page) is kept as its text.
+    const body = parsed.ok ? parsed.value : text === "" ? {} : text;
+    // Every call here needs an admin/superuser: 401 or 403 means the token was not taken as one.
+    if (status === 401 || status === 403) {
+      throw new FleetAuthError(op, messageOf(body), body, { status });
+    }
+    throw new FleetHttpError(op, status, messageOf(body), body);
   }
 }
 
@@ -469,12 +637,45 @@ function parseClaim(op: string, body: unknown): ClaimResult {
   };
 }
 
+function asRecord(op: string, body: unknown): JobRecord {
+  if (!isRecordLike(body)) throw new FleetProtocolError(op, "answer is not a record (no string `id`)", body);
+  return body as unknown as JobRecord;
+}
+
 function authStatus(err: FleetAuthError): 401 | 403 {
   return err.status === 403 ? 403 : 401;
 }
 
+/**
+ * A filter with `{:name}` placeholders filled in as PocketBase's filter
+ * literals, as the JS SDK's `pb.filter` does on both lines: strings in single
+ * quotes with `'` escaped, numbers and booleans bare, null as null, a Date as
+ * UTC text.
+ */
+export function pbFilter(expr: string, params: Record<string, string | number | boolean | null | Date> = {}): string {
+  let out = expr;
+  for (const [name, value] of Object.entries(params)) {
+    let literal: string;
+    if (typeof value === "number" || typeof value === "boolean") literal = String(value);
+    else if (value === null) literal = "null";
+    else if (value instanceof Date) literal = `'${value.toISOString().replace("T", " ")}'`;
+    else literal = `'${String(value).replace(/'/g, "\\'")}'`;
+    out = out.replaceAll(`{:${name}}`, literal);
+  }
+  return out;
+}
+
+/** A LIKE pattern matching values that start with `prefix` (PocketBase escapes with `\`). */
+function likePrefix(prefix: string): string {
+  return prefix.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
+}
+
 function isObject(value: unknown): value is Record<string, any> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isRecordLike(value: unknown): value is Record<string, any> {
+  return isObject(value) && typeof value["id"] === "string";
 }
 
 function isJobView(value: unknown): value is JobView {
@@ -491,8 +692,24 @@ function dropUndefined(body: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }
 
-/** The protocol's `{ error }`, or PocketBase's `{ message, data }` with its field errors. */
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text === "") return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function snippet(text: string): string {
+  if (text === "") return "(empty)";
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 200 ? `${flat.slice(0, 200)}...` : flat;
+}
+
+/** The protocol's `{ error }`, or PocketBase's `{ message, data }` with its field errors, or a text answer's start. */
 function messageOf(body: unknown): string {
+  if (typeof body === "string") return snippet(body);
   if (!isObject(body)) return "no message";
   if (typeof body["error"] === "string") return body["error"];
   let text = typeof body["message"] === "string" ? body["message"] : "no message";
@@ -505,11 +722,11 @@ function messageOf(body: unknown): string {
   return text;
 }
 
+/** fetch's own message with the system's code when it has one ("fetch failed (ECONNREFUSED)"). */
 function networkMessage(err: unknown): string {
-  const original = err instanceof ClientResponseError ? err.originalError : err;
-  const cause = isObject(original) ? original["cause"] : undefined;
+  const cause = isObject(err) ? err["cause"] : undefined;
   const code = isObject(cause) && typeof cause["code"] === "string" ? cause["code"] : undefined;
-  const message = original instanceof Error ? original.message : String(original);
+  const message = err instanceof Error ? err.message : String(err);
   return code ? `${message} (${code})` : message;
 }
 

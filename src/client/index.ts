@@ -7,6 +7,8 @@ export {
   DEFAULT_COLLECTION,
   DEFAULT_TIMEOUT_MS,
   MAX_LIST_LIMIT,
+  AUTH_PATHS,
+  type AuthApi,
   type FleetApi,
   type FleetClientOptions,
   type RequestOptions,
@@ -15,6 +17,7 @@ export {
   type ClaimResult,
   type ClaimNextOptions,
   type ListOptions,
+  type JobQuery,
 } from "./fleet-client.js";
 /** PocketBase's stored text form of an instant (what filters compare against); toPbDate is its older name. */
 export { formatPbDate, formatPbDate as toPbDate } from "../lib/lease.js";

@@ -5,7 +5,7 @@
  * callers see each other's claims: no job is handed out twice, and a caller
  * gets nothing only when nothing was claimable when its turn came.
  */
-import { getenv, json, newLeaseToken, updateJobs, type FleetRequest, type Reply } from "../adapter/pocketbase-0.22.js";
+import { getenv, json, newLeaseToken, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { claimNext } from "../lib/claim-next.js";
 import { orphanCap } from "../lib/config.js";
 import { jobView } from "../lib/job-row.js";

@@ -1,5 +1,5 @@
 /** POST /api/fleet/claim { jobId, workerId, leaseSeconds? } */
-import { json, newLeaseToken, updateJob, type FleetRequest, type Reply } from "../adapter/pocketbase-0.22.js";
+import { json, newLeaseToken, updateJob, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { claimAnswer, claimPatch } from "../lib/answers.js";
 import { decideClaim } from "../lib/transitions.js";
 import { validateClaimRequest } from "../lib/validate.js";

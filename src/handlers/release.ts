@@ -1,5 +1,5 @@
 /** POST /api/fleet/release { jobId, workerId, status: done|failed|pending, leaseToken? } */
-import { json, updateJob, type FleetRequest, type Reply } from "../adapter/pocketbase-0.22.js";
+import { json, updateJob, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { releaseAnswer, releasePatch } from "../lib/answers.js";
 import { decideRelease } from "../lib/transitions.js";
 import { validateReleaseRequest } from "../lib/validate.js";

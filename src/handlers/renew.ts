@@ -1,5 +1,5 @@
 /** POST /api/fleet/renew { jobId, workerId, leaseSeconds?, leaseToken? } */
-import { json, updateJob, type FleetRequest, type Reply } from "../adapter/pocketbase-0.22.js";
+import { json, updateJob, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { renewAnswer } from "../lib/answers.js";
 import { decideRenew } from "../lib/transitions.js";
 import { validateRenewRequest } from "../lib/validate.js";

@@ -1,5 +1,5 @@
 /** GET /api/fleet/stats[?format=prometheus][&probeKeyPrefix=...] */
-import { getenv, json, queryOne, storeGet, type FleetRequest, type Reply } from "../adapter/pocketbase-0.22.js";
+import { getenv, json, queryOne, storeGet, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { decodeSweeperState, orphanCap, SWEEPER_STATE_KEY, sweepSchedule } from "../lib/config.js";
 import { statsQuery, STATS_ROW_SHAPE } from "../lib/queries.js";
 import { buildStats, formatPrometheus, parseStatsFormat, STATS_UNAVAILABLE } from "../lib/stats.js";

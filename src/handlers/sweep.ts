@@ -6,7 +6,7 @@
  */
 import {
   getenv, json, logError, logInfo, storeSet, updateJobs, type FleetRequest, type Reply,
-} from "../adapter/pocketbase-0.22.js";
+} from "@pb-fleet/adapter";
 import {
   DEFAULT_SWEEP_SCHEDULE, encodeSweeperState, invalidScheduleError, orphanCap, SWEEP_BATCH, SWEEP_OFF,
   SWEEPER_STATE_KEY, sweeperNotScheduled, sweeperScheduled, sweepSchedule,

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -27,6 +27,7 @@ const TOP_LEVEL_KEYS = [
   "lifecycle",
   "claimNext",
   "hooksPool",
+  "versions",
   "memory",
   "targets",
   "failures",
@@ -83,5 +84,10 @@ describe("npm run bench -- --quick", () => {
     for (const row of poolRows) expect(row.badRounds).toBe(0);
     const acquireRows = report.claimNext.rows as Array<{ variant: string; failureCount: number }>;
     expect(acquireRows.map((r) => [r.variant, r.failureCount])).toEqual([["claim-next", 0], ["list-then-claim", 0]]);
+    // --quick's per-version phase: the suite's own version only, on its own hooks line.
+    const versionRows = report.versions.rows as Array<{ version: string; line: string; badRounds: number; rounds: number; lifecycle: Array<{ jobsPerSec: number | null }> }>;
+    expect(versionRows.map((r) => [r.version, r.line, r.badRounds])).toEqual([[inject("pbVersion"), inject("pbLine"), 0]]);
+    expect(versionRows[0]!.rounds).toBeGreaterThan(0);
+    expect(versionRows[0]!.lifecycle[0]!.jobsPerSec).toBeGreaterThan(0);
   }, 180_000);
 });

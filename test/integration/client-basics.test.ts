@@ -96,7 +96,7 @@ describe("FleetClient on a real server", () => {
   it("a bad token is cured by signing in again (401 or the record API's 403); a token-only client throws FleetAuthError", async () => {
     const healing = new FleetClient({ url, ...admin });
     await healing.authenticate();
-    healing.pb.authStore.save("not-a-valid-token", null);
+    healing.setToken("not-a-valid-token");
     const { id } = await healing.enqueue(randomKey("cb401"));
     expect(healing.token).not.toBe("not-a-valid-token");
     expect((await healing.claim(id, "w")).claimed).toBe(true);

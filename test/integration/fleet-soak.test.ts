@@ -15,10 +15,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import * as esbuild from "esbuild";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_PB_VERSION, ensurePocketBase } from "../../scripts/pocketbase/binary.mjs";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ensurePocketBase } from "../../scripts/pocketbase/binary.mjs";
 import { startPocketBase } from "../../scripts/pocketbase/server.mjs";
 import { FleetClient, type JobRecord } from "../../src/client/index";
+import { layout, type Line } from "./support/pocketbase-line";
 
 const repoRoot = resolve(import.meta.dirname, "../..");
 const CHILD_SCRIPT = join(repoRoot, "test/integration/support-soak/fleet-process.mjs");
@@ -49,6 +50,7 @@ interface SoakEvent {
 let workDir: string;
 let clientModule: string;
 let binary: string;
+let line: Line;
 let pb: PocketBase;
 const children = new Set<ChildProcess>();
 
@@ -59,10 +61,11 @@ function log(message: string): void {
 async function startServer(port = 0): Promise<PocketBase> {
   return startPocketBase({
     binary,
+    line,
     dataDir: join(workDir, "pb_data"),
     port,
     hooksDir: join(workDir, "pb_hooks"),
-    migrationsDir: join(repoRoot, "pb_migrations"),
+    migrationsDir: layout(line).migrationsDir,
     adminEmail: ADMIN.email,
     adminPassword: ADMIN.password,
     env: { PB_FLEET_SWEEP_CRON: "off" },
@@ -77,11 +80,11 @@ beforeAll(async () => {
     entryPoints: [join(repoRoot, "src/client/index.ts")],
     bundle: true, platform: "node", format: "esm", target: "node20", outfile: clientModule, logLevel: "silent",
   });
-  binary = (await ensurePocketBase({ version: process.env.PB_VERSION || DEFAULT_PB_VERSION, log })).path;
-  // PocketBase loads every *.pb.js of its hooks dir: give it exactly the built bundle.
+  ({ path: binary, line } = await ensurePocketBase({ version: inject("pbVersion"), log }));
+  // PocketBase loads every *.pb.js of its hooks dir: give it exactly the built bundle of its line.
   const hooksDir = join(workDir, "pb_hooks");
   mkdirSync(hooksDir);
-  copyFileSync(join(repoRoot, "pb_hooks/fleet.pb.js"), join(hooksDir, "fleet.pb.js"));
+  copyFileSync(layout(line).bundle, join(hooksDir, "fleet.pb.js"));
   pb = await startServer();
   log(`PocketBase ${binary} at ${pb.url} (pid ${pb.pid}), data in ${workDir}`);
 });
@@ -175,9 +178,7 @@ async function waitForProgress(client: FleetClient, prefix: string, jobs: number
 }
 
 async function allRows(client: FleetClient, prefix: string): Promise<JobRecord[]> {
-  return client.pb.collection("probe_jobs").getFullList<JobRecord>({
-    batch: 500, filter: client.pb.filter("probe_key ~ {:p}", { p: prefix + "%" }), requestKey: null,
-  });
+  return client.listJobs({ probeKeyPrefix: prefix });
 }
 
 interface Figures {

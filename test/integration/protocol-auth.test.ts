@@ -13,7 +13,7 @@ async function userRecordToken(): Promise<string> {
   const existing = await get(`/api/collections/${collection}`);
   if (existing.status === 404) {
     collection = "fleet_test_users";
-    const created = await post("/api/collections", { name: collection, type: "auth", schema: [] });
+    const created = await post("/api/collections", { name: collection, type: "auth" });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
   } else {
     expect(existing.body.type).toBe("auth");

@@ -1,15 +1,9 @@
 // The server-side sweeper: POST /api/fleet/sweep on the shared server (scoped to
 // this file's prefix, so other tests' rows are never touched), and the cronAdd
 // schedule on a PocketBase of its own.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { afterAll, describe, expect, inject, it } from "vitest";
-import { ensurePocketBase } from "../../scripts/pocketbase/binary.mjs";
-import { startPocketBase } from "../../scripts/pocketbase/server.mjs";
+import { afterAll, describe, expect, it } from "vitest";
 import { createJob, futureDate, get, getJob, pastDate, post, randomKey } from "./support/fleet-api";
-
-const repoRoot = resolve(import.meta.dirname, "../..");
+import { startOwnServer, type OwnServer } from "./support/own-server";
 
 function sweep(probeKeyPrefix: string) {
   return post("/api/fleet/sweep", { probeKeyPrefix });
@@ -69,24 +63,13 @@ describe("POST /api/fleet/sweep", () => {
 });
 
 describe("cron sweeper (PB_FLEET_SWEEP_CRON)", () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "pb-fleet-cron-"));
-  let server: Awaited<ReturnType<typeof startPocketBase>> | undefined;
+  let server: OwnServer | undefined;
   afterAll(async () => {
     await server?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("re-queues an expired lease on its own within a minute", async () => {
-    const { path } = await ensurePocketBase({ version: inject("pbVersion") });
-    server = await startPocketBase({
-      binary: path,
-      dataDir,
-      hooksDir: join(repoRoot, "pb_hooks"),
-      migrationsDir: join(repoRoot, "pb_migrations"),
-      adminEmail: "cron@example.com",
-      adminPassword: "cron-password-1",
-      env: { PB_FLEET_SWEEP_CRON: "* * * * *" },
-    });
+    server = await startOwnServer({ env: { PB_FLEET_SWEEP_CRON: "* * * * *" } });
     const opts = { baseUrl: server.url, token: server.token };
     const job = await createJob({ status: "running", claimed_by: "dead", lease_expires_at: pastDate() }, opts);
     const deadline = Date.now() + 75_000; // the schedule fires on the next minute boundary

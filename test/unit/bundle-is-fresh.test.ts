@@ -1,22 +1,34 @@
 import { readFileSync } from "node:fs";
+import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildHooks, OUTPUT } from "../../esbuild.config.mjs";
+import { buildHooks, HOOKS_BUNDLES } from "../../esbuild.config.mjs";
+
+const REPO = new URL("../..", import.meta.url).pathname;
 
 // Runs esbuild seven times per build: allow for a loaded 2-core machine.
-describe("pb_hooks/fleet.pb.js", { timeout: 20_000 }, () => {
+describe.each(HOOKS_BUNDLES.map((bundle) => ({ bundle, name: relative(REPO, bundle.output) })))("$name", { timeout: 20_000 }, ({ bundle, name }) => {
   it("is exactly what src/ builds (run `npm run build` after changing src/)", async () => {
-    const built = await buildHooks();
-    const committed = readFileSync(OUTPUT, "utf8");
+    const built = await buildHooks(bundle);
+    const committed = readFileSync(bundle.output, "utf8");
     // A length/first-difference message instead of a 40 kB diff.
     const firstDifference = [...built].findIndex((ch, i) => ch !== committed[i]);
     expect(
       built === committed,
-      `pb_hooks/fleet.pb.js is stale (built ${built.length} chars, committed ${committed.length}, first difference at ${firstDifference}): run \`npm run build\``,
+      `${name} is stale (built ${built.length} chars, committed ${committed.length}, first difference at ${firstDifference}): run \`npm run build\``,
     ).toBe(true);
   });
 
   it("builds the same bytes twice", async () => {
-    const [a, b] = [await buildHooks(), await buildHooks()];
+    const [a, b] = [await buildHooks(bundle), await buildHooks(bundle)];
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+  });
+});
+
+describe("the bundles", () => {
+  it("are one per hooks API, each in its own folder", () => {
+    expect(HOOKS_BUNDLES.map((b) => [b.api, relative(REPO, b.output)])).toEqual([
+      ["0.22", "pb_hooks/fleet.pb.js"],
+      ["0.23", "pb_hooks_0.23/fleet.pb.js"],
+    ]);
   });
 });

@@ -1,7 +1,8 @@
-// scripts/pocketbase/binary.mjs without building PocketBase: version
-// validation, a refused POCKETBASE_BIN, the "nothing worked" report, and the
-// `go install` path driven by a stand-in `go` script on PATH (so the retry
-// and error wording are checked here, and the real build in the integration run).
+// scripts/pocketbase/binary.mjs and lines.mjs without building PocketBase:
+// version validation and hooks lines, a refused POCKETBASE_BIN, the "nothing
+// worked" report, and the `go install` path driven by a stand-in `go` script on
+// PATH (so the retry, the Go toolchain choice and error wording are checked
+// here, and the real build in the integration run).
 import { execFile } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,9 +13,12 @@ import {
   DEFAULT_PB_VERSION,
   cachedBinaryPath,
   extractZipEntry,
+  goToolchainFor,
+  hooksLineFromHelp,
   normalizePbVersion,
   verifyPocketBaseBinary,
 } from "../../scripts/pocketbase/binary.mjs";
+import { PACKAGE_ROOT, adminPasswordProblem, hooksLayout, hooksLineOf } from "../../scripts/pocketbase/lines.mjs";
 
 const MODULE = resolve(import.meta.dirname, "../../scripts/pocketbase/binary.mjs");
 const scratch = mkdtempSync(join(tmpdir(), "pb-fleet-binary-test-"));
@@ -55,24 +59,96 @@ function ensureInChild(env: Record<string, string>, version?: string): Promise<{
 const DEAD_MIRROR = "http://127.0.0.1:9/releases";
 
 describe("normalizePbVersion", () => {
-  it("accepts 0.22.x with or without a v", () => {
+  it("accepts 0.22.x and 0.23.x to 0.40.x, with or without a v", () => {
     expect(normalizePbVersion("0.22.21")).toBe("0.22.21");
     expect(normalizePbVersion("v0.22.50")).toBe("0.22.50");
     expect(normalizePbVersion(" 0.22.0 ")).toBe("0.22.0");
+    expect(normalizePbVersion("0.23.0")).toBe("0.23.0");
+    expect(normalizePbVersion("v0.36.8")).toBe("0.36.8");
+    expect(normalizePbVersion("0.40.4")).toBe("0.40.4");
     expect(DEFAULT_PB_VERSION).toBe("0.22.21");
   });
 
-  it.each(["0.23.0", "0.21.3", "1.0.0", "0.22", "0.22.x", "latest", "", "0.22.021", "0.22.21-rc1"])("refuses %j with exit code 2 and the supported line", (input) => {
-    expect(() => normalizePbVersion(input)).toThrow(/0\.22\.x only/);
-    try {
-      normalizePbVersion(input);
-    } catch (error: any) {
-      expect(error.exitCode).toBe(2);
-    }
-  });
+  it.each(["0.21.3", "0.41.0", "0.9.0", "1.0.0", "0.22", "0.22.x", "latest", "", "0.22.021", "0.22.21-rc1", "0.23.0-rc1", "0.040.4"])(
+    "refuses %j with exit code 2 and the supported versions",
+    (input) => {
+      expect(() => normalizePbVersion(input)).toThrow(/is not supported: pb-fleet runs on PocketBase 0\.22\.x and 0\.23\.x to 0\.40\.x/);
+      try {
+        normalizePbVersion(input);
+      } catch (error: any) {
+        expect(error.exitCode).toBe(2);
+      }
+    },
+  );
 
   it("refuses a 0.22 patch past the last release and suggests 0.22.50", () => {
     expect(() => normalizePbVersion("0.22.53")).toThrow(/ends at v0\.22\.52.*0\.22\.50/);
+  });
+});
+
+describe("hooks lines (scripts/pocketbase/lines.mjs)", () => {
+  it("puts 0.22.x on the 0.22 line and 0.23.0 to 0.40.x on the 0.23 line", () => {
+    expect(["0.22.0", "0.22.21", "0.22.52"].map(hooksLineOf)).toEqual(["0.22", "0.22", "0.22"]);
+    expect(["0.23.0", "0.23.12", "0.36.8", "0.40.4"].map(hooksLineOf)).toEqual(["0.23", "0.23", "0.23", "0.23"]);
+    expect(() => hooksLineOf("0.41.0")).toThrow(/not supported/);
+  });
+
+  it("says where each line's bundle, migrations and Docker hooks are, and how its accounts sign in", () => {
+    expect(hooksLayout("0.22.21")).toMatchObject({
+      line: "0.22",
+      bundle: join(PACKAGE_ROOT, "pb_hooks", "fleet.pb.js"),
+      migrationsDir: join(PACKAGE_ROOT, "pb_migrations"),
+      dockerHooksDir: join(PACKAGE_ROOT, "docker", "hooks"),
+      dirSuffix: "",
+      admin: { noun: "admin", authPath: "/api/admins/auth-with-password", cliCreate: ["admin", "create"] },
+    });
+    expect(hooksLayout("0.40.4")).toMatchObject({
+      line: "0.23",
+      bundle: join(PACKAGE_ROOT, "pb_hooks_0.23", "fleet.pb.js"),
+      migrationsDir: join(PACKAGE_ROOT, "pb_migrations_0.23"),
+      dockerHooksDir: join(PACKAGE_ROOT, "docker", "hooks_0.23"),
+      dirSuffix: "_0.23",
+      admin: { noun: "superuser", authPath: "/api/collections/_superusers/auth-with-password", cliCreate: ["superuser", "create"] },
+    });
+    // The Dockerfile and docker-compose.yml build the line's paths from the suffix.
+    for (const version of ["0.22.21", "0.40.4"]) {
+      const layout = hooksLayout(version);
+      expect(layout.hooksDir).toBe(join(PACKAGE_ROOT, `pb_hooks${layout.dirSuffix}`));
+      expect(layout.migrationsDir).toBe(join(PACKAGE_ROOT, `pb_migrations${layout.dirSuffix}`));
+      expect(layout.dockerHooksDir).toBe(join(PACKAGE_ROOT, "docker", `hooks${layout.dirSuffix}`));
+    }
+  });
+
+  it("holds passwords to 0.22's 10-72 bytes and 0.23+'s 8-71 characters of at most 72 bytes", () => {
+    expect(adminPasswordProblem("0.22", "x".repeat(9))).toMatchObject({ length: 9, unit: "bytes", min: 10, max: 72 });
+    expect(adminPasswordProblem("0.22", "é".repeat(5))).toBeNull(); // 5 characters, 10 bytes
+    expect(adminPasswordProblem("0.22", "é".repeat(37))).toMatchObject({ length: 74, unit: "bytes", min: 10, max: 72 });
+    expect(adminPasswordProblem("0.23", "x".repeat(7))).toEqual({ length: 7, unit: "characters", min: 8, max: 71, bytes: 7, maxBytes: 72 });
+    expect(adminPasswordProblem("0.23", "é".repeat(5))).toMatchObject({ length: 5, bytes: 10 }); // 0.22 would take it: 10 bytes
+    expect(adminPasswordProblem("0.23", "x".repeat(71))).toBeNull();
+    expect(adminPasswordProblem("0.23", "é".repeat(36))).toBeNull(); // 36 characters, 72 bytes
+    // 71 characters pass the field but not bcrypt: 142 bytes.
+    expect(adminPasswordProblem("0.23", "é".repeat(71))).toEqual({ length: 71, unit: "characters", min: 8, max: 71, bytes: 142, maxBytes: 72 });
+    expect(adminPasswordProblem("0.23", "x".repeat(72))).toMatchObject({ length: 72, unit: "characters" });
+  });
+
+  it("reads an unstamped binary's line from its commands", () => {
+    expect(hooksLineFromHelp("Available Commands:\n  admin       Manages admin accounts\n  serve  Starts the web server")).toBe("0.22");
+    expect(hooksLineFromHelp("Available Commands:\n  superuser   Manage superusers\n  serve  Starts the web server")).toBe("0.23");
+    expect(hooksLineFromHelp("Available Commands:\n  serve  Starts the web server")).toBeNull();
+  });
+});
+
+describe("goToolchainFor", () => {
+  it("asks for go1.27.3 to build 0.40.x with an older Go, and nothing otherwise", () => {
+    expect(goToolchainFor("0.40.4", "go version go1.26.8 linux/amd64", {})).toEqual({ toolchain: "go1.27.3", minimumGo: "1.27" });
+    expect(goToolchainFor("0.40.4", "go version go1.27.0 linux/amd64", {})).toBeNull();
+    expect(goToolchainFor("0.39.11", "go version go1.26.8 linux/amd64", {})).toBeNull();
+    expect(goToolchainFor("0.22.21", "go version go1.21.0 linux/amd64", {})).toBeNull();
+  });
+
+  it("leaves a GOTOOLCHAIN the user set alone", () => {
+    expect(goToolchainFor("0.40.4", "go version go1.26.8 linux/amd64", { GOTOOLCHAIN: "go1.28.0" })).toBeNull();
   });
 });
 
@@ -83,15 +159,32 @@ describe("verifyPocketBaseBinary", () => {
     writeFileSync(plain, "not a program");
     expect(await verifyPocketBaseBinary(plain, null)).toEqual({ ok: false, reason: expect.stringMatching(/not executable/) });
     const other = script(join(scratch, "other-program"), 'echo "hello"');
-    expect(await verifyPocketBaseBinary(other, null)).toEqual({ ok: false, reason: expect.stringMatching(/not a working PocketBase 0\.22 binary/) });
+    expect(await verifyPocketBaseBinary(other, null)).toEqual({ ok: false, reason: expect.stringMatching(/not a working PocketBase binary/) });
   });
 
-  it("refuses a PocketBase outside 0.22 and a different 0.22 than expected", async () => {
-    const newer = fakePocketBase(join(scratch, "pb-0.23", "pocketbase"), "0.23.4");
-    expect(await verifyPocketBaseBinary(newer, null)).toMatchObject({ ok: false, reason: expect.stringMatching(/0\.23\.4; pb-fleet needs 0\.22\.x/) });
+  it("refuses an unsupported PocketBase and a different version than expected; says the line of the rest", async () => {
+    const newer = fakePocketBase(join(scratch, "pb-0.41", "pocketbase"), "0.41.0");
+    expect(await verifyPocketBaseBinary(newer, null)).toMatchObject({ ok: false, reason: expect.stringMatching(/0\.41\.0; pb-fleet needs 0\.22\.x and 0\.23\.x to 0\.40\.x/) });
+    const older = fakePocketBase(join(scratch, "pb-0.21", "pocketbase"), "0.21.3");
+    expect(await verifyPocketBaseBinary(older, null)).toMatchObject({ ok: false, reason: expect.stringMatching(/0\.21\.3; pb-fleet needs/) });
     const other = fakePocketBase(join(scratch, "pb-0.22.50", "pocketbase"), "0.22.50");
     expect(await verifyPocketBaseBinary(other, "0.22.21")).toMatchObject({ ok: false, reason: expect.stringMatching(/0\.22\.50, not 0\.22\.21/) });
-    expect(await verifyPocketBaseBinary(other, "0.22.50")).toEqual({ ok: true, version: "0.22.50" });
+    expect(await verifyPocketBaseBinary(other, "0.22.50")).toEqual({ ok: true, version: "0.22.50", line: "0.22" });
+    const modern = fakePocketBase(join(scratch, "pb-0.40.4", "pocketbase"), "0.40.4");
+    expect(await verifyPocketBaseBinary(modern, null)).toEqual({ ok: true, version: "0.40.4", line: "0.23" });
+  });
+
+  it("takes an unstamped build by its flags and reads its line from its commands", async () => {
+    const untracked = script(
+      join(scratch, "pb-untracked", "pocketbase"),
+      `case "$1" in
+  --version) echo "pocketbase version (untracked)";;
+  serve) echo "      --hooksDir string   the directory with the JS app hooks";;
+  --help) printf 'Available Commands:\n  superuser   Manage superusers\n  serve       Starts the web server\n';;
+  *) exit 3;;
+esac`,
+    );
+    expect(await verifyPocketBaseBinary(untracked, null)).toEqual({ ok: true, version: null, line: "0.23" });
   });
 });
 
@@ -107,16 +200,20 @@ describe("ensurePocketBase", () => {
     expect(outcome.logs).not.toMatch(/go install|download/);
   });
 
-  it("uses a working POCKETBASE_BIN and reports its own version", async () => {
+  it("uses a working POCKETBASE_BIN and reports its own version and line", async () => {
     const bin = fakePocketBase(join(scratch, "env-pb", "pocketbase"), "0.22.50");
     const outcome = await ensureInChild({ POCKETBASE_BIN: bin, PATH: "/nonexistent" });
-    expect(outcome).toMatchObject({ ok: true, result: { path: bin, version: "0.22.50", source: "env" } });
+    expect(outcome).toMatchObject({ ok: true, result: { path: bin, version: "0.22.50", line: "0.22", source: "env" } });
+    // The binary decides the line, whatever PB_VERSION says.
+    const modern = fakePocketBase(join(scratch, "env-pb-modern", "pocketbase"), "0.40.4");
+    const other = await ensureInChild({ POCKETBASE_BIN: modern, PB_VERSION: "0.22.21", PATH: "/nonexistent" });
+    expect(other).toMatchObject({ ok: true, result: { path: modern, version: "0.40.4", line: "0.23", source: "env" } });
   });
 
   it("refuses an unsupported PB_VERSION with exit code 2 before looking for a binary", async () => {
-    const outcome = await ensureInChild({ PB_VERSION: "0.23.0", PATH: "/nonexistent", PB_FLEET_CACHE: join(scratch, "cache-unsupported") });
+    const outcome = await ensureInChild({ PB_VERSION: "0.41.0", PATH: "/nonexistent", PB_FLEET_CACHE: join(scratch, "cache-unsupported") });
     expect(outcome).toMatchObject({ ok: false, exitCode: 2 });
-    expect(outcome.message).toMatch(/PB_VERSION "0\.23\.0" is not supported/);
+    expect(outcome.message).toMatch(/PB_VERSION "0\.41\.0" is not supported/);
     expect(outcome.logs).toBe("");
   });
 
@@ -131,7 +228,7 @@ describe("ensurePocketBase", () => {
     expect(message).toContain(`2. cache ${join(cache, "pocketbase", "0.22.21", "pocketbase")}: not there yet`);
     expect(message).toMatch(/3\. go install github\.com\/pocketbase\/pocketbase\/examples\/base@v0\.22\.21: `go` is not on PATH/);
     expect(message).toMatch(/4\. release archive: http:\/\/127\.0\.0\.1:9\/releases\/v0\.22\.21\/pocketbase_0\.22\.21_\w+_\w+\.zip: fetch failed/);
-    expect(message).toMatch(/point POCKETBASE_BIN at a PocketBase 0\.22\.x binary/);
+    expect(message).toMatch(/point POCKETBASE_BIN at a PocketBase 0\.22\.21 binary/);
     expect(message).toMatch(/install Go/);
   });
 
@@ -169,6 +266,43 @@ printf '#!/bin/sh\\necho "pocketbase version 0.22.50"\\n' > "$GOBIN/base"; chmod
     expect(first.logs).toMatch(/retrying with -checklinkname=0/);
     const second = await ensureInChild({ PATH: "/nonexistent:/usr/bin:/bin", PB_FLEET_CACHE: cache }, "0.22.50");
     expect(second).toMatchObject({ ok: true, result: { source: "cache" } });
+  });
+
+  it("builds 0.40.x through GOTOOLCHAIN=go1.27.3 when the local Go is older, and 0.36.x with the local Go", async () => {
+    const bin = join(scratch, "go-toolchain");
+    // Like Go 1.26 with GOTOOLCHAIN=local: refuses a module that needs Go 1.27 unless GOTOOLCHAIN names a newer toolchain.
+    script(
+      join(bin, "go"),
+      `if [ "$1" = version ]; then echo "go version go1.26.8 linux/amd64"; exit 0; fi
+case "$4" in
+  *@v0.40.4) [ "$GOTOOLCHAIN" = go1.27.3 ] || { echo "go: github.com/pocketbase/pocketbase@v0.40.4 requires go >= 1.27 (running go 1.26.8; GOTOOLCHAIN=local)" >&2; exit 1; }; v=0.40.4;;
+  *@v0.36.8) [ -z "$GOTOOLCHAIN" ] || { echo "GOTOOLCHAIN set for 0.36.8: $GOTOOLCHAIN" >&2; exit 6; }; v=0.36.8;;
+  *) echo "unexpected module $4" >&2; exit 7;;
+esac
+printf '#!/bin/sh\necho "pocketbase version %s"\n' "$v" > "$GOBIN/base"; chmod +x "$GOBIN/base"`,
+    );
+    const cache = join(scratch, "cache-toolchain");
+    const modern = await ensureInChild({ PATH: `${bin}:/usr/bin:/bin`, PB_FLEET_CACHE: cache }, "0.40.4");
+    expect(modern).toMatchObject({ ok: true, result: { version: "0.40.4", line: "0.23", source: "go" } });
+    expect(modern.logs).toMatch(/GOTOOLCHAIN=go1\.27\.3 \(PocketBase 0\.40\.4 needs Go >= 1\.27/);
+    const older = await ensureInChild({ PATH: `${bin}:/usr/bin:/bin`, PB_FLEET_CACHE: cache }, "0.36.8");
+    expect(older).toMatchObject({ ok: true, result: { version: "0.36.8", line: "0.23", source: "go" } });
+    expect(older.logs).not.toMatch(/GOTOOLCHAIN/);
+  });
+
+  it("says how to get a newer Go when the user's GOTOOLCHAIN is too old for the version", async () => {
+    const bin = join(scratch, "go-too-old");
+    script(
+      join(bin, "go"),
+      `if [ "$1" = version ]; then echo "go version go1.26.8 linux/amd64"; exit 0; fi
+echo "go: github.com/pocketbase/pocketbase@v0.40.4 requires go >= 1.27 (running go 1.26.8; GOTOOLCHAIN=local)" >&2; exit 1`,
+    );
+    const outcome = await ensureInChild(
+      { PATH: `${bin}:/usr/bin:/bin`, GOTOOLCHAIN: "local", PB_FLEET_CACHE: join(scratch, "cache-too-old"), PB_FLEET_RELEASE_URL: DEAD_MIRROR },
+      "0.40.4",
+    );
+    expect(outcome.ok).toBe(false);
+    expect(outcome.message).toMatch(/PocketBase v0\.40\.4 needs Go >= 1\.27, and GOTOOLCHAIN=local is set: unset it/);
   });
 
   it("puts the cache under PB_FLEET_CACHE/pocketbase/<version>/pocketbase", () => {

@@ -1,14 +1,17 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { OUTPUT } from "../../esbuild.config.mjs";
+import { HOOKS_BUNDLES, OUTPUT } from "../../esbuild.config.mjs";
 import { CRONS, ROUTES } from "../../src/handlers/routes";
 import {
   checkSelfContained,
+  HOOKS_API_GLOBALS,
   JS_BUILTINS,
   PB_LOADER_ONLY_GLOBALS,
+  PB_MODERN_LOADER_ONLY_GLOBALS,
+  PB_MODERN_RUNTIME_GLOBALS,
   PB_RUNTIME_GLOBALS,
 } from "../../scripts/build/self-contained.mjs";
 
@@ -23,8 +26,8 @@ routerAdd("POST", "/api/leak", (c) => {
 const route = (body: string) => `routerAdd("GET", "/api/x", (c) => {\n${body}\n}, $apis.requireAdminAuth());\n`;
 
 describe("checkSelfContained", { timeout: 20_000 }, () => {
-  it("passes the committed bundle, with one handler per route and cron", () => {
-    const { violations, handlers } = checkSelfContained(readFileSync(OUTPUT, "utf8"));
+  it.each(HOOKS_BUNDLES.map((b) => [b.api, b.output] as const))("passes the committed %s bundle, with one handler per route and cron", (api, output) => {
+    const { violations, handlers } = checkSelfContained(readFileSync(output, "utf8"), api);
     expect(violations).toEqual([]);
     expect(handlers.map((h) => h.name)).toEqual([
       ...ROUTES.map((r) => `routerAdd(${JSON.stringify(r.method)}, ${JSON.stringify(r.path)})`),
@@ -32,8 +35,26 @@ describe("checkSelfContained", { timeout: 20_000 }, () => {
     ]);
     for (const h of handlers) {
       expect(h.bytes).toBeGreaterThan(0);
-      for (const id of h.freeIdentifiers) expect([...JS_BUILTINS, ...PB_RUNTIME_GLOBALS]).toContain(id);
+      for (const id of h.freeIdentifiers) expect([...JS_BUILTINS, ...HOOKS_API_GLOBALS[api]!.runtime]).toContain(id);
     }
+  });
+
+  it.each<[string, string, string]>([
+    ["Buffer (goja_nodejs's, enabled from 0.23)", "Buffer", "0.22"],
+    ["$tokens (gone at 0.23)", "$tokens", "0.23"],
+    ["Dao (gone at 0.23)", "Dao", "0.23"],
+    ["Timezone (0.40 has it, 0.23 not)", "Timezone", "0.23"],
+  ])("checks each bundle against its own API's globals: flags %s on %s", (_what, name, api) => {
+    const source = route(`  ${name}.x;\n  return c.json(200, {});`);
+    expect(checkSelfContained(source, api).violations).toEqual([
+      expect.stringContaining(`"${name}" is not declared inside the handler and is not a JS builtin or a PocketBase ${api} runtime global`),
+    ]);
+    const other = api === "0.22" ? "0.23" : "0.22";
+    if (name === "Buffer" || name === "$tokens" || name === "Dao") expect(checkSelfContained(source, other).violations).toEqual([]);
+  });
+
+  it("refuses an unknown hooks API", () => {
+    expect(() => checkSelfContained(route("  return c.json(200, {});"), "0.9")).toThrow(/unknown hooks API "0.9"/);
   });
 
   it("names both the top-level helper and the handler's free identifier", () => {
@@ -80,12 +101,15 @@ describe("checkSelfContained", { timeout: 20_000 }, () => {
 
   it("keeps the registrars out of the runtime globals and fetch/setTimeout out of the builtins", () => {
     for (const name of PB_LOADER_ONLY_GLOBALS) expect(PB_RUNTIME_GLOBALS).not.toContain(name);
+    for (const name of PB_MODERN_LOADER_ONLY_GLOBALS) expect(PB_MODERN_RUNTIME_GLOBALS).not.toContain(name);
     for (const name of ["fetch", "setTimeout", "setInterval", "Buffer", "window"]) {
       expect(JS_BUILTINS).not.toContain(name);
       expect(PB_RUNTIME_GLOBALS).not.toContain(name);
     }
+    for (const name of ["fetch", "setTimeout", "setInterval", "window"]) expect(PB_MODERN_RUNTIME_GLOBALS).not.toContain(name);
     for (const name of ["$app", "$apis", "$dbx", "$os", "$security", "arrayOf", "Record", "DynamicModel"]) {
       expect(PB_RUNTIME_GLOBALS).toContain(name);
+      expect(PB_MODERN_RUNTIME_GLOBALS).toContain(name);
     }
   });
 });
@@ -101,7 +125,22 @@ describe("scripts/check-self-contained.mjs", { timeout: 20_000 }, () => {
     const run = cli(OUTPUT);
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain(`${ROUTES.length + CRONS.length} handlers, all self-contained`);
+    expect(run.stdout).toContain(`${ROUTES.length + CRONS.length} handlers, all self-contained (PocketBase hooks API 0.22)`);
+  });
+
+  it("checks every committed bundle against its own hooks API when given no file", () => {
+    const run = spawnSync(process.execPath, [join(REPO, "scripts", "check-self-contained.mjs")], { cwd: REPO, encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    for (const bundle of HOOKS_BUNDLES) {
+      expect(run.stdout).toContain(`${relative(REPO, bundle.output)}: ${ROUTES.length + CRONS.length} handlers, all self-contained (PocketBase hooks API ${bundle.api})`);
+    }
+  });
+
+  it("exits 2 on an unknown --api", () => {
+    const run = spawnSync(process.execPath, [join(REPO, "scripts", "check-self-contained.mjs"), "--api", "0.9", OUTPUT], { cwd: REPO, encoding: "utf8" });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`unknown hooks API "0.9"`);
   });
 
   it("exits 1 on a leaked helper, naming it", () => {

@@ -1,7 +1,14 @@
 // PocketBase in Docker for the integration suite: the image is built from the
-// project's own Dockerfile (FROM scratch, binary from .pb/docker/pocketbase),
-// and each container gets its hooks file copied in at creation, so a fresh
+// project's own Dockerfile (FROM scratch, binary at .pb/docker/pocketbase,
+// the hooks line's files picked by the PB_FLEET_DIR_SUFFIX build arg), and each
+// container gets its hooks file copied in at creation, so a fresh
 // `npm run build` is what runs even when Docker reused a cached image layer.
+// The build context is a copy of what the Dockerfile reads, staged in a temp
+// folder: a run never swaps the binary of the checkout's own .pb/docker (which
+// `get-pocketbase --docker-context` wrote for docker-compose), and two runs on
+// different versions cannot swap each other's.
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import {
@@ -11,11 +18,14 @@ import {
   getContainerRuntimeClient,
   type StartedTestContainer,
 } from "testcontainers";
-import { elfInterpreter, installBinaryCopy, sameFileContent } from "../../../scripts/pocketbase/binary.mjs";
+import { elfInterpreter } from "../../../scripts/pocketbase/binary.mjs";
+import { HOOKS_LINES } from "../../../scripts/pocketbase/lines.mjs";
 
 const PB_PORT = 8090;
-/** Where the Dockerfile expects the binary (the runtime helper's `get-pocketbase --docker-context` writes the same). */
-export const DOCKER_BINARY = join(".pb", "docker", "pocketbase");
+/** Where the Dockerfile expects the binary, in its build context (`get-pocketbase --docker-context` writes the same). */
+const DOCKER_BINARY = join(".pb", "docker", "pocketbase");
+/** What the Dockerfile reads besides the binary (.dockerignore narrows it further). */
+const CONTEXT_ENTRIES = ["Dockerfile", ".dockerignore", "docker", ...Object.values(HOOKS_LINES).flatMap((l) => [l.hooksDir, l.migrationsDir])];
 /** Where the Dockerfile puts the hooks; the copied file replaces the image's bundle. */
 const HOOKS_IN_IMAGE = "/pb/pb_hooks/fleet.pb.js";
 
@@ -29,21 +39,38 @@ export async function dockerUnavailableReason(): Promise<string | null> {
   }
 }
 
-/** Copies the binary into the Docker build context and builds `pb-fleet-test:<version>`. */
-export async function buildPocketBaseImage(repoRoot: string, binaryPath: string, version: string): Promise<string> {
-  const target = join(repoRoot, DOCKER_BINARY);
+/**
+ * Copies the binary into the Docker build context and builds `pb-fleet-test:<version>`
+ * with the files of its hooks line.
+ */
+export async function buildPocketBaseImage(repoRoot: string, binaryPath: string, version: string, line: keyof typeof HOOKS_LINES): Promise<string> {
   const interpreter = await elfInterpreter(binaryPath);
   if (interpreter !== null) {
     throw new Error(`${binaryPath} is dynamically linked (needs ${interpreter}) and cannot run in the scratch image: build it with CGO_ENABLED=0 or unset POCKETBASE_BIN.`);
   }
-  if (!(await sameFileContent(binaryPath, target))) await installBinaryCopy(binaryPath, target);
+  const context = mkdtempSync(join(tmpdir(), "pb-fleet-docker-context-"));
   const tag = `pb-fleet-test:${version}`;
-  await GenericContainer.fromDockerfile(repoRoot).build(tag, { deleteOnExit: false });
+  try {
+    for (const entry of CONTEXT_ENTRIES) {
+      if (existsSync(join(repoRoot, entry))) cpSync(join(repoRoot, entry), join(context, entry), { recursive: true });
+    }
+    mkdirSync(join(context, ".pb", "docker"), { recursive: true });
+    copyFileSync(binaryPath, join(context, DOCKER_BINARY));
+    chmodSync(join(context, DOCKER_BINARY), 0o755);
+    await GenericContainer.fromDockerfile(context)
+      .withBuildArgs({ PB_FLEET_DIR_SUFFIX: HOOKS_LINES[line].dirSuffix })
+      .build(tag, { deleteOnExit: false });
+  } finally {
+    rmSync(context, { recursive: true, force: true });
+  }
   // testcontainers resolves a failed build's stream without an error; an image
   // that is not there afterwards is that failure, said plainly.
   const client = await getContainerRuntimeClient();
   if (!(await client.image.exists(ImageName.fromString(tag)))) {
-    throw new Error(`docker build of ${repoRoot}/Dockerfile did not produce ${tag}: run \`docker build -t ${tag} .\` to see why`);
+    throw new Error(
+      `docker build of ${repoRoot}/Dockerfile did not produce ${tag}: run ` +
+        `\`docker build --build-arg PB_FLEET_DIR_SUFFIX=${HOOKS_LINES[line].dirSuffix} -t ${tag} .\` to see why`,
+    );
   }
   return tag;
 }

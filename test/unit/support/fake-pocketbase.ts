@@ -11,6 +11,10 @@
  * query conditions are evaluated the way SQLite would for the few shapes
  * src/lib/queries.ts produces (any other shape throws, so a changed query is
  * noticed here instead of silently mis-evaluated).
+ *
+ * The database half (FakeDb, FakeDao, FakeRecord) is shared with the 0.23+
+ * fake (./fake-pocketbase-modern.ts); FAKE_POCKETBASE_0_22 is the 0.22 face:
+ * its globals, its request context and its admin middleware.
  */
 import { randomInt } from "node:crypto";
 import vm from "node:vm";
@@ -398,14 +402,29 @@ function answerStatsQuery(sql: string, params: Record<string, unknown>, all: Sto
   };
 }
 
-/** echo.Context: the request's JSON body and query, and the one answer the handler gives. */
-export class FakeContext {
-  response: { status: number; body?: unknown; text?: string } | null = null;
+/** What PocketBase could not parse as a request body (invalid JSON, another content type, ...). */
+export const UNPARSEABLE_BODY: unique symbol = Symbol("a body PocketBase cannot parse");
 
-  constructor(
-    readonly data: unknown = {},
-    readonly query: Record<string, string> = {},
-  ) {}
+/** Who sends a request: a superuser (0.22: an admin), an auth record of another collection, or no valid token. */
+export type Caller = "superuser" | "user" | "none";
+
+export interface FakeRequest {
+  /** The JSON body as PocketBase parsed it, or UNPARSEABLE_BODY. */
+  body?: unknown;
+  query?: Record<string, string>;
+  /** Default "superuser". */
+  caller?: Caller;
+}
+
+export interface FakeResponse {
+  status: number;
+  body?: unknown;
+  text?: string;
+}
+
+/** Collects the one answer a handler (or a middleware) gives. */
+export class Answer {
+  response: FakeResponse | null = null;
 
   json(status: number, body: unknown): void {
     this.#answer({ status, body: JSON.parse(JSON.stringify(body)) as unknown });
@@ -413,47 +432,94 @@ export class FakeContext {
   string(status: number, text: string): void {
     this.#answer({ status, text: String(text) });
   }
-  queryParam(name: string): string {
-    return this.query[name] ?? "";
-  }
-  #answer(response: { status: number; body?: unknown; text?: string }): void {
+  #answer(response: FakeResponse): void {
     if (this.response) throw new Error("fake PocketBase: the handler answered twice");
     this.response = response;
   }
 }
 
-/** What `$apis.requireAdminAuth()` returns while the file loads; routes must carry it. */
-export const ADMIN_AUTH = Object.freeze({ middleware: "requireAdminAuth" });
+/** echo.Context: the request's query and the one answer the handler gives; `$apis.requestInfo(c).data` reads `data`. */
+export class FakeContext {
+  readonly #answer = new Answer();
+
+  constructor(
+    readonly data: unknown = {},
+    readonly query: Record<string, string> = {},
+  ) {}
+
+  get response(): FakeResponse | null {
+    return this.#answer.response;
+  }
+  json(status: number, body: unknown): void {
+    this.#answer.json(status, body);
+  }
+  string(status: number, text: string): void {
+    this.#answer.string(status, text);
+  }
+  queryParam(name: string): string {
+    return this.query[name] ?? "";
+  }
+}
+
+/** A route middleware PocketBase runs before the handler: it answers, or lets the request through (null). */
+export interface FakeMiddleware {
+  readonly middleware: string;
+  check(caller: Caller): FakeResponse | null;
+}
+
+/**
+ * What `$apis.requireAdminAuth()` returns while the file loads; 0.22 routes must
+ * carry it. Like PocketBase 0.22 (apis/middlewares.go), anyone but an admin gets
+ * 401 with this body.
+ */
+export const ADMIN_AUTH: FakeMiddleware = Object.freeze({
+  middleware: "requireAdminAuth",
+  check: (caller: Caller) =>
+    caller === "superuser" ? null : { status: 401, body: ADMIN_ONLY_ANSWER },
+});
+
+/** PocketBase 0.22's answer to a request without an admin token (apis.RequireAdminAuth). */
+export const ADMIN_ONLY_ANSWER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
 
 const ALPHANUMERIC = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-/** The only globals a handler's runtime has here: PocketBase's, stubbed over one FakeDb. */
-export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
-  const appDao = new FakeDao(db);
+/** `$security`, `$os`, the logger and the store: the same on every PocketBase version. */
+export function runtimeBasics(db: FakeDb) {
   const log = (level: "info" | "error") => (message: string, ...attrs: unknown[]) => {
     db.logs.push({ level, message, attrs });
   };
   return {
-    $app: { dao: () => appDao, logger: () => ({ info: log("info"), error: log("error") }), store: () => fakeStore(db.store) },
-    $apis: {
-      requestInfo: (c: FakeContext) => ({ data: c.data }),
-      requireAdminAuth: () => ADMIN_AUTH,
-    },
+    logger: () => ({ info: log("info"), error: log("error") }),
+    store: () => fakeStore(db.store),
     $security: {
       randomString: (n: number) => Array.from({ length: n }, () => ALPHANUMERIC[randomInt(ALPHANUMERIC.length)]).join(""),
     },
     $os: { getenv: (name: string) => db.env[name] ?? "" },
-    $dbx: {
-      exp: (sql: string, params: Record<string, unknown> = {}): DbxExpression => ({ sql, params }),
-      hashExp: (hash: Record<string, unknown>): DbxExpression => ({ hash }),
-    },
-    arrayOf: (_model: unknown) => [] as FakeRecord[],
-    Record: FakeRecord,
+    arrayOf: (_model: unknown) => [] as unknown[],
     DynamicModel: class DynamicModel {
       constructor(shape: object) {
         Object.assign(this, shape);
       }
     },
+  };
+}
+
+/** The only globals a 0.22 handler's runtime has here: PocketBase's, stubbed over one FakeDb. */
+export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
+  const appDao = new FakeDao(db);
+  const { logger, store, ...globals } = runtimeBasics(db);
+  return {
+    ...globals,
+    $app: { dao: () => appDao, logger, store },
+    $apis: {
+      requestInfo: (c: FakeContext) => ({ data: c.data }),
+      requireAdminAuth: () => ADMIN_AUTH,
+    },
+    $dbx: {
+      exp: (sql: string, params: Record<string, unknown> = {}): DbxExpression => ({ sql, params }),
+      hashExp: (hash: Record<string, unknown>): DbxExpression => ({ hash }),
+    },
+    Record: FakeRecord,
   };
 }
 
@@ -480,6 +546,11 @@ export interface CapturedCron {
   text: string;
 }
 
+export interface LoadedHooks {
+  routes: CapturedRoute[];
+  crons: CapturedCron[];
+}
+
 function sourceText(handler: unknown, what: string): string {
   if (typeof handler !== "function") throw new Error(`${what}: the handler is not a function`);
   return handler.toString();
@@ -487,19 +558,15 @@ function sourceText(handler: unknown, what: string): string {
 
 /**
  * Loads a hooks file as PocketBase's loader runtime does: registrations are
- * captured, each handler kept only as its text. The loader has only the
- * registrars, $apis.requireAdminAuth, $os.getenv (the cron schedule's read) and
- * the app's store and logger (where the sweeper's state is recorded); pass a
- * FakeDb to share its store and logs with the requests that follow.
+ * captured, each handler kept only as its text. `loaderGlobals` are what the
+ * loader has besides the registrars (the cron schedule reads $os.getenv and
+ * records the sweeper's state in the app's store).
  */
-export function loadHooks(
-  source: string,
-  env: Record<string, string> = {},
-  db: FakeDb = new FakeDb(),
-): { routes: CapturedRoute[]; crons: CapturedCron[] } {
+export function loadHooksWith(source: string, loaderGlobals: Record<string, unknown>): LoadedHooks {
   const routes: CapturedRoute[] = [];
   const crons: CapturedCron[] = [];
   const loader = vm.createContext({
+    ...loaderGlobals,
     routerAdd: (method: string, path: string, handler: unknown, ...middlewares: unknown[]) => {
       routes.push({ method, path, text: sourceText(handler, `routerAdd ${path}`), middlewares });
     },
@@ -507,38 +574,70 @@ export function loadHooks(
       if (typeof schedule !== "string") throw new Error(`cronAdd ${id}: the schedule is not a string`);
       crons.push({ id, schedule, text: sourceText(handler, `cronAdd ${id}`) });
     },
-    $apis: { requireAdminAuth: () => ADMIN_AUTH },
-    $os: { getenv: (name: string) => env[name] ?? "" },
-    $app: pocketBaseGlobals(db)["$app"],
   });
   vm.runInContext(source, loader, { filename: "fleet.pb.js" });
   return { routes, crons };
 }
 
-/** A runtime of PocketBase's pool: one context that serves request after request. */
-export function pooledRuntime(db: FakeDb): vm.Context {
-  return vm.createContext(pocketBaseGlobals(db));
-}
-
 /**
- * One request: the handler's text alone, in a fresh context holding only the
- * PocketBase stubs, or in a given pooled runtime (which keeps its globalThis).
+ * One request as PocketBase runs it: the route's middlewares, then the
+ * handler's text alone, `{(<text>).apply(undefined, __args)}`, in the given
+ * runtime (a fresh one per request unless a pooled one is passed).
  */
-export function runRoute(
+export function runRouteWith(
   route: CapturedRoute,
-  db: FakeDb,
-  request: { body?: unknown; query?: Record<string, string> } = {},
-  runtime: vm.Context = pooledRuntime(db),
-): NonNullable<FakeContext["response"]> {
-  const c = new FakeContext(request.body ?? {}, request.query ?? {});
-  runtime["__args"] = [c];
+  caller: Caller,
+  context: { response: FakeResponse | null },
+  runtime: vm.Context,
+): FakeResponse {
+  for (const middleware of route.middlewares) {
+    const stopped = (middleware as FakeMiddleware).check(caller);
+    if (stopped !== null) return stopped;
+  }
+  runtime["__args"] = [context];
   vm.runInContext(`{(${route.text}).apply(undefined, __args)}`, runtime, { filename: `${route.method} ${route.path}` });
-  if (!c.response) throw new Error(`${route.method} ${route.path} gave no answer`);
-  return c.response;
+  if (!context.response) throw new Error(`${route.method} ${route.path} gave no answer`);
+  return context.response;
 }
 
 /** One cron tick, as cronAdd runs it: `{(<text>).apply(undefined)}` in a fresh context. */
-export function runCron(cron: CapturedCron, db: FakeDb): void {
-  const runtime = vm.createContext(pocketBaseGlobals(db));
+export function runCronWith(cron: CapturedCron, runtime: vm.Context): void {
   vm.runInContext(`{(${cron.text}).apply(undefined)}`, runtime, { filename: `cron ${cron.id}` });
 }
+
+/** One hooks API's fake: how it loads a hooks file and runs its routes and cron jobs over a FakeDb. */
+export interface FakePocketBase {
+  /** The hooks API, as esbuild.config.mjs's HOOKS_BUNDLES name it. */
+  api: string;
+  /** What every route registration of the bundle must carry. */
+  routeMiddlewares: readonly FakeMiddleware[];
+  /** Pass a FakeDb to share its store and logs with the requests that follow. */
+  loadHooks(source: string, env?: Record<string, string>, db?: FakeDb): LoadedHooks;
+  /** A runtime of PocketBase's pool: one context that serves request after request. */
+  pooledRuntime(db: FakeDb): vm.Context;
+  runRoute(route: CapturedRoute, db: FakeDb, request?: FakeRequest, runtime?: vm.Context): FakeResponse;
+  runCron(cron: CapturedCron, db: FakeDb): void;
+}
+
+/** PocketBase 0.22: `(c) => ...` handlers on an echo.Context, admin auth by middleware. */
+export const FAKE_POCKETBASE_0_22: FakePocketBase = {
+  api: "0.22",
+  routeMiddlewares: [ADMIN_AUTH],
+  loadHooks(source, env = {}, db = new FakeDb()) {
+    const { logger, store } = runtimeBasics(db);
+    return loadHooksWith(source, {
+      $apis: { requireAdminAuth: () => ADMIN_AUTH },
+      $os: { getenv: (name: string) => env[name] ?? "" },
+      $app: { logger, store },
+    });
+  },
+  pooledRuntime: (db) => vm.createContext(pocketBaseGlobals(db)),
+  runRoute(route, db, request = {}, runtime = vm.createContext(pocketBaseGlobals(db))) {
+    // PocketBase 0.22 reads a body it cannot parse as {}.
+    const data = request.body === UNPARSEABLE_BODY ? {} : request.body ?? {};
+    return runRouteWith(route, request.caller ?? "superuser", new FakeContext(data, request.query ?? {}), runtime);
+  },
+  runCron(cron, db) {
+    runCronWith(cron, this.pooledRuntime(db));
+  },
+};

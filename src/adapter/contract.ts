@@ -1,0 +1,77 @@
+/**
+ * What every PocketBase adapter offers the handlers. There is one adapter per
+ * hooks API (pocketbase-0.22.ts; pocketbase-0.23.ts for 0.23 to 0.40), the
+ * build picks one per bundle, and handlers import it through the one specifier
+ * `@pb-fleet/adapter` (mapped by each hooks tsconfig's `paths`). This module
+ * holds no PocketBase code: it is shared by both.
+ */
+import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
+import type { WhereClause } from "../lib/queries.js";
+
+export const JOBS_COLLECTION = "probe_jobs";
+
+/** What an adapter logs (with the error) when a transaction rolled back, and when a plain read failed. */
+export const ROLLED_BACK = "pb-fleet: transaction rolled back";
+export const QUERY_FAILED = "pb-fleet: query failed";
+
+/** What a handler sees of a request. */
+export interface FleetRequest {
+  /**
+   * The JSON body; `{}` for invalid JSON, a top-level array or another content
+   * type (PocketBase 0.22's reading; the 0.23+ adapter answers the same).
+   */
+  body(): unknown;
+  /** A query-string parameter, "" when absent. */
+  query(name: string): string;
+}
+
+/** What a handler answers: JSON, or plain text (Prometheus). */
+export type Reply = { status: number; json: unknown } | { status: number; text: string };
+
+export type RouteHandler = (req: FleetRequest) => Reply;
+
+export function json(status: number, body: unknown): Reply {
+  return { status, json: body };
+}
+
+/**
+ * The exports of an adapter module; `RouteContext` is what PocketBase passes a
+ * route handler (0.22: echo.Context; 0.23+: core.RequestEvent).
+ */
+export interface FleetAdapter<RouteContext> {
+  JOBS_COLLECTION: string;
+  /** How long a pooled runtime reuses probe_jobs' collection model; 0: the adapter keeps none. */
+  COLLECTION_CACHE_MS: number;
+  json(status: number, body: unknown): Reply;
+  /** Runs a handler for one request of a route (only for a superuser/admin) and answers its Reply. */
+  serve(context: RouteContext, handler: RouteHandler): void;
+  /**
+   * Finds a job inside one transaction on PocketBase's single writer, lets
+   * `decide` judge the row, and writes the patch `patchOf` takes from the
+   * decision (none: nothing is written). null when there is no such job, or when
+   * the transaction rolled back (nothing was written, whatever was decided).
+   */
+  updateJob<D>(
+    jobId: string,
+    decide: (row: JobRow, nowMs: number) => D,
+    patchOf: (decision: D) => JobPatch | null,
+  ): JobUpdate<D> | null;
+  /**
+   * Runs `work` in one transaction on PocketBase's single writer: concurrent
+   * callers see each other's writes. null when it rolled back (nothing written).
+   */
+  updateJobs<T>(work: (batch: JobBatch, nowMs: number) => T): T | null;
+  /** One row of a read-only query (`shape`: its columns with a value of each one's type); null when it failed (logged). */
+  queryOne<T extends object>(query: WhereClause, shape: T): T | null;
+  /** A fencing token for a new claim: unguessable, so only the claim's own answer carries it. */
+  newLeaseToken(): string;
+  getenv(name: string): string;
+  /** PocketBase's app store: one for the process, shared by every pooled runtime. */
+  storeGet(key: string): unknown;
+  storeSet(key: string, value: string): void;
+  logInfo(message: string, ...attrs: unknown[]): void;
+  logError(message: string, err: unknown): void;
+}
+
+/** `AdapterModule<typeof import("./x.js"), Context>` fails to compile unless module x is a FleetAdapter. */
+export type AdapterModule<Module extends FleetAdapter<RouteContext>, RouteContext> = Module;

@@ -1,0 +1,109 @@
+/**
+ * The PocketBase 0.23+ adapter (checked on 0.23.12 and 0.40.4): the
+ * FleetAdapter (./contract.ts) on the hooks API 0.23 introduced (`(e) => ...`
+ * handlers, `e.requestInfo()`, `$app.runInTransaction((txApp) => ...)`,
+ * `txApp.saveNoValidate`). It answers every request as the 0.22 adapter does; where
+ * PocketBase itself changed, it says how below.
+ *
+ * esbuild copies what each handler uses from here into that handler's closure
+ * (PocketBase still compiles every handler from its own text), so this module
+ * is written once and emitted per handler.
+ */
+import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
+import type { WhereClause } from "../lib/queries.js";
+import type * as thisAdapter from "./pocketbase-0.23.js";
+import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
+import { logError, readJobRows, readOne } from "./runtime.js";
+import { updateJobIn, updateJobsIn, type JobStore } from "./transactions.js";
+
+export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
+export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./runtime.js";
+
+/** Compile-time proof that this module is a FleetAdapter (a type: nothing of it is bundled). */
+export type Adapter = AdapterModule<typeof thisAdapter, core.RequestEvent>;
+
+/**
+ * What 0.22's `$apis.requireAdminAuth()` answers anyone but an admin, word for
+ * word. 0.23's `$apis.requireSuperuserAuth()` would answer 401 only without a
+ * valid token and 403 to another auth collection's token, in 0.23's error shape
+ * (`status`, not `code`); pb-fleet answers 401 to anything but a superuser, so
+ * serve checks itself.
+ */
+const NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+
+export function serve(e: core.RequestEvent, handler: RouteHandler): void {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request!.url!.query().get(name),
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+
+/**
+ * The JSON body as 0.22 read it. 0.23+ throws on a body it cannot parse
+ * (invalid JSON, a top-level array or scalar, another content type; 0.40 also
+ * refuses duplicate keys and invalid UTF-8) where 0.22 gave `{}`: so `{}`, and
+ * validation answers its 400 as on 0.22.
+ */
+function requestBody(e: core.RequestEvent): unknown {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+
+// ---- transactions ----------------------------------------------------------------------
+
+/**
+ * `$app.runInTransaction` runs on PocketBase's single-connection writer pool;
+ * inside it only `txApp` may be used (`$app` there would wait for that writer).
+ * Records are found by collection name: PocketBase 0.23+ keeps collections in
+ * its own cache, so the 0.22 adapter's per-runtime cache has nothing to save.
+ */
+const STORE: JobStore<core.App, JobRow> = {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
+  find: (txApp, where, order, limit) => readJobRows(txApp.db(), where, order, limit),
+  rowOf: (row) => row,
+  write(txApp, row, patch) {
+    const rec = txApp.findRecordById(JOBS_COLLECTION, row.id);
+    for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
+    // Not save(): that validates every field of the row (0.22's saveRecord
+    // validates none), so a hand-edited row, a negative version say, would
+    // refuse every transition on 0.23+ and none on 0.22.
+    txApp.saveNoValidate(rec);
+  },
+  forget() {
+    // nothing cached
+  },
+  logError,
+};
+
+/** No per-runtime collection cache on 0.23+ (see STORE). */
+export const COLLECTION_CACHE_MS = 0;
+
+export function updateJob<D>(
+  jobId: string,
+  decide: (row: JobRow, nowMs: number) => D,
+  patchOf: (decision: D) => JobPatch | null,
+): JobUpdate<D> | null {
+  return updateJobIn(STORE, jobId, decide, patchOf);
+}
+
+export function updateJobs<T>(work: (batch: JobBatch, nowMs: number) => T): T | null {
+  return updateJobsIn(STORE, work);
+}
+
+// ---- plain reads -----------------------------------------------------------------------
+
+export function queryOne<T extends object>(query: WhereClause, shape: T): T | null {
+  // Outside a transaction $app.db() sends a SELECT to the concurrent (reader) pool.
+  return readOne($app.db(), query, shape);
+}

@@ -1,0 +1,17 @@
+// Test support only, never installed (PocketBase 0.23+; the 0.22 one is
+// ../hooks/raw-sql.pb.js): lets a test write and read what the record API would
+// normalise or refuse (hand-edited lease text, a broken schema), the way an
+// operator editing SQLite directly would. Superuser only.
+// `{ sql, params }` runs a statement; `{ sql, params, read: true }` answers the
+// first row's `value` column as text.
+routerAdd("POST", "/api/test/sql", (e) => {
+  const data = e.requestInfo().body;
+  const query = $app.db().newQuery(data.sql).bind(data.params || {});
+  if (!data.read) {
+    query.execute();
+    return e.json(200, { ok: true });
+  }
+  const row = new DynamicModel({ value: "" });
+  query.one(row);
+  return e.json(200, { value: row.value });
+}, $apis.requireSuperuserAuth());

@@ -1,0 +1,135 @@
+/**
+ * The PocketBase 0.23+ face of the fake (./fake-pocketbase.ts has the shared
+ * database half and the 0.22 face): enough of the 0.23 to 0.40 hooks API to run
+ * pb_hooks_0.23/fleet.pb.js the way PocketBase does, each handler from its own
+ * text in a runtime that never saw the file. It follows PocketBase where the
+ * handlers depend on it (plugins/jsvm, core/event_request.go, apis/middlewares.go):
+ * `e.requestInfo()` throws on a body it cannot parse, `$apis.requireSuperuserAuth()`
+ * answers 401 without a token and 403 to another collection's token,
+ * `$app.runInTransaction((txApp) => ...)` rolls back when its callback throws,
+ * and `$app` used inside it is an error (on PocketBase it waits for the writer
+ * the transaction holds).
+ */
+import vm from "node:vm";
+import {
+  Answer,
+  FakeDao,
+  FakeDb,
+  FakeRecord,
+  loadHooksWith,
+  runCronWith,
+  runRouteWith,
+  runtimeBasics,
+  UNPARSEABLE_BODY,
+  type Caller,
+  type FakeMiddleware,
+  type FakePocketBase,
+  type FakeResponse,
+} from "./fake-pocketbase";
+
+/** core.App: the app, or a transaction's txApp (over the FakeDao of the same rows). */
+export class FakeApp {
+  readonly #db: FakeDb;
+  readonly #dao: FakeDao;
+
+  constructor(db: FakeDb, dao: FakeDao = new FakeDao(db)) {
+    this.#db = db;
+    this.#dao = dao;
+  }
+
+  runInTransaction(fn: (txApp: FakeApp) => void): void {
+    this.#dao.runInTransaction((txDao) => fn(new FakeApp(this.#db, txDao)));
+  }
+  db(): ReturnType<FakeDao["db"]> {
+    return this.#dao.db();
+  }
+  /** Throws for an unknown collection or id ("sql: no rows in result set"), as PocketBase does. */
+  findRecordById(collection: string, id: string): FakeRecord {
+    const record = new FakeRecord();
+    this.#dao.recordQuery(collection).andWhere({ hash: { id } }).limit(1).one(record);
+    return record;
+  }
+  /** The adapter saves without validation, as 0.22's saveRecord did (no `save` here, so a switch is noticed). */
+  saveNoValidate(record: FakeRecord): void {
+    this.#dao.saveRecord(record);
+  }
+  store() {
+    return runtimeBasics(this.#db).store();
+  }
+  logger() {
+    return runtimeBasics(this.#db).logger();
+  }
+}
+
+/** core.RequestEvent: body and query as 0.23+ reads them, the caller's auth, and the one answer. */
+export class FakeRequestEvent {
+  readonly #answer = new Answer();
+  readonly #body: unknown;
+  readonly #caller: Caller;
+  readonly request: { url: { query(): { get(name: string): string } } };
+
+  constructor(body: unknown, query: Record<string, string>, caller: Caller) {
+    this.#body = body;
+    this.#caller = caller;
+    this.request = { url: { query: () => ({ get: (name: string) => query[name] ?? "" }) } };
+  }
+
+  get response(): FakeResponse | null {
+    return this.#answer.response;
+  }
+  /** 0.23+ throws where 0.22 read `{}`: invalid JSON, a top-level array, another content type. */
+  requestInfo(): { body: unknown } {
+    if (this.#body === UNPARSEABLE_BODY) throw new Error("fake PocketBase: invalid character '}' looking for beginning of value");
+    return { body: this.#body };
+  }
+  hasSuperuserAuth(): boolean {
+    return this.#caller === "superuser";
+  }
+  json(status: number, body: unknown): void {
+    this.#answer.json(status, body);
+  }
+  string(status: number, text: string): void {
+    this.#answer.string(status, text);
+  }
+}
+
+/** What `$apis.requireSuperuserAuth()` returns: PocketBase 0.23+'s answers, in its error shape. */
+export const SUPERUSER_AUTH: FakeMiddleware = Object.freeze({
+  middleware: "requireSuperuserAuth",
+  check: (caller: Caller): FakeResponse | null => {
+    if (caller === "none") return { status: 401, body: { status: 401, message: "The request requires valid record authorization token.", data: {} } };
+    if (caller === "user") return { status: 403, body: { status: 403, message: "The authorized record is not allowed to perform this action.", data: {} } };
+    return null;
+  },
+});
+
+/** The only globals a 0.23+ handler's runtime has here. */
+export function modernGlobals(db: FakeDb): Record<string, unknown> {
+  const { logger: _logger, store: _store, ...globals } = runtimeBasics(db);
+  return {
+    ...globals,
+    $app: new FakeApp(db),
+    $apis: { requireSuperuserAuth: () => SUPERUSER_AUTH },
+  };
+}
+
+/** PocketBase 0.23 to 0.40: `(e) => ...` handlers on a core.RequestEvent; the bundle checks auth itself. */
+export const FAKE_POCKETBASE_0_23: FakePocketBase = {
+  api: "0.23",
+  routeMiddlewares: [],
+  loadHooks(source, env = {}, db = new FakeDb()) {
+    return loadHooksWith(source, {
+      $apis: { requireSuperuserAuth: () => SUPERUSER_AUTH },
+      $os: { getenv: (name: string) => env[name] ?? "" },
+      $app: new FakeApp(db),
+    });
+  },
+  pooledRuntime: (db) => vm.createContext(modernGlobals(db)),
+  runRoute(route, db, request = {}, runtime = vm.createContext(modernGlobals(db))) {
+    const event = new FakeRequestEvent(request.body ?? {}, request.query ?? {}, request.caller ?? "superuser");
+    return runRouteWith(route, request.caller ?? "superuser", event, runtime);
+  },
+  runCron(cron, db) {
+    runCronWith(cron, this.pooledRuntime(db));
+  },
+};
