@@ -6,18 +6,15 @@
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -60,17 +57,12 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -90,11 +82,12 @@ function serve(c, handler) {
 }
 function updateJob(jobId, decide, patchOf) {
   return inTransaction((tx, collection) => {
-    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
-    if (row === void 0) return null;
+    const rec = findRecords(tx, collection, jobByIdWhere(jobId), [], 1)[0];
+    if (rec === void 0) return null;
+    const row = readRow(rec);
     const decision = decide(row, Date.now());
     const patch = patchOf(decision);
-    if (patch !== null) write(tx, collection, row, patch);
+    if (patch !== null) write(tx, rec, patch);
     return { row, decision };
   });
 }
@@ -112,18 +105,18 @@ function inTransaction(fn) {
     return null;
   }
 }
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function findRecords(tx, collection, where, order, limit) {
+  const records = arrayOf(new Record());
+  tx.recordQuery(collection).select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
 }
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function write(tx, rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
   tx.saveRecord(rec);
 }
@@ -260,18 +253,15 @@ return route(__context);
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -314,17 +304,12 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -344,11 +329,12 @@ function serve(c, handler) {
 }
 function updateJob(jobId, decide, patchOf) {
   return inTransaction((tx, collection) => {
-    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
-    if (row === void 0) return null;
+    const rec = findRecords(tx, collection, jobByIdWhere(jobId), [], 1)[0];
+    if (rec === void 0) return null;
+    const row = readRow(rec);
     const decision = decide(row, Date.now());
     const patch = patchOf(decision);
-    if (patch !== null) write(tx, collection, row, patch);
+    if (patch !== null) write(tx, rec, patch);
     return { row, decision };
   });
 }
@@ -366,18 +352,18 @@ function inTransaction(fn) {
     return null;
   }
 }
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function findRecords(tx, collection, where, order, limit) {
+  const records = arrayOf(new Record());
+  tx.recordQuery(collection).select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
 }
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function write(tx, rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
   tx.saveRecord(rec);
 }
@@ -480,18 +466,15 @@ return route(__context);
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -527,17 +510,12 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -557,11 +535,12 @@ function serve(c, handler) {
 }
 function updateJob(jobId, decide, patchOf) {
   return inTransaction((tx, collection) => {
-    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
-    if (row === void 0) return null;
+    const rec = findRecords(tx, collection, jobByIdWhere(jobId), [], 1)[0];
+    if (rec === void 0) return null;
+    const row = readRow(rec);
     const decision = decide(row, Date.now());
     const patch = patchOf(decision);
-    if (patch !== null) write(tx, collection, row, patch);
+    if (patch !== null) write(tx, rec, patch);
     return { row, decision };
   });
 }
@@ -579,18 +558,18 @@ function inTransaction(fn) {
     return null;
   }
 }
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function findRecords(tx, collection, where, order, limit) {
+  const records = arrayOf(new Record());
+  tx.recordQuery(collection).select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
 }
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function write(tx, rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
   tx.saveRecord(rec);
 }
@@ -736,18 +715,15 @@ return route(__context);
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -790,7 +766,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
 
 // src/lib/queries.ts
 function pendingWhere(probeKeyPrefix) {
@@ -819,13 +797,6 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
 function oldestFirst(candidates, limit) {
   return candidates.slice().sort((a, b) => a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0).slice(0, limit);
 }
@@ -845,10 +816,22 @@ function serve(c, handler) {
   return c.json(reply.status, reply.json);
 }
 function updateJobs(work) {
-  return inTransaction((tx, collection) => work({
-    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
-    write: (row, patch) => write(tx, collection, row, patch)
-  }, Date.now()));
+  return inTransaction((tx, collection) => {
+    const found = {};
+    return work({
+      find(where, order, limit) {
+        return findRecords(tx, collection, where, order, limit).map((rec) => {
+          found[rec.id] = rec;
+          return readRow(rec);
+        });
+      },
+      write(row, patch) {
+        const rec = found[row.id];
+        if (rec === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        write(tx, rec, patch);
+      }
+    }, Date.now());
+  });
 }
 function inTransaction(fn) {
   const result = { value: null };
@@ -864,18 +847,18 @@ function inTransaction(fn) {
     return null;
   }
 }
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function findRecords(tx, collection, where, order, limit) {
+  const records = arrayOf(new Record());
+  tx.recordQuery(collection).select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
 }
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function write(tx, rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
   tx.saveRecord(rec);
 }
@@ -1061,18 +1044,15 @@ return route(__context);
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -1097,7 +1077,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1123,13 +1105,6 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
 
 // src/adapter/pocketbase-0.22.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -1145,10 +1120,22 @@ function serve(c, handler) {
   return c.json(reply.status, reply.json);
 }
 function updateJobs(work) {
-  return inTransaction((tx, collection) => work({
-    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
-    write: (row, patch) => write(tx, collection, row, patch)
-  }, Date.now()));
+  return inTransaction((tx, collection) => {
+    const found = {};
+    return work({
+      find(where, order, limit) {
+        return findRecords(tx, collection, where, order, limit).map((rec) => {
+          found[rec.id] = rec;
+          return readRow(rec);
+        });
+      },
+      write(row, patch) {
+        const rec = found[row.id];
+        if (rec === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        write(tx, rec, patch);
+      }
+    }, Date.now());
+  });
 }
 function inTransaction(fn) {
   const result = { value: null };
@@ -1164,18 +1151,18 @@ function inTransaction(fn) {
     return null;
   }
 }
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function findRecords(tx, collection, where, order, limit) {
+  const records = arrayOf(new Record());
+  tx.recordQuery(collection).select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
 }
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function write(tx, rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
   tx.saveRecord(rec);
 }
@@ -1334,7 +1321,9 @@ function daysInMonth(year, month) {
   if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1534,7 +1523,9 @@ return route(__context);
 
 cronAdd("pb-fleet-sweeper", (() => {
 // src/lib/lease.ts
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1640,18 +1631,15 @@ function sweeperScheduleAtLoad() {
 return sweeperScheduleAtLoad();
 })(), () => {
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -1676,7 +1664,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1702,21 +1692,26 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
 
 // src/adapter/pocketbase-0.22.ts
 var JOBS_COLLECTION = "probe_jobs";
 function updateJobs(work) {
-  return inTransaction((tx, collection) => work({
-    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
-    write: (row, patch) => write(tx, collection, row, patch)
-  }, Date.now()));
+  return inTransaction((tx, collection) => {
+    const found = {};
+    return work({
+      find(where, order, limit) {
+        return findRecords(tx, collection, where, order, limit).map((rec) => {
+          found[rec.id] = rec;
+          return readRow(rec);
+        });
+      },
+      write(row, patch) {
+        const rec = found[row.id];
+        if (rec === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        write(tx, rec, patch);
+      }
+    }, Date.now());
+  });
 }
 function inTransaction(fn) {
   const result = { value: null };
@@ -1732,18 +1727,18 @@ function inTransaction(fn) {
     return null;
   }
 }
-function readRows(tx, query) {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function findRecords(tx, collection, where, order, limit) {
+  const records = arrayOf(new Record());
+  tx.recordQuery(collection).select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
 }
-function write(tx, collection, row, patch) {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function write(tx, rec, patch) {
   for (const field in patch) rec.set(field, patch[field]);
   tx.saveRecord(rec);
 }

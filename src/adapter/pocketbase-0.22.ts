@@ -8,8 +8,11 @@
  * (PocketBase runs every handler from its own text, without the file's top
  * level), so this module is written once and emitted per handler.
  */
-import { JOB_ROW_SHAPE, type JobBatch, type JobPatch, type JobRow, type JobUpdate } from "../lib/job-row.js";
-import { jobByIdWhere, jobRowsQuery, type WhereClause } from "../lib/queries.js";
+import {
+  JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobBatch, type JobPatch, type JobRow, type JobUpdate,
+} from "../lib/job-row.js";
+import { LEASE_AS_JUDGED_SQL } from "../lib/lease.js";
+import { jobByIdWhere, type WhereClause } from "../lib/queries.js";
 
 export const JOBS_COLLECTION = "probe_jobs";
 
@@ -52,11 +55,12 @@ export function updateJob<D>(
   patchOf: (decision: D) => JobPatch | null,
 ): JobUpdate<D> | null {
   return inTransaction((tx, collection) => {
-    const row = readRows(tx, jobRowsQuery(jobByIdWhere(jobId), ["id ASC"], 1))[0];
-    if (row === undefined) return null;
+    const rec = findRecords(tx, collection, jobByIdWhere(jobId), [], 1)[0];
+    if (rec === undefined) return null;
+    const row = readRow(rec);
     const decision = decide(row, Date.now());
     const patch = patchOf(decision);
-    if (patch !== null) write(tx, collection, row, patch);
+    if (patch !== null) write(tx, rec, patch);
     return { row, decision };
   });
 }
@@ -66,10 +70,22 @@ export function updateJob<D>(
  * callers see each other's writes. null when it rolled back (nothing written).
  */
 export function updateJobs<T>(work: (batch: JobBatch, nowMs: number) => T): T | null {
-  return inTransaction((tx, collection) => work({
-    find: (where, order, limit) => readRows(tx, jobRowsQuery(where, order, limit)),
-    write: (row, patch) => write(tx, collection, row, patch),
-  }, Date.now()));
+  return inTransaction((tx, collection) => {
+    const found: { [id: string]: models.Record } = {};
+    return work({
+      find(where, order, limit) {
+        return findRecords(tx, collection, where, order, limit).map((rec) => {
+          found[rec.id] = rec;
+          return readRow(rec);
+        });
+      },
+      write(row, patch) {
+        const rec = found[row.id];
+        if (rec === undefined) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        write(tx, rec, patch);
+      },
+    }, Date.now());
+  });
 }
 
 /**
@@ -94,25 +110,36 @@ function inTransaction<T>(fn: (tx: daos.Dao, collection: models.Collection) => T
 }
 
 /**
- * Rows as stored. Not through a record query: loading a record rewrites a
- * date PocketBase can parse into its own layout, so the handlers would judge a
- * hand-edited lease differently from the SQL that found it.
+ * Records matching a where clause from src/lib/queries, their lease read as the
+ * lease rule judges it (LEASE_AS_JUDGED_SQL, selected after `*` so that it is
+ * the value the record gets).
  */
-function readRows(tx: daos.Dao, query: WhereClause): JobRow[] {
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE)) as unknown as JobRow[];
-  tx.db().newQuery(query.sql).bind(query.params).all(models);
-  // Plain objects: the decisions copy rows with Object.assign, which sees no fields on a Go value.
-  return models.map((model) => {
-    const row = {} as { [column: string]: unknown };
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column as keyof JobRow];
-    return row as unknown as JobRow;
-  });
+function findRecords(
+  tx: daos.Dao,
+  collection: models.Collection,
+  where: WhereClause,
+  order: readonly string[],
+  limit: number,
+): models.Record[] {
+  const records = arrayOf(new Record());
+  tx.recordQuery(collection)
+    .select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL)
+    .andWhere($dbx.exp(where.sql, where.params))
+    .orderBy(...order)
+    .limit(limit)
+    .all(records);
+  return records;
+}
+
+function readRow(rec: models.Record): JobRow {
+  const row = { id: rec.id } as { [field: string]: string | number };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row as unknown as JobRow;
 }
 
 /** Writes through PocketBase's record save (its validation, model hooks and realtime events). */
-function write(tx: daos.Dao, collection: models.Collection, row: JobRow, patch: JobPatch): void {
-  const rec = new Record();
-  tx.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+function write(tx: daos.Dao, rec: models.Record, patch: JobPatch): void {
   for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
   tx.saveRecord(rec);
 }
@@ -125,11 +152,11 @@ interface RuntimeCache {
 }
 
 /**
- * probe_jobs' collection model, for the record a write loads and saves. Its
- * look-up is a query plus schema decoding, costlier than the rest of a claim,
- * so it is done before the transaction (which holds PocketBase's only writer)
- * and kept in the pooled runtime's globalThis for a moment: a schema change is
- * seen within COLLECTION_CACHE_MS, and sooner after a rollback.
+ * probe_jobs' collection model. findRecordById looks it up on every call (a
+ * query plus schema decoding, costlier than the rest of a claim) and inside a
+ * transaction that holds PocketBase's only writer. So it is looked up before
+ * the transaction and kept in the pooled runtime's globalThis for a moment: a
+ * schema change is seen within COLLECTION_CACHE_MS, and sooner after a rollback.
  */
 function jobsCollection(nowMs: number): models.Collection {
   const cache = globalThis as RuntimeCache;

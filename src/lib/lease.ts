@@ -68,11 +68,22 @@ export function isLeaseLive(leaseExpiresAt: string, nowMs: number): boolean {
 }
 
 /**
- * isLeaseLive in SQLite, for `lease_expires_at` against the bound `{:now}`
- * (formatPbDate of the current time). PB_DATE's layout is checked with GLOB,
- * the calendar by a round trip through SQLite's date arithmetic (the
- * `+0 seconds` modifier makes it normalise Feb 30 or hour 24, so the text no
- * longer comes back), and COALESCE makes a NULL count as expired. One literal
- * (no substitutions), so bundles that do not query drop it.
+ * isLeaseLive's "readable" in SQLite, for the stored `lease_expires_at`:
+ * PB_DATE's layout checked with GLOB, the calendar by a round trip through
+ * SQLite's date arithmetic (the `+0 seconds` modifier makes it normalise Feb
+ * 30 or hour 24, so the text no longer comes back); COALESCE makes a NULL
+ * unreadable.
  */
-export const LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+const READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
+
+/** isLeaseLive in SQLite, against the bound `{:now}` (formatPbDate of the current time): claim-next, sweep, stats. */
+export const LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
+
+/**
+ * The lease column as the handlers must read it: the stored text when it is
+ * readable, else "". PocketBase's record loading rewrites any date it can
+ * parse into its own layout (`2099-01-01T00:00:00Z` would come back live), so
+ * the adapter selects this in place of the column: the handlers then judge
+ * exactly the text the SQL above judges.
+ */
+export const LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
