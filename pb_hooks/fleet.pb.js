@@ -5,6 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/claim 890aaa10dc5b"] || (globalThis["pbFleet POST /api/fleet/claim 890aaa10dc5b"] = (() => {
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -57,9 +58,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
-var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
-var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -248,10 +249,12 @@ function handleClaim(req) {
 function route(c) {
   return serve(c, handleClaim);
 }
-return route(__context);
+return route;
+})()))(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/renew f483fcb457d9"] || (globalThis["pbFleet POST /api/fleet/renew f483fcb457d9"] = (() => {
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -304,9 +307,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
-var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
-var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -461,10 +464,12 @@ function handleRenew(req) {
 function route(c) {
   return serve(c, handleRenew);
 }
-return route(__context);
+return route;
+})()))(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/release aacabe1a6204"] || (globalThis["pbFleet POST /api/fleet/release aacabe1a6204"] = (() => {
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -510,9 +515,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
-var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
-var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -710,10 +715,12 @@ function handleRelease(req) {
 function route(c) {
   return serve(c, handleRelease);
 }
-return route(__context);
+return route;
+})()))(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/claim-next d6f124365211"] || (globalThis["pbFleet POST /api/fleet/claim-next d6f124365211"] = (() => {
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -766,9 +773,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
-var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
-var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queries.ts
 function pendingWhere(probeKeyPrefix) {
@@ -1039,10 +1046,12 @@ function handleClaimNext(req) {
 function route(c) {
   return serve(c, handleClaimNext);
 }
-return route(__context);
+return route;
+})()))(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/sweep f598ff8b3497"] || (globalThis["pbFleet POST /api/fleet/sweep f598ff8b3497"] = (() => {
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -1077,9 +1086,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
-var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
-var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1297,10 +1306,12 @@ function handleSweep(req) {
 function route(c) {
   return serve(c, handleSweep);
 }
-return route(__context);
+return route;
+})()))(__context);
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
+return (globalThis["pbFleet GET /api/fleet/stats da1fff088990"] || (globalThis["pbFleet GET /api/fleet/stats da1fff088990"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1321,9 +1332,9 @@ function daysInMonth(year, month) {
   if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
-var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
-var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
-var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1518,14 +1529,15 @@ function handleStats(req) {
 function route(c) {
   return serve(c, handleStats);
 }
-return route(__context);
+return route;
+})()))(__context);
 }, $apis.requireAdminAuth());
 
 cronAdd("pb-fleet-sweeper", (() => {
 // src/lib/lease.ts
-var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
-var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
-var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1628,8 +1640,9 @@ function sweeperScheduleAtLoad() {
   storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperScheduled(configured)));
   return configured;
 }
-return sweeperScheduleAtLoad();
-})(), () => {
+return sweeperScheduleAtLoad;
+})()(), () => {
+return (() => {
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -1664,9 +1677,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var READABLE_LEASE_SQL = "COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)";
-var LIVE_LEASE_SQL = `(${READABLE_LEASE_SQL} AND lease_expires_at > {:now})`;
-var LEASE_AS_JUDGED_SQL = `CASE WHEN ${READABLE_LEASE_SQL} THEN lease_expires_at ELSE '' END AS lease_expires_at`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1859,5 +1872,6 @@ function runScheduledSweep() {
     logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
   }
 }
-return runScheduledSweep();
+return runScheduledSweep;
+})()();
 });

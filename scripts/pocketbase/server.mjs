@@ -151,7 +151,8 @@ function pathFlags({ dataDir, hooksDir, migrationsDir, hooksPool, hooksWatch }) 
  */
 async function createAdminBeforeServe(binary, flags, email, password, { env, logFile }) {
   const before = statSync(logFile, { throwIfNoEntry: false })?.size ?? 0;
-  await runToCompletion(binary, ["admin", "create", email, password, ...flags], { env, logFile, timeoutMs: MIGRATE_TIMEOUT_MS });
+  // "--" ends the flags: a password may start with "-" (a generated one does, one time in 32).
+  await runToCompletion(binary, ["admin", "create", ...flags, "--", email, password], { env, logFile, timeoutMs: MIGRATE_TIMEOUT_MS });
   const output = readFileSync(logFile, "utf8").slice(before);
   if (!/Successfully created new admin/.test(output)) {
     throw new Error(`creating the admin ${email} failed: ${output.trim().split("\n").pop() || "PocketBase printed nothing"}`);
