@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 // PocketBase in Docker for the integration suite: the image is built from the
 // project's own Dockerfile (FROM scratch, binary from .pb/docker/pocketbase),
 // and each container gets its hooks file copied in at creation, so a fresh
@@ -29,7 +30,11 @@ export async function dockerUnavailableReason(): Promise<string | null> {
   }
 }
 
-/** Copies the binary into the Docker build context and builds `pb-fleet-test:<version>`. */
+/**
+ * Copies the binary into the Docker build context and builds
+ * `pb-fleet-test:<version>-<checkout>`: the checkout's path is in the tag so
+ * two clones tested at once never run each other's bundle.
+ */
 export async function buildPocketBaseImage(repoRoot: string, binaryPath: string, version: string): Promise<string> {
   const target = join(repoRoot, DOCKER_BINARY);
   const interpreter = await elfInterpreter(binaryPath);
@@ -37,7 +42,7 @@ export async function buildPocketBaseImage(repoRoot: string, binaryPath: string,
     throw new Error(`${binaryPath} is dynamically linked (needs ${interpreter}) and cannot run in the scratch image: build it with CGO_ENABLED=0 or unset POCKETBASE_BIN.`);
   }
   if (!(await sameFileContent(binaryPath, target))) await installBinaryCopy(binaryPath, target);
-  const tag = `pb-fleet-test:${version}`;
+  const tag = `pb-fleet-test:${version}-${createHash("sha256").update(repoRoot).digest("hex").slice(0, 10)}`;
   await GenericContainer.fromDockerfile(repoRoot).build(tag, { deleteOnExit: false });
   // testcontainers resolves a failed build's stream without an error; an image
   // that is not there afterwards is that failure, said plainly.
