@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 // PocketBase in Docker for the integration suite: the image is built from the
 // project's own Dockerfile (FROM scratch, binary from .pb/docker/pocketbase),
 // and each container gets its hooks file copied in at creation, so a fresh
 // `npm run build` is what runs even when Docker reused a cached image layer.
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import {
