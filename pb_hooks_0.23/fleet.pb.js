@@ -5,6 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/claim e1ec0cf08aaa"] || (globalThis["pbFleet POST /api/fleet/claim e1ec0cf08aaa"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -13,18 +14,15 @@ function json(status, body) {
 }
 
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -67,20 +65,9 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
-
-// src/lib/queries.ts
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
-function jobByIdWhere(jobId) {
-  return { sql: "id = {:id}", params: { id: jobId } };
-}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -89,15 +76,18 @@ function newLeaseToken() {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function readJobRows(db, where, order, limit) {
-  const query = jobRowsQuery(where, order, limit);
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  db.newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+
+// src/lib/queries.ts
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function jobByIdWhere(jobId) {
+  return { sql: "id = {:id}", params: { id: jobId } };
 }
 
 // src/adapter/transactions.ts
@@ -151,10 +141,13 @@ var STORE = {
       body(txApp);
     });
   },
-  find: (txApp, where, order, limit) => readJobRows(txApp.db(), where, order, limit),
-  rowOf: (row) => row,
-  write(txApp, row, patch) {
-    const rec = txApp.findRecordById(JOBS_COLLECTION, row.id);
+  find(txApp, where, order, limit) {
+    const records = arrayOf(new Record());
+    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+    return records;
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
     for (const field in patch) rec.set(field, patch[field]);
     txApp.saveNoValidate(rec);
   },
@@ -275,10 +268,12 @@ function handleClaim(req) {
 function route(context) {
   return serve(context, handleClaim);
 }
-return route(__context);
+return route;
+})()))(__context);
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/renew f7597cbf2af5"] || (globalThis["pbFleet POST /api/fleet/renew f7597cbf2af5"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -287,18 +282,15 @@ function json(status, body) {
 }
 
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -341,34 +333,26 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
-
-// src/lib/queries.ts
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
-function jobByIdWhere(jobId) {
-  return { sql: "id = {:id}", params: { id: jobId } };
-}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function readJobRows(db, where, order, limit) {
-  const query = jobRowsQuery(where, order, limit);
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  db.newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+
+// src/lib/queries.ts
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function jobByIdWhere(jobId) {
+  return { sql: "id = {:id}", params: { id: jobId } };
 }
 
 // src/adapter/transactions.ts
@@ -422,10 +406,13 @@ var STORE = {
       body(txApp);
     });
   },
-  find: (txApp, where, order, limit) => readJobRows(txApp.db(), where, order, limit),
-  rowOf: (row) => row,
-  write(txApp, row, patch) {
-    const rec = txApp.findRecordById(JOBS_COLLECTION, row.id);
+  find(txApp, where, order, limit) {
+    const records = arrayOf(new Record());
+    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+    return records;
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
     for (const field in patch) rec.set(field, patch[field]);
     txApp.saveNoValidate(rec);
   },
@@ -515,10 +502,12 @@ function handleRenew(req) {
 function route(context) {
   return serve(context, handleRenew);
 }
-return route(__context);
+return route;
+})()))(__context);
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/release d4b71e26b946"] || (globalThis["pbFleet POST /api/fleet/release d4b71e26b946"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -527,18 +516,15 @@ function json(status, body) {
 }
 
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -574,34 +560,26 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
-
-// src/lib/queries.ts
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
-function jobByIdWhere(jobId) {
-  return { sql: "id = {:id}", params: { id: jobId } };
-}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function readJobRows(db, where, order, limit) {
-  const query = jobRowsQuery(where, order, limit);
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  db.newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+
+// src/lib/queries.ts
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function jobByIdWhere(jobId) {
+  return { sql: "id = {:id}", params: { id: jobId } };
 }
 
 // src/adapter/transactions.ts
@@ -655,10 +633,13 @@ var STORE = {
       body(txApp);
     });
   },
-  find: (txApp, where, order, limit) => readJobRows(txApp.db(), where, order, limit),
-  rowOf: (row) => row,
-  write(txApp, row, patch) {
-    const rec = txApp.findRecordById(JOBS_COLLECTION, row.id);
+  find(txApp, where, order, limit) {
+    const records = arrayOf(new Record());
+    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+    return records;
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
     for (const field in patch) rec.set(field, patch[field]);
     txApp.saveNoValidate(rec);
   },
@@ -791,10 +772,12 @@ function handleRelease(req) {
 function route(context) {
   return serve(context, handleRelease);
 }
-return route(__context);
+return route;
+})()))(__context);
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 02278632f40c"] || (globalThis["pbFleet POST /api/fleet/claim-next 02278632f40c"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -803,18 +786,15 @@ function json(status, body) {
 }
 
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 function jobView(row, patch) {
   const after = patch ? Object.assign({}, row, patch) : row;
   return {
@@ -857,7 +837,27 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/adapter/runtime.ts
+function newLeaseToken() {
+  return $security.randomString(24);
+}
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
 
 // src/lib/queries.ts
 function pendingWhere(probeKeyPrefix) {
@@ -886,38 +886,10 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
 function oldestFirst(candidates, limit) {
   return candidates.slice().sort((a, b) => a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0).slice(0, limit);
 }
 var CLAIM_ORDER = ["created ASC", "id ASC"];
-
-// src/adapter/runtime.ts
-function newLeaseToken() {
-  return $security.randomString(24);
-}
-function getenv(name) {
-  return $os.getenv(name);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
-}
-function readJobRows(db, where, order, limit) {
-  const query = jobRowsQuery(where, order, limit);
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  db.newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
-}
 
 // src/adapter/transactions.ts
 function updateJobsIn(store, work) {
@@ -978,10 +950,13 @@ var STORE = {
       body(txApp);
     });
   },
-  find: (txApp, where, order, limit) => readJobRows(txApp.db(), where, order, limit),
-  rowOf: (row) => row,
-  write(txApp, row, patch) {
-    const rec = txApp.findRecordById(JOBS_COLLECTION, row.id);
+  find(txApp, where, order, limit) {
+    const records = arrayOf(new Record());
+    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+    return records;
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
     for (const field in patch) rec.set(field, patch[field]);
     txApp.saveNoValidate(rec);
   },
@@ -1148,10 +1123,12 @@ function handleClaimNext(req) {
 function route(context) {
   return serve(context, handleClaimNext);
 }
-return route(__context);
+return route;
+})()))(__context);
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/sweep 0a59fece1d27"] || (globalThis["pbFleet POST /api/fleet/sweep 0a59fece1d27"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -1160,18 +1137,15 @@ function json(status, body) {
 }
 
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -1196,7 +1170,24 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1221,31 +1212,6 @@ function prefixUpperBound(prefix) {
   if (last === void 0) return null;
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
-}
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
-
-// src/adapter/runtime.ts
-function getenv(name) {
-  return $os.getenv(name);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
-}
-function readJobRows(db, where, order, limit) {
-  const query = jobRowsQuery(where, order, limit);
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  db.newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
 }
 
 // src/adapter/transactions.ts
@@ -1307,10 +1273,13 @@ var STORE = {
       body(txApp);
     });
   },
-  find: (txApp, where, order, limit) => readJobRows(txApp.db(), where, order, limit),
-  rowOf: (row) => row,
-  write(txApp, row, patch) {
-    const rec = txApp.findRecordById(JOBS_COLLECTION, row.id);
+  find(txApp, where, order, limit) {
+    const records = arrayOf(new Record());
+    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+    return records;
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
     for (const field in patch) rec.set(field, patch[field]);
     txApp.saveNoValidate(rec);
   },
@@ -1434,11 +1403,14 @@ function handleSweep(req) {
 function route(context) {
   return serve(context, handleSweep);
 }
-return route(__context);
+return route;
+})()))(__context);
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
+return (globalThis["pbFleet GET /api/fleet/stats 8c565c7845e4"] || (globalThis["pbFleet GET /api/fleet/stats 8c565c7845e4"] = (() => {
 // src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
   return { status, json: body };
@@ -1464,7 +1436,31 @@ function daysInMonth(year, month) {
   if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function storeGet(key) {
+  return $app.store().get(key);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function readOne(db, query, shape) {
+  const row = new DynamicModel(shape);
+  try {
+    db.newQuery(query.sql).bind(query.params).one(row);
+    return row;
+  } catch (err) {
+    logError(QUERY_FAILED, err);
+    return null;
+  }
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1516,27 +1512,6 @@ var STATS_ROW_SHAPE = {
   expired_leases: 0,
   past_orphan_cap: 0
 };
-
-// src/adapter/runtime.ts
-function getenv(name) {
-  return $os.getenv(name);
-}
-function storeGet(key) {
-  return $app.store().get(key);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
-}
-function readOne(db, query, shape) {
-  const row = new DynamicModel(shape);
-  try {
-    db.newQuery(query.sql).bind(query.params).one(row);
-    return row;
-  } catch (err) {
-    logError(QUERY_FAILED, err);
-    return null;
-  }
-}
 
 // src/adapter/pocketbase-0.23.ts
 var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
@@ -1671,15 +1646,18 @@ function handleStats(req) {
 function route(context) {
   return serve(context, handleStats);
 }
-return route(__context);
+return route;
+})()))(__context);
 });
 
 cronAdd("pb-fleet-sweeper", (() => {
-// src/lib/lease.ts
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
 
-// src/lib/queries.ts
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -1691,6 +1669,10 @@ function storeSet(key, value) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
+var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+
+// src/lib/queries.ts
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/lib/config.ts
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
@@ -1779,25 +1761,23 @@ function sweeperScheduleAtLoad() {
   storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperScheduled(configured)));
   return configured;
 }
-return sweeperScheduleAtLoad();
-})(), () => {
+return sweeperScheduleAtLoad;
+})()(), () => {
+return (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/lib/job-row.ts
-var JOB_ROW_SHAPE = {
-  id: "",
-  created: "",
-  probe_key: "",
-  status: "",
-  claimed_by: "",
-  lease_expires_at: "",
-  lease_token: "",
-  version: 0,
-  reclaim_count: 0,
-  consecutive_orphan_count: 0
-};
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token"
+];
+var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -1822,7 +1802,27 @@ function daysInMonth(year, month) {
 function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logInfo(message, ...attrs) {
+  $app.logger().info(message, ...attrs);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1847,34 +1847,6 @@ function prefixUpperBound(prefix) {
   if (last === void 0) return null;
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
-}
-var JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-function jobRowsQuery(where, order, limit) {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params)
-  };
-}
-
-// src/adapter/runtime.ts
-function getenv(name) {
-  return $os.getenv(name);
-}
-function logInfo(message, ...attrs) {
-  $app.logger().info(message, ...attrs);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
-}
-function readJobRows(db, where, order, limit) {
-  const query = jobRowsQuery(where, order, limit);
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE));
-  db.newQuery(query.sql).bind(query.params).all(models);
-  return models.map((model) => {
-    const row = {};
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column];
-    return row;
-  });
 }
 
 // src/adapter/transactions.ts
@@ -1918,10 +1890,13 @@ var STORE = {
       body(txApp);
     });
   },
-  find: (txApp, where, order, limit) => readJobRows(txApp.db(), where, order, limit),
-  rowOf: (row) => row,
-  write(txApp, row, patch) {
-    const rec = txApp.findRecordById(JOBS_COLLECTION, row.id);
+  find(txApp, where, order, limit) {
+    const records = arrayOf(new Record());
+    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+    return records;
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
     for (const field in patch) rec.set(field, patch[field]);
     txApp.saveNoValidate(rec);
   },
@@ -2028,5 +2003,6 @@ function runScheduledSweep() {
     logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
   }
 }
-return runScheduledSweep();
+return runScheduledSweep;
+})()();
 });

@@ -167,7 +167,8 @@ async function runForOutput(binary, args, { env, logFile }) {
  */
 async function createAdminBeforeServe(binary, line, flags, email, password, { env, logFile }) {
   const { admin } = lineFacts(line);
-  const output = await runForOutput(binary, [...admin.cliCreate, email, password, ...flags], { env, logFile });
+  // "--" ends the flags: a password may start with "-" (a generated one does, one time in 32).
+  const output = await runForOutput(binary, [...admin.cliCreate, ...flags, "--", email, password], { env, logFile });
   if (!admin.cliCreated.test(output)) {
     throw new Error(`creating the ${admin.noun} ${email} failed: ${output.trim().split("\n").pop() || "PocketBase printed nothing"}`);
   }

@@ -13,7 +13,7 @@ import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.22.js";
 import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
-import { logError, readJobRows, readOne } from "./runtime.js";
+import { JUDGED_COLUMNS, logError, readOne, readRow } from "./runtime.js";
 import { updateJobIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
@@ -43,18 +43,25 @@ interface Tx {
  * Inside a transaction only its dao may be used: `$app.dao()` there would wait
  * for the writer this transaction holds (PocketBase issue #4859).
  */
-const STORE: JobStore<Tx, JobRow> = {
+const STORE: JobStore<Tx, models.Record> = {
   transaction(body) {
     const collection = jobsCollection(Date.now());
     $app.dao().runInTransaction((dao) => {
       body({ dao, collection });
     });
   },
-  find: ({ dao }, where, order, limit) => readJobRows(dao.db(), where, order, limit),
-  rowOf: (row) => row,
-  write({ dao, collection }, row, patch) {
-    const rec = new Record();
-    dao.recordQuery(collection).andWhere($dbx.hashExp({ id: row.id })).limit(1).one(rec);
+  find({ dao, collection }, where, order, limit) {
+    const records = arrayOf(new Record());
+    dao.recordQuery(collection)
+      .select(...JUDGED_COLUMNS)
+      .andWhere($dbx.exp(where.sql, where.params))
+      .orderBy(...order)
+      .limit(limit)
+      .all(records);
+    return records;
+  },
+  rowOf: readRow,
+  write({ dao }, rec, patch) {
     for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
     dao.saveRecord(rec);
   },
@@ -82,11 +89,11 @@ interface RuntimeCache {
 }
 
 /**
- * probe_jobs' collection model, for the record a write loads and saves. Its
- * look-up is a query plus schema decoding, costlier than the rest of a claim,
- * so it is done before the transaction (which holds PocketBase's only writer)
- * and kept in the pooled runtime's globalThis for a moment: a schema change is
- * seen within COLLECTION_CACHE_MS, and sooner after a rollback.
+ * probe_jobs' collection model for the record queries. Its look-up is a query
+ * plus schema decoding, costlier than the rest of a claim, so it is done before
+ * the transaction (which holds PocketBase's only writer) and kept in the pooled
+ * runtime's globalThis for a moment: a schema change is seen within
+ * COLLECTION_CACHE_MS, and sooner after a rollback.
  */
 function jobsCollection(nowMs: number): models.Collection {
   const cache = globalThis as RuntimeCache;

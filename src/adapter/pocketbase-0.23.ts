@@ -13,7 +13,7 @@ import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.23.js";
 import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
-import { logError, readJobRows, readOne } from "./runtime.js";
+import { JUDGED_COLUMNS, logError, readOne, readRow } from "./runtime.js";
 import { updateJobIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
@@ -64,16 +64,24 @@ function requestBody(e: core.RequestEvent): unknown {
  * Records are found by collection name: PocketBase 0.23+ keeps collections in
  * its own cache, so the 0.22 adapter's per-runtime cache has nothing to save.
  */
-const STORE: JobStore<core.App, JobRow> = {
+const STORE: JobStore<core.App, core.Record> = {
   transaction(body) {
     $app.runInTransaction((txApp) => {
       body(txApp);
     });
   },
-  find: (txApp, where, order, limit) => readJobRows(txApp.db(), where, order, limit),
-  rowOf: (row) => row,
-  write(txApp, row, patch) {
-    const rec = txApp.findRecordById(JOBS_COLLECTION, row.id);
+  find(txApp, where, order, limit) {
+    const records = arrayOf(new Record());
+    txApp.recordQuery(JOBS_COLLECTION)
+      .select(...JUDGED_COLUMNS)
+      .andWhere($dbx.exp(where.sql, where.params))
+      .orderBy(...order)
+      .limit(limit)
+      .all(records);
+    return records;
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
     for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
     // Not save(): that validates every field of the row (0.22's saveRecord
     // validates none), so a hand-edited row, a negative version say, would

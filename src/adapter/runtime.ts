@@ -1,12 +1,13 @@
 /**
  * The part of PocketBase's hooks runtime that every supported version spells
  * the same way (`$security`, `$os`, `$app.store()`, `$app.logger()`, a
- * dbx.Builder's raw queries into DynamicModels): both adapters use these, and
+ * dbx.Builder's raw queries into DynamicModels, a record's getters): both adapters use these, and
  * both hooks tsconfigs check them against their own API's types.
  */
-import { JOB_ROW_SHAPE, type JobRow } from "../lib/job-row.js";
-import { jobRowsQuery, type WhereClause } from "../lib/queries.js";
-import { QUERY_FAILED } from "./contract.js";
+import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobRow } from "../lib/job-row.js";
+import { LEASE_AS_JUDGED_SQL } from "../lib/lease.js";
+import type { WhereClause } from "../lib/queries.js";
+import { JOBS_COLLECTION, QUERY_FAILED } from "./contract.js";
 
 export function newLeaseToken(): string {
   return $security.randomString(24);
@@ -32,23 +33,27 @@ export function logError(message: string, err: unknown): void {
   $app.logger().error(message, "error", String(err));
 }
 
-/**
- * Rows matching a where clause from src/lib/queries, as stored: a raw query
- * into DynamicModels, not through record loading, which rewrites a date
- * PocketBase can parse into its own layout (the handlers would then judge a
- * hand-edited lease differently from the SQL that found it).
- */
-export function readJobRows(db: dbx.Builder, where: WhereClause, order: readonly string[], limit: number): JobRow[] {
-  const query = jobRowsQuery(where, order, limit);
-  const models = arrayOf(new DynamicModel(JOB_ROW_SHAPE)) as unknown as JobRow[];
-  db.newQuery(query.sql).bind(query.params).all(models);
-  // Plain objects: the decisions copy rows with Object.assign, which sees no fields on a Go value.
-  return models.map((model) => {
-    const row = {} as { [column: string]: unknown };
-    for (const column in JOB_ROW_SHAPE) row[column] = model[column as keyof JobRow];
-    return row as unknown as JobRow;
-  });
+/** What both APIs' records offer the protocol's reads. */
+interface RecordFields {
+  id: string;
+  getString(field: string): string;
+  getInt(field: string): number;
 }
+
+/** A record's protocol fields as a plain JobRow (the decisions copy rows with Object.assign). */
+export function readRow(rec: RecordFields): JobRow {
+  const row = { id: rec.id } as { [field: string]: string | number };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row as unknown as JobRow;
+}
+
+/**
+ * The select list of every record query of the adapters: all columns, then
+ * the lease as the lease rule judges it (LEASE_AS_JUDGED_SQL), which replaces
+ * the column's value in the record (the later column of a name wins).
+ */
+export const JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL] as const;
 
 /**
  * One row of a read-only query; `shape` names its columns with a value of each

@@ -56,16 +56,11 @@ export interface JobBatch {
   write(row: JobRow, patch: JobPatch): void;
 }
 
-/**
- * A JobRow's columns with a value of each one's type: the shape the adapter
- * reads a row into. Rows are read as stored, not through PocketBase's record
- * loading, which rewrites a date it can parse into its own layout: the lease
- * rule must judge the same text in JavaScript as in SQL.
- */
-export const JOB_ROW_SHAPE: JobRow = {
-  id: "", created: "", probe_key: "", status: "", claimed_by: "", lease_expires_at: "", lease_token: "",
-  version: 0, reclaim_count: 0, consecutive_orphan_count: 0,
-};
+/** The JobRow fields a record is read into, by type. */
+export const JOB_ROW_TEXT_FIELDS = [
+  "created", "probe_key", "status", "claimed_by", "lease_expires_at", "lease_token",
+] as const;
+export const JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"] as const;
 
 /** The `job` object of an answer: the row as it is after the patch. */
 export function jobView(row: JobRow, patch?: JobPatch): JobView {

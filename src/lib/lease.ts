@@ -67,12 +67,28 @@ export function isLeaseLive(leaseExpiresAt: string, nowMs: number): boolean {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 
+/** PB_DATE's layout as a SQLite GLOB. */
+const PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+
 /**
- * isLeaseLive in SQLite, for `lease_expires_at` against the bound `{:now}`
- * (formatPbDate of the current time). PB_DATE's layout is checked with GLOB,
- * the calendar by a round trip through SQLite's date arithmetic (the
- * `+0 seconds` modifier makes it normalise Feb 30 or hour 24, so the text no
- * longer comes back), and COALESCE makes a NULL count as expired. One literal
- * (no substitutions), so bundles that do not query drop it.
+ * isLeaseLive in SQLite, against the bound `{:now}` (formatPbDate of the
+ * current time), for claim-next, sweep and stats. Readable: the layout checked
+ * with GLOB, the calendar by a round trip through SQLite's date arithmetic (the
+ * `+0 seconds` modifier normalises Feb 30 or hour 24, so the text does not come
+ * back); COALESCE makes a NULL unreadable.
  */
-export const LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z' AND lease_expires_at > {:now} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19), 0)`;
+export const LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND ` +
+  "strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND " +
+  "lease_expires_at > {:now}, 0)";
+
+/**
+ * The lease column as the handlers must read it. PocketBase's record loading
+ * rewrites any date it can parse into its own layout (`2099-01-01T00:00:00Z`
+ * would come back live), so the adapter selects this in place of the column:
+ * a text not in the layout reads as "". A text in the layout but not a
+ * calendar instant (Feb 30, hour 24) fails PocketBase's own parse and reads as
+ * "" too. So the handlers judge exactly what LIVE_LEASE_SQL judges. Kept short:
+ * it is part of every handler's query, which SQLite compiles per request.
+ */
+export const LEASE_AS_JUDGED_SQL =
+  `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;

@@ -64,24 +64,6 @@ export function prefixUpperBound(prefix: string): string | null {
   return String.fromCodePoint(...points);
 }
 
-/**
- * JOB_ROW_SHAPE's columns as stored (a unit test holds the two together).
- * Numbers are cast: a hand-edited NUMERIC column may hold text, which then
- * reads as 0 instead of failing the read. A literal, not derived: handlers
- * evaluate their module text on every request.
- */
-export const JOB_ROW_COLUMNS = "id, created, probe_key, status, claimed_by, lease_expires_at, lease_token, " +
-  "CAST(version AS INTEGER) AS version, CAST(reclaim_count AS INTEGER) AS reclaim_count, " +
-  "CAST(consecutive_orphan_count AS INTEGER) AS consecutive_orphan_count";
-
-/** JobRows matching a where clause, in an order, at most `limit`. */
-export function jobRowsQuery(where: WhereClause, order: readonly string[], limit: number): WhereClause {
-  return {
-    sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:limit}`,
-    params: Object.assign({ limit }, where.params),
-  };
-}
-
 /** One job by id. */
 export function jobByIdWhere(jobId: string): WhereClause {
   return { sql: "id = {:id}", params: { id: jobId } };

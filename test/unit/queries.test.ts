@@ -1,13 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { JOB_ROW_SHAPE } from "../../src/lib/job-row";
 import { formatPbDate, LIVE_LEASE_SQL } from "../../src/lib/lease";
 import {
   CLAIM_ORDER,
   expiredLeaseWhere,
-  JOB_ROW_COLUMNS,
-  jobByIdWhere,
-  jobRowsQuery,
   oldestFirst,
   pendingWhere,
   prefixUpperBound,
@@ -130,23 +126,6 @@ describe("statsQuery", () => {
     expect(query.params).toEqual({ now: NOW_TEXT, cap: 3, prefix, prefixEnd: prefixUpperBound(prefix) });
     expect(query.sql).toMatch(/WHERE \(1 = 1\) AND probe_key >= \{:prefix\} AND probe_key < \{:prefixEnd\}$/);
     if (prefix !== "{:now}") expect(query.sql).not.toContain(prefix);
-    expectPlaceholdersBound(query);
-  });
-});
-
-describe("jobRowsQuery", () => {
-  it("reads exactly JOB_ROW_SHAPE's columns, numbers cast to integers", () => {
-    const columns = JOB_ROW_COLUMNS.split(", ").map((c) => /^CAST\((\w+) AS INTEGER\) AS (\w+)$/.exec(c)?.[2] ?? c);
-    expect(columns).toEqual(Object.keys(JOB_ROW_SHAPE));
-    for (const c of JOB_ROW_COLUMNS.split(", ")) {
-      const name = /(\w+)$/.exec(c)![1] as keyof typeof JOB_ROW_SHAPE;
-      expect(c.startsWith("CAST(")).toBe(typeof JOB_ROW_SHAPE[name] === "number");
-    }
-  });
-
-  it("binds the limit and the where clause's values; the rest is SQL text", () => {
-    const query = jobRowsQuery(jobByIdWhere("x' OR 1=1"), ["id ASC"], 1);
-    expect(query).toEqual({ sql: `SELECT ${JOB_ROW_COLUMNS} FROM probe_jobs WHERE id = {:id} ORDER BY id ASC LIMIT {:limit}`, params: { id: "x' OR 1=1", limit: 1 } });
     expectPlaceholdersBound(query);
   });
 });

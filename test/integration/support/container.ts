@@ -9,6 +9,7 @@
 // different versions cannot swap each other's.
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import {
@@ -40,8 +41,9 @@ export async function dockerUnavailableReason(): Promise<string | null> {
 }
 
 /**
- * Copies the binary into the Docker build context and builds `pb-fleet-test:<version>`
- * with the files of its hooks line.
+ * Copies the binary into the Docker build context and builds
+ * `pb-fleet-test:<version>-<checkout>` with the files of its hooks line: the
+ * checkout's path is in the tag so two clones tested at once never share an image.
  */
 export async function buildPocketBaseImage(repoRoot: string, binaryPath: string, version: string, line: keyof typeof HOOKS_LINES): Promise<string> {
   const interpreter = await elfInterpreter(binaryPath);
@@ -49,7 +51,7 @@ export async function buildPocketBaseImage(repoRoot: string, binaryPath: string,
     throw new Error(`${binaryPath} is dynamically linked (needs ${interpreter}) and cannot run in the scratch image: build it with CGO_ENABLED=0 or unset POCKETBASE_BIN.`);
   }
   const context = mkdtempSync(join(tmpdir(), "pb-fleet-docker-context-"));
-  const tag = `pb-fleet-test:${version}`;
+  const tag = `pb-fleet-test:${version}-${createHash("sha256").update(repoRoot).digest("hex").slice(0, 10)}`;
   try {
     for (const entry of CONTEXT_ENTRIES) {
       if (existsSync(join(repoRoot, entry))) cpSync(join(repoRoot, entry), join(context, entry), { recursive: true });

@@ -43,11 +43,9 @@ export class FakeApp {
   db(): ReturnType<FakeDao["db"]> {
     return this.#dao.db();
   }
-  /** Throws for an unknown collection or id ("sql: no rows in result set"), as PocketBase does. */
-  findRecordById(collection: string, id: string): FakeRecord {
-    const record = new FakeRecord();
-    this.#dao.recordQuery(collection).andWhere({ hash: { id } }).limit(1).one(record);
-    return record;
+  /** 0.23+ takes the collection's name (or model). */
+  recordQuery(collection: string): ReturnType<FakeDao["recordQuery"]> {
+    return this.#dao.recordQuery(collection);
   }
   /** The adapter saves without validation, as 0.22's saveRecord did (no `save` here, so a switch is noticed). */
   saveNoValidate(record: FakeRecord): void {

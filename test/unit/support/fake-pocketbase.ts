@@ -20,8 +20,8 @@ import { randomInt } from "node:crypto";
 import vm from "node:vm";
 import type { JobRecord } from "../../../src/client/fleet-client";
 import { isLeaseLive, parsePbDate } from "../../../src/lib/lease";
-import { JOB_ROW_SHAPE } from "../../../src/lib/job-row";
-import { expiredLeaseWhere, JOB_ROW_COLUMNS, jobByIdWhere, pendingWhere } from "../../../src/lib/queries";
+import { LEASE_AS_JUDGED_SQL } from "../../../src/lib/lease";
+import { expiredLeaseWhere, jobByIdWhere, pendingWhere } from "../../../src/lib/queries";
 
 const COLLECTION = "probe_jobs";
 const DATE_FIELDS = new Set(["created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at"]);
@@ -117,10 +117,8 @@ const PREFIX_BELOW = " AND probe_key < {:prefixEnd}";
 const PENDING_SQL = pendingWhere("").sql;
 const EXPIRED_SQL = expiredLeaseWhere(0, "").sql;
 const BY_ID_SQL = jobByIdWhere("").sql;
-/** jobRowsQuery's SQL: the JobRow columns, a WHERE, an ORDER BY and a bound limit. */
-const JOB_ROWS_QUERY = new RegExp(
-  `^SELECT ${JOB_ROW_COLUMNS.replace(/[()]/g, "\\$&")} FROM probe_jobs WHERE (.*) ORDER BY (.*) LIMIT \\{:limit\\}$`, "s",
-);
+/** The select list of the adapter's record queries: every column, the lease as the lease rule judges it. */
+const JUDGED_SELECT = ["probe_jobs.*", LEASE_AS_JUDGED_SQL];
 
 function isHeld(row: StoredRow): boolean {
   return row.status === "claimed" || row.status === "running";
@@ -307,7 +305,7 @@ export class FakeDao {
     this.#db.rows = working; // commit; a throw above left db.rows untouched (rollback)
   }
 
-  db(): { newQuery(sql: string): { bind(params: Record<string, unknown>): { one(model: object): void; all(out: object[]): void } } } {
+  db(): { newQuery(sql: string): { bind(params: Record<string, unknown>): { one(model: object): void } } } {
     const db = this.#db;
     return {
       newQuery: (sql) => ({
@@ -315,10 +313,6 @@ export class FakeDao {
           one: (model) => {
             if (db.failQueries) throw new Error("fake PocketBase: database is locked (armed by the test)");
             Object.assign(model, answerStatsQuery(sql, params, [...this.#rows().values()]));
-          },
-          all: (out) => {
-            if (db.failQueries) throw new Error("fake PocketBase: database is locked (armed by the test)");
-            out.push(...answerJobRowsQuery(sql, params, [...this.#rows().values()]));
           },
         }),
       }),
@@ -331,9 +325,18 @@ class FakeRecordQuery {
   readonly #where: DbxExpression[] = [];
   readonly #order: string[] = [];
   #limit = Number.POSITIVE_INFINITY;
+  #judgedLease = false;
 
   constructor(rows: () => Map<string, StoredRow>) {
     this.#rows = rows;
+  }
+  /** Only the adapter's select list is understood: anything else throws, so a changed query is noticed. */
+  select(...columns: string[]): this {
+    if (JSON.stringify(columns) !== JSON.stringify(JUDGED_SELECT)) {
+      throw new Error(`fake PocketBase: cannot select ${JSON.stringify(columns)}`);
+    }
+    this.#judgedLease = true;
+    return this;
   }
   andWhere(expression: DbxExpression): this {
     this.#where.push(expression);
@@ -359,21 +362,14 @@ class FakeRecordQuery {
     return [...this.#rows().values()]
       .filter((row) => this.#where.every((w) => matchesWhere(w, row)))
       .sort(compareBy(this.#order))
-      .slice(0, this.#limit);
+      .slice(0, this.#limit)
+      .map((row) => (this.#judgedLease ? { ...row, lease_expires_at: judgedLease(row.lease_expires_at) } : row));
   }
 }
 
-/** SQLite's answer to jobRowsQuery (src/lib/queries.ts): the JobRow columns of the matching rows. */
-function answerJobRowsQuery(sql: string, params: Record<string, unknown>, all: StoredRow[]): object[] {
-  requireBound(sql, params);
-  const m = JOB_ROWS_QUERY.exec(sql);
-  if (!m) throw new Error(`fake PocketBase: cannot answer ${sql}`);
-  const where: DbxExpression = { sql: m[1]!, params };
-  return all
-    .filter((row) => matchesWhere(where, row))
-    .sort(compareBy(m[2]!.split(", ")))
-    .slice(0, Number(params["limit"]))
-    .map((row) => Object.fromEntries(Object.keys(JOB_ROW_SHAPE).map((column) => [column, row[column as keyof StoredRow]])));
+/** LEASE_AS_JUDGED_SQL, by the JavaScript half of the lease rule: the text when readable, else "". */
+function judgedLease(text: string): string {
+  return parsePbDate(text) === null ? "" : text;
 }
 
 /** SQLite's answer to statsQuery (src/lib/queries.ts), computed over the rows. */
@@ -501,6 +497,11 @@ export function runtimeBasics(db: FakeDb) {
         Object.assign(this, shape);
       }
     },
+    $dbx: {
+      exp: (sql: string, params: Record<string, unknown> = {}): DbxExpression => ({ sql, params }),
+      hashExp: (hash: Record<string, unknown>): DbxExpression => ({ hash }),
+    },
+    Record: FakeRecord,
   };
 }
 
@@ -515,11 +516,6 @@ export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
       requestInfo: (c: FakeContext) => ({ data: c.data }),
       requireAdminAuth: () => ADMIN_AUTH,
     },
-    $dbx: {
-      exp: (sql: string, params: Record<string, unknown> = {}): DbxExpression => ({ sql, params }),
-      hashExp: (hash: Record<string, unknown>): DbxExpression => ({ hash }),
-    },
-    Record: FakeRecord,
   };
 }
 
