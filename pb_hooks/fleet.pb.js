@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 47d297199e8d"] || (globalThis["pbFleet POST /api/fleet/claim 47d297199e8d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim c2f5fb43bb63"] || (globalThis["pbFleet POST /api/fleet/claim c2f5fb43bb63"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -82,7 +82,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -133,9 +137,7 @@ var STORE = {
     });
   },
   find({ dao, collection }, where, order, limit) {
-    const records = arrayOf(new Record());
-    dao.recordQuery(collection).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
   rowOf: readRow,
   write({ dao }, rec, patch) {
@@ -275,7 +277,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 842c81b9faca"] || (globalThis["pbFleet POST /api/fleet/renew 842c81b9faca"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 973d4d36d3c7"] || (globalThis["pbFleet POST /api/fleet/renew 973d4d36d3c7"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -349,7 +351,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -400,9 +406,7 @@ var STORE = {
     });
   },
   find({ dao, collection }, where, order, limit) {
-    const records = arrayOf(new Record());
-    dao.recordQuery(collection).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
   rowOf: readRow,
   write({ dao }, rec, patch) {
@@ -511,7 +515,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 652ffe88f7c7"] || (globalThis["pbFleet POST /api/fleet/release 652ffe88f7c7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 5619621c6e7a"] || (globalThis["pbFleet POST /api/fleet/release 5619621c6e7a"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -578,7 +582,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -629,9 +637,7 @@ var STORE = {
     });
   },
   find({ dao, collection }, where, order, limit) {
-    const records = arrayOf(new Record());
-    dao.recordQuery(collection).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
   rowOf: readRow,
   write({ dao }, rec, patch) {
@@ -783,7 +789,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 826a9834f5b5"] || (globalThis["pbFleet POST /api/fleet/claim-next 826a9834f5b5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 170801effe4b"] || (globalThis["pbFleet POST /api/fleet/claim-next 170801effe4b"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -863,7 +869,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 function pendingWhere(probeKeyPrefix) {
@@ -948,9 +958,7 @@ var STORE = {
     });
   },
   find({ dao, collection }, where, order, limit) {
-    const records = arrayOf(new Record());
-    dao.recordQuery(collection).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
   rowOf: readRow,
   write({ dao }, rec, patch) {
@@ -1136,7 +1144,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep af3cd1a77672"] || (globalThis["pbFleet POST /api/fleet/sweep af3cd1a77672"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep a6b0ac0d5c44"] || (globalThis["pbFleet POST /api/fleet/sweep a6b0ac0d5c44"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -1195,7 +1203,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1273,9 +1285,7 @@ var STORE = {
     });
   },
   find({ dao, collection }, where, order, limit) {
-    const records = arrayOf(new Record());
-    dao.recordQuery(collection).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
   rowOf: readRow,
   write({ dao }, rec, patch) {
@@ -1418,9 +1428,8 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 4351311468f8"] || (globalThis["pbFleet GET /api/fleet/stats 4351311468f8"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 3785701f0978"] || (globalThis["pbFleet GET /api/fleet/stats 3785701f0978"] = (() => {
 // src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
   return { status, json: body };
@@ -1460,7 +1469,6 @@ function storeGet(key) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
 function readOne(db, query, shape) {
   const row = new DynamicModel(shape);
   try {
@@ -1651,9 +1659,6 @@ return route;
 }, $apis.requireAdminAuth());
 
 cronAdd("pb-fleet-sweeper", (() => {
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
@@ -1669,7 +1674,6 @@ function storeSet(key, value) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1822,7 +1826,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1892,9 +1900,7 @@ var STORE = {
     });
   },
   find({ dao, collection }, where, order, limit) {
-    const records = arrayOf(new Record());
-    dao.recordQuery(collection).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
   rowOf: readRow,
   write({ dao }, rec, patch) {

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim e1ec0cf08aaa"] || (globalThis["pbFleet POST /api/fleet/claim e1ec0cf08aaa"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim c3420f3f3712"] || (globalThis["pbFleet POST /api/fleet/claim c3420f3f3712"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -82,7 +82,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -142,9 +146,7 @@ var STORE = {
     });
   },
   find(txApp, where, order, limit) {
-    const records = arrayOf(new Record());
-    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
@@ -273,7 +275,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew f7597cbf2af5"] || (globalThis["pbFleet POST /api/fleet/renew f7597cbf2af5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew c095bae3c87e"] || (globalThis["pbFleet POST /api/fleet/renew c095bae3c87e"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -347,7 +349,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -407,9 +413,7 @@ var STORE = {
     });
   },
   find(txApp, where, order, limit) {
-    const records = arrayOf(new Record());
-    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
@@ -507,7 +511,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release d4b71e26b946"] || (globalThis["pbFleet POST /api/fleet/release d4b71e26b946"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 3c7f72c251d7"] || (globalThis["pbFleet POST /api/fleet/release 3c7f72c251d7"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -574,7 +578,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -634,9 +642,7 @@ var STORE = {
     });
   },
   find(txApp, where, order, limit) {
-    const records = arrayOf(new Record());
-    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
@@ -777,7 +783,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 02278632f40c"] || (globalThis["pbFleet POST /api/fleet/claim-next 02278632f40c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 4899c18f95fc"] || (globalThis["pbFleet POST /api/fleet/claim-next 4899c18f95fc"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -857,7 +863,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 function pendingWhere(probeKeyPrefix) {
@@ -951,9 +961,7 @@ var STORE = {
     });
   },
   find(txApp, where, order, limit) {
-    const records = arrayOf(new Record());
-    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
@@ -1128,7 +1136,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 0a59fece1d27"] || (globalThis["pbFleet POST /api/fleet/sweep 0a59fece1d27"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 3c4731b45a6e"] || (globalThis["pbFleet POST /api/fleet/sweep 3c4731b45a6e"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -1187,7 +1195,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1274,9 +1286,7 @@ var STORE = {
     });
   },
   find(txApp, where, order, limit) {
-    const records = arrayOf(new Record());
-    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
@@ -1408,9 +1418,8 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 8c565c7845e4"] || (globalThis["pbFleet GET /api/fleet/stats 8c565c7845e4"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 3c04480aeea7"] || (globalThis["pbFleet GET /api/fleet/stats 3c04480aeea7"] = (() => {
 // src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
   return { status, json: body };
@@ -1450,7 +1459,6 @@ function storeGet(key) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
 function readOne(db, query, shape) {
   const row = new DynamicModel(shape);
   try {
@@ -1651,9 +1659,6 @@ return route;
 });
 
 cronAdd("pb-fleet-sweeper", (() => {
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
@@ -1669,7 +1674,6 @@ function storeSet(key, value) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1822,7 +1826,11 @@ function readRow(rec) {
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
-var JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL];
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
 
 // src/lib/queries.ts
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -1891,9 +1899,7 @@ var STORE = {
     });
   },
   find(txApp, where, order, limit) {
-    const records = arrayOf(new Record());
-    txApp.recordQuery(JOBS_COLLECTION).select(...JUDGED_COLUMNS).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-    return records;
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
   rowOf: readRow,
   write(txApp, rec, patch) {

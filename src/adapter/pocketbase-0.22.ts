@@ -13,7 +13,7 @@ import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.22.js";
 import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
-import { JUDGED_COLUMNS, logError, readOne, readRow } from "./runtime.js";
+import { findJudgedRecords, logError, readOne, readRow } from "./runtime.js";
 import { updateJobIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
@@ -51,14 +51,7 @@ const STORE: JobStore<Tx, models.Record> = {
     });
   },
   find({ dao, collection }, where, order, limit) {
-    const records = arrayOf(new Record());
-    dao.recordQuery(collection)
-      .select(...JUDGED_COLUMNS)
-      .andWhere($dbx.exp(where.sql, where.params))
-      .orderBy(...order)
-      .limit(limit)
-      .all(records);
-    return records;
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
   rowOf: readRow,
   write({ dao }, rec, patch) {

@@ -49,11 +49,22 @@ export function readRow(rec: RecordFields): JobRow {
 }
 
 /**
- * The select list of every record query of the adapters: all columns, then
- * the lease as the lease rule judges it (LEASE_AS_JUDGED_SQL), which replaces
- * the column's value in the record (the later column of a name wins).
+ * The records a record query (of probe_jobs, from either hooks API) finds for a
+ * where clause from src/lib/queries, in an order, at most `limit`. The select
+ * list is all columns, then the lease as the lease rule judges it
+ * (LEASE_AS_JUDGED_SQL), which replaces the column's value in the record (the
+ * later column of a name wins).
  */
-export const JUDGED_COLUMNS = [`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL] as const;
+export function findJudgedRecords<R>(query: dbx.SelectQuery, where: WhereClause, order: readonly string[], limit: number): R[] {
+  const records = arrayOf(new Record());
+  query
+    .select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL)
+    .andWhere($dbx.exp(where.sql, where.params))
+    .orderBy(...order)
+    .limit(limit)
+    .all(records);
+  return records as unknown as R[];
+}
 
 /**
  * One row of a read-only query; `shape` names its columns with a value of each
