@@ -783,7 +783,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 4899c18f95fc"] || (globalThis["pbFleet POST /api/fleet/claim-next 4899c18f95fc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 215d6feffc99"] || (globalThis["pbFleet POST /api/fleet/claim-next 215d6feffc99"] = (() => {
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -1045,6 +1045,7 @@ function leaseEnd(nowMs, leaseSeconds) {
 var CLAIM_NEXT_ROUNDS = 4;
 function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   const claimed = [];
+  const stealRule = { kind: "count_orphans", cap: orphanCap2 };
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     const candidates = oldestFirst(
@@ -1053,14 +1054,7 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     );
     let gaveUp = 0;
     for (const row of candidates) {
-      const decision = decideClaim(
-        row,
-        req.workerId,
-        req.leaseSeconds,
-        nowMs,
-        newLeaseToken2,
-        { kind: "count_orphans", cap: orphanCap2 }
-      );
+      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken2, stealRule);
       if (decision.kind === "win") {
         batch.write(row, decision.patch);
         claimed.push({ row, patch: decision.patch });

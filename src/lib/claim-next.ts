@@ -29,6 +29,7 @@ export function claimNext(
   newLeaseToken: () => string,
 ): ClaimedRow[] {
   const claimed: ClaimedRow[] = [];
+  const stealRule = { kind: "count_orphans", cap: orphanCap } as const;
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     // Pending rows come in order from the (status, created) index; held rows
@@ -42,8 +43,7 @@ export function claimNext(
     let gaveUp = 0;
     for (const row of candidates) {
       // The decision re-checks the row: the query proposes, the compare-and-set decides.
-      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken,
-        { kind: "count_orphans", cap: orphanCap });
+      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken, stealRule);
       if (decision.kind === "win") {
         batch.write(row, decision.patch);
         claimed.push({ row, patch: decision.patch });

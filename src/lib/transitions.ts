@@ -37,7 +37,7 @@ export type ClaimDecision =
  * workers ends failed on whichever path reclaims it.
  */
 export type StealRule = { kind: "reference" } | { kind: "count_orphans"; cap: number };
-export const REFERENCE_STEAL: StealRule = { kind: "reference" };
+const REFERENCE_STEAL: StealRule = { kind: "reference" };
 
 /**
  * A claimable row is won, and a held one is stolen (reclaim_count + 1). The
