@@ -18,6 +18,10 @@ COPY pb_hooks${PB_FLEET_DIR_SUFFIX}/ /pb/pb_hooks/
 COPY docker/hooks${PB_FLEET_DIR_SUFFIX}/ /pb/pb_hooks/
 # `pocketbase healthcheck` (used by docker-compose.yml), kept out of the served hooks dir; both lines.
 COPY docker/healthcheck/ /pb/healthcheck/
+# The fleet dashboard (http://<host>:8090/fleet/), the same files for both lines. PocketBase
+# serves --publicDir, by default pb_public beside its binary: there, the page is served
+# under this CMD and under docker-compose.yml's own command (which has no --publicDir) alike.
+COPY pb_public/fleet/ /usr/local/bin/pb_public/fleet/
 
 # Scratch has no /tmp; Go's os.TempDir() and SQLite's temp files want one.
 WORKDIR /tmp

@@ -13,6 +13,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { checkSelfContained } from "./scripts/build/self-contained.mjs";
+import { buildOrCheckDashboard } from "./scripts/build/dashboard.mjs";
 import { lineLayout } from "./scripts/pocketbase/lines.mjs";
 
 const root = dirname(fileURLToPath(import.meta.url));
@@ -28,6 +29,8 @@ export const HOOKS_BUNDLES = [
     tsconfig: join(root, "tsconfig.hooks.json"),
     // 0.22's admin check: no token, a bad token and a user token get 401.
     routeMiddlewares: ["$apis.requireAdminAuth()"],
+    // Fires before a probe_jobs record is inserted, `created` already set.
+    jobCreateHook: "onModelBeforeCreate",
   },
   {
     ...bundleFiles("0.23"),
@@ -35,6 +38,8 @@ export const HOOKS_BUNDLES = [
     // None: the adapter's serve() answers 401 to anyone but a superuser (0.23's
     // $apis.requireSuperuserAuth() would answer a user token 403).
     routeMiddlewares: [],
+    // Wraps the insert of a probe_jobs record; the handler calls e.next().
+    jobCreateHook: "onRecordCreate",
   },
 ];
 
@@ -64,12 +69,12 @@ function banner(bundle) {
 
 const CONTEXT_PARAM = "__context";
 
-/** src/handlers/routes.ts's ROUTES and CRONS (compiled in memory: Node 20 cannot import TypeScript). */
+/** src/handlers/routes.ts's ROUTES, CRONS and JOB_CREATE_HOOKS (compiled in memory: Node 20 cannot import TypeScript). */
 export async function routeTable() {
   const result = await esbuild.build({ entryPoints: [ROUTE_TABLE], bundle: true, write: false, format: "esm", logLevel: "silent" });
   const url = "data:text/javascript;base64," + Buffer.from(result.outputFiles[0].text).toString("base64");
-  const { ROUTES, CRONS } = await import(url);
-  return { ROUTES, CRONS };
+  const { ROUTES, CRONS, JOB_CREATE_HOOKS } = await import(url);
+  return { ROUTES, CRONS, JOB_CREATE_HOOKS };
 }
 
 const handlerModule = (name) => JSON.stringify(`./src/handlers/${name}.ts`);
@@ -129,7 +134,7 @@ function functionEntry(module, name) {
 
 /** The hooks file of one bundle (HOOKS_BUNDLES; the 0.22 one by default). */
 export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
-  const { ROUTES, CRONS } = await routeTable();
+  const { ROUTES, CRONS, JOB_CREATE_HOOKS } = await routeTable();
   const parts = [banner(bundle)];
   const middlewares = bundle.routeMiddlewares.map((m) => `, ${m}`).join("");
   for (const route of ROUTES) {
@@ -137,6 +142,11 @@ export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
     parts.push(
       `routerAdd(${JSON.stringify(route.method)}, ${JSON.stringify(route.path)}, (${CONTEXT_PARAM}) => {\n${body}(${CONTEXT_PARAM});\n}${middlewares});\n`,
     );
+  }
+  for (const hook of JOB_CREATE_HOOKS) {
+    const body = builtOncePerRuntime(`${bundle.jobCreateHook} ${hook.module}`,
+      await bundleEntry(bundle, functionEntry(hook.module, hook.handler)));
+    parts.push(`${bundle.jobCreateHook}((${CONTEXT_PARAM}) => {\n${body}(${CONTEXT_PARAM});\n}, "probe_jobs");\n`);
   }
   for (const cron of CRONS) {
     const schedule = `(() => {\n${await bundleEntry(bundle, functionEntry(cron.module, cron.schedule))}\n})()()`;
@@ -173,6 +183,8 @@ async function main() {
     for (const h of handlers) console.log(`  ${h.name}: ${h.bytes} bytes`);
     console.log(`wrote ${name} for ${bundle.pocketbase} (${Buffer.byteLength(source)} bytes, ${handlers.length} self-contained handlers)`);
   }
+  // The dashboard page (pb_public/fleet/), built like the bundles: see scripts/build/dashboard.mjs.
+  if (await buildOrCheckDashboard(checkOnly)) stale = true;
   if (stale) process.exit(1);
 }
 

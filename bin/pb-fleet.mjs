@@ -3,8 +3,9 @@
 // Asks the PocketBase binary in <pb_dir> for its version and copies the
 // matching hooks bundle and migrations of this package (PocketBase 0.22 or
 // 0.23+, see scripts/pocketbase/lines.mjs) into <pb_dir>/pb_hooks and
-// <pb_dir>/pb_migrations. Nothing is written when any target file differs and
-// --force is not given, or when the version is not supported.
+// <pb_dir>/pb_migrations, and the dashboard page (the same for both lines)
+// into <pb_dir>/pb_public/fleet. Nothing is written when any target file
+// differs and --force is not given, or when the version is not supported.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +22,13 @@ const packageVersion = JSON.parse(readFileSync(join(packageRoot, "package.json")
  */
 const BINARY_NAMES = process.platform === "win32" ? ["pocketbase.exe", "base.exe"] : ["pocketbase", "base"];
 
+/**
+ * The dashboard (built by esbuild.config.mjs into pb_public/fleet/), installed
+ * into <pb_dir>/pb_public/fleet/: PocketBase serves --publicDir, by default
+ * pb_public beside its binary, so the page is at /fleet/ with no flag.
+ */
+const DASHBOARD_DIR = join(packageRoot, "pb_public", "fleet");
+
 const USAGE = `pb-fleet ${packageVersion}: exactly-one-winner job claims for PocketBase ${SUPPORTED_VERSIONS_TEXT}
 
 Usage:
@@ -29,6 +37,7 @@ Usage:
 Asks the PocketBase binary in <pb_dir> for its version (\`--version\`) and copies
 the matching bundle and migrations into <pb_dir>/pb_hooks and <pb_dir>/pb_migrations:
 ${Object.values(HOOKS_LINES).map((l) => `  PocketBase ${l.versions.padEnd(18)}${l.hooksDir}/fleet.pb.js, ${l.migrationsDir}/*.js`).join("\n")}
+and the fleet dashboard into <pb_dir>/pb_public/fleet (served at /fleet/).
 <pb_dir> is the folder of your PocketBase binary, where its pb_data lives; the
 binary is found there as ${BINARY_NAMES.join(", then ")} (the release archive's name, then
 \`go install .../examples/base\`'s). A file that already exists with other
@@ -74,7 +83,13 @@ function packageFiles(line) {
   if (!existsSync(layout.bundle)) throw new Error(`${layout.bundle} is missing from the package: run \`npm run build\` in ${packageRoot} first.`);
   const migrations = existsSync(layout.migrationsDir) ? readdirSync(layout.migrationsDir).filter((name) => name.endsWith(".js")).sort() : [];
   if (migrations.length === 0) throw new Error(`${layout.migrationsDir} has no migrations: the package is incomplete.`);
-  return [["pb_hooks/fleet.pb.js", layout.bundle], ...migrations.map((name) => [`pb_migrations/${name}`, join(layout.migrationsDir, name)])];
+  const dashboard = existsSync(DASHBOARD_DIR) ? readdirSync(DASHBOARD_DIR).sort() : [];
+  if (!dashboard.includes("index.html")) throw new Error(`${DASHBOARD_DIR} has no dashboard: run \`npm run build\` in ${packageRoot} first.`);
+  return [
+    ["pb_hooks/fleet.pb.js", layout.bundle],
+    ...migrations.map((name) => [`pb_migrations/${name}`, join(layout.migrationsDir, name)]),
+    ...dashboard.map((name) => [`pb_public/fleet/${name}`, join(DASHBOARD_DIR, name)]),
+  ];
 }
 
 function findBinary(target, given) {
@@ -167,6 +182,12 @@ async function install({ pbDir, force, binary: givenBinary }) {
     console.log(`Now restart PocketBase from ${target}: \`${shownBinary} serve\`; the migrations run on start.`);
     console.log(`The fleet endpoints (POST /api/fleet/claim, ...) need ${facts.admin.aNoun} token.`);
   }
+  // PocketBase's default --publicDir is pb_public beside the binary it runs.
+  const servedHere = dirname(binary) === target;
+  console.log(
+    `The dashboard is at http://127.0.0.1:8090/fleet/ (sign in as ${facts.admin.aNoun})` +
+      (servedHere ? "." : `: start PocketBase with --publicDir ${join(target, "pb_public")}, or it serves pb_public beside ${shownBinary}.`),
+  );
 }
 
 try {

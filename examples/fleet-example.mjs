@@ -1,5 +1,5 @@
-// A small fleet: enqueue probe jobs, run them on two Workers with a Sweeper
-// beside them, print the results.
+// A small fleet: enqueue probe jobs with a payload, run them on two Workers
+// with a Sweeper beside them, print the results.
 //
 //   npm start                                   # PocketBase with the hooks on 127.0.0.1:8090
 //   npm run build:client && node examples/fleet-example.mjs
@@ -13,7 +13,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hostname } from "node:os";
-import { FleetClient, Sweeper, Worker } from "../dist/client/index.js";
+import { FleetClient, PermanentJobError, Sweeper, Worker } from "../dist/client/index.js";
 
 function fail(message) {
   console.error(`fleet-example: ${message}`);
@@ -41,23 +41,31 @@ const client = new FleetClient({ url: process.env.PB_URL ?? "http://127.0.0.1:80
 
 const prefix = `example-${Date.now()}/`;
 try {
-  await client.enqueueMany(["alpha", "beta", "gamma", "delta", "epsilon", "zeta"].map((name) => prefix + name));
+  // One POST /api/fleet/enqueue: each job carries its input (any JSON) and may retry twice.
+  await client.enqueueMany(["alpha", "beta", "gamma", "delta", "epsilon", "zeta"].map((name, i) => ({
+    probeKey: prefix + name,
+    payload: { host: `${name}.example.test`, timeoutMs: 200 + 60 * i },
+    maxAttempts: 3,
+  })));
 } catch (err) {
   fail(`could not enqueue (${err.message}). Is PocketBase with the pb-fleet hooks running (npm start)?`);
 }
 
-// A "probe": here it just takes a little time. The signal aborts when the lease
-// is lost; a real probe passes it on to fetch() or whatever it waits for.
-async function probe(job, signal) {
+// A "probe": here it just waits the payload's timeout. The signal aborts when
+// the lease is lost (or the job is cancelled); a real probe passes it on to
+// fetch() or whatever it waits for. What it returns is the job's result; an
+// error retries the job (after a backoff), a PermanentJobError fails it at once.
+async function probe({ payload, attempt, maxAttempts, workerId, progress }, signal) {
+  if (payload.host.startsWith("epsilon.")) throw new PermanentJobError(`${payload.host} does not resolve`);
+  progress({ phase: "probing", attempt }); // sent with the next lease renew
   await new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, 200 + Math.random() * 300);
+    const timer = setTimeout(resolve, payload.timeoutMs);
     signal.addEventListener("abort", () => {
       clearTimeout(timer);
       reject(signal.reason);
     }, { once: true });
   });
-  if (job.probe_key.endsWith("/epsilon")) throw new Error("epsilon is unreachable today");
-  return { probedBy: job.workerId, at: new Date().toISOString() };
+  return { host: payload.host, probedBy: workerId, attempt: `${attempt}/${maxAttempts}`, at: new Date().toISOString() };
 }
 
 const workers = [1, 2].map((n) =>
@@ -89,7 +97,8 @@ const rows = await client.listClaimable({ probeKeyPrefix: prefix }); // nothing 
 console.log(`claimable left: ${rows.length}`);
 for (const row of await client.listJobs({ probeKeyPrefix: prefix })) {
   if (row.probe_key.endsWith("/alpha") || row.probe_key.endsWith("/epsilon")) {
-    console.log(`${row.probe_key.slice(prefix.length)}: ${row.status} by ${row.claimed_by}, result ${JSON.stringify(row.result)}`);
+    const outcome = row.status === "failed" ? `error ${JSON.stringify(row.last_error)}` : `result ${JSON.stringify(row.result)}`;
+    console.log(`${row.probe_key.slice(prefix.length)}: ${row.status} by ${row.claimed_by}, ${outcome}`);
   }
 }
 console.log(`signed in as a PocketBase ${client.authApi === "superusers" ? "0.23+ superuser" : "0.22 admin"}`);

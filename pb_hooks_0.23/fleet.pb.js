@@ -5,36 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim c3420f3f3712"] || (globalThis["pbFleet POST /api/fleet/claim c3420f3f3712"] = (() => {
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
-function jobView(row, patch) {
-  const after = patch ? Object.assign({}, row, patch) : row;
-  return {
-    id: after.id,
-    probe_key: after.probe_key,
-    status: after.status,
-    claimed_by: after.claimed_by,
-    lease_expires_at: after.lease_expires_at,
-    version: after.version
-  };
-}
-
+return (globalThis["pbFleet POST /api/fleet/claim 855d9157e106"] || (globalThis["pbFleet POST /api/fleet/claim 855d9157e106"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -69,6 +40,145 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/queue.ts
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isDue(row, nowMs) {
+  return row.run_at <= formatPbDate(nowMs);
+}
+function isClaimable(row, nowMs) {
+  return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
+}
+var REFERENCE_STEAL = { kind: "reference" };
+function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL) {
+  if (!isClaimable(row, nowMs)) {
+    const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
+    return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
+  }
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
+  }
+  const steal = isHeldStatus(row.status);
+  const countsOrphans = steal && stealRule.kind === "count_orphans";
+  if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
+    return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
+  }
+  const patch = {
+    status: "claimed",
+    claimed_by: workerId,
+    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
+    lease_token: newLeaseToken2(),
+    // only for a winner: most claimers of a contended job lose
+    version: row.version + 1,
+    // Re-stamped on a steal: queue latency is measured to the last claim.
+    claimed_at: formatPbDate(nowMs),
+    attempts: row.attempts + 1
+  };
+  if (steal) patch.reclaim_count = row.reclaim_count + 1;
+  if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
+  return { kind: "win", patch, steal };
+}
+function deadLetterPatch(row, nowMs, error) {
+  const now = formatPbDate(nowMs);
+  return {
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: now,
+    finished_at: now,
+    last_error: error,
+    version: row.version + 1
+  };
+}
+var ORPHAN_CAP_REASON = "orphan_cap";
+function giveUpPatch(row, nowMs) {
+  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  return {
+    status: "failed",
+    // A dead letter too (stats, retry), with its own reason.
+    dead_lettered_at: formatPbDate(nowMs),
+    last_error: error,
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
+  };
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/adapter/runtime.ts
 function newLeaseToken() {
   return $security.randomString(24);
@@ -87,8 +197,25 @@ function findJudgedRecords(query, where, order, limit) {
   query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
 
 // src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
@@ -150,9 +277,23 @@ var STORE = {
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
-    for (const field in patch) rec.set(field, patch[field]);
+    setFields(rec, patch);
     txApp.saveNoValidate(rec);
   },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
   forget() {
   },
   logError
@@ -174,65 +315,6 @@ function claimAnswer(outcome) {
 }
 function claimPatch(decision) {
   return decision.kind === "win" || decision.kind === "give_up" ? decision.patch : null;
-}
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isClaimable(row, nowMs) {
-  return row.status === "pending" || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
-}
-var REFERENCE_STEAL = { kind: "reference" };
-function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL) {
-  if (!isClaimable(row, nowMs)) {
-    const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
-    return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
-  }
-  const steal = isHeldStatus(row.status);
-  const countsOrphans = steal && stealRule.kind === "count_orphans";
-  if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
-    return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
-  }
-  const patch = {
-    status: "claimed",
-    claimed_by: workerId,
-    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
-    lease_token: newLeaseToken2(),
-    // only for a winner: most claimers of a contended job lose
-    version: row.version + 1,
-    // Re-stamped on a steal: queue latency is measured to the last claim.
-    claimed_at: formatPbDate(nowMs)
-  };
-  if (steal) patch.reclaim_count = row.reclaim_count + 1;
-  if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
-  return { kind: "win", patch, steal };
-}
-var ORPHAN_CAP_REASON = "orphan_cap";
-function giveUpPatch(row, nowMs) {
-  return {
-    status: "failed",
-    // The server, not the last worker, finished it: that worker's late release
-    // must get refused_not_holder, not refused_terminal_same_holder (which
-    // would let it write its result). It stays on record in result.lastHolder.
-    claimed_by: SWEEPER_HOLDER,
-    lease_token: "",
-    finished_at: formatPbDate(nowMs),
-    // Kept, not reset as by a worker's release: it is the evidence, and what
-    // the stats count as "past the orphan cap".
-    result: {
-      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
-      reason: ORPHAN_CAP_REASON,
-      lastHolder: row.claimed_by
-    },
-    version: row.version + 1
-  };
-}
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
 // src/lib/validate.ts
@@ -275,36 +357,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew c095bae3c87e"] || (globalThis["pbFleet POST /api/fleet/renew c095bae3c87e"] = (() => {
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
-function jobView(row, patch) {
-  const after = patch ? Object.assign({}, row, patch) : row;
-  return {
-    id: after.id,
-    probe_key: after.probe_key,
-    status: after.status,
-    claimed_by: after.claimed_by,
-    lease_expires_at: after.lease_expires_at,
-    version: after.version
-  };
-}
-
+return (globalThis["pbFleet POST /api/fleet/renew ae2958419383"] || (globalThis["pbFleet POST /api/fleet/renew ae2958419383"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -339,6 +392,103 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/queue.ts
+var MAX_PROGRESS_BYTES = 4096;
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isStaleToken(row, req) {
+  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
+}
+function decideRenew(row, req, nowMs) {
+  if (!isHeldStatus(row.status)) return null;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+  const patch = {
+    status: "running",
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    version: row.version + 1
+  };
+  if (req.progress !== void 0) patch.progress = req.progress;
+  return patch;
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -354,8 +504,25 @@ function findJudgedRecords(query, where, order, limit) {
   query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
 
 // src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
@@ -417,9 +584,23 @@ var STORE = {
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
-    for (const field in patch) rec.set(field, patch[field]);
+    setFields(rec, patch);
     txApp.saveNoValidate(rec);
   },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
   forget() {
   },
   logError
@@ -432,30 +613,6 @@ function updateJob(jobId, decide, patchOf) {
 function renewAnswer(outcome) {
   if (outcome === null || outcome.decision === null) return { renewed: false };
   return { renewed: true, job: jobView(outcome.row, outcome.decision) };
-}
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isStaleToken(row, req) {
-  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
-}
-function decideRenew(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
-  return {
-    status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
-    version: row.version + 1
-  };
-}
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
 // src/lib/validate.ts
@@ -484,7 +641,15 @@ function validateRenewRequest(data) {
   if (!ids.ok) return ids;
   const leaseToken = readLeaseToken(data);
   if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
-  return { ok: true, value: Object.assign({ leaseToken }, ids.value) };
+  const progress = absentIfNull(asBody(data)["progress"]);
+  if (progress !== void 0 && jsonByteLength(progress) > MAX_PROGRESS_BYTES) {
+    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
+  }
+  const { jobId, workerId, leaseSeconds } = ids.value;
+  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
 }
 var INVALID = null;
 var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
@@ -511,36 +676,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 3c7f72c251d7"] || (globalThis["pbFleet POST /api/fleet/release 3c7f72c251d7"] = (() => {
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
-function jobView(row, patch) {
-  const after = patch ? Object.assign({}, row, patch) : row;
-  return {
-    id: after.id,
-    probe_key: after.probe_key,
-    status: after.status,
-    claimed_by: after.claimed_by,
-    lease_expires_at: after.lease_expires_at,
-    version: after.version
-  };
-}
-
+return (globalThis["pbFleet POST /api/fleet/release b136654c5aff"] || (globalThis["pbFleet POST /api/fleet/release b136654c5aff"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -568,6 +704,179 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/queue.ts
+var MAX_RESULT_BYTES = 1048576;
+var MAX_ERROR_BYTES = 65536;
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isTerminalStatus(status) {
+  return status === "done" || status === "failed" || status === "cancelled";
+}
+function isStaleToken(row, req) {
+  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
+}
+function decideRelease(row, req, nowMs) {
+  if (!isHeldStatus(row.status)) {
+    if (isTerminalStatus(row.status) && row.status !== "cancelled" && row.claimed_by === req.workerId) {
+      return refused(isStaleToken(row, req) ? "refused_stale_token" : "refused_terminal_same_holder");
+    }
+    return refused("refused_not_holder");
+  }
+  if (row.claimed_by !== req.workerId) return refused("refused_not_holder");
+  if (isStaleToken(row, req)) return refused("refused_stale_token");
+  const live = isLeaseLive(row.lease_expires_at, nowMs);
+  if (req.target === "pending") {
+    return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
+  }
+  if (!live) return refused("refused_not_holder");
+  if (req.target === "retry") return { kind: "release", patch: withOutcome(retryPatch(row, nowMs, req), req) };
+  return {
+    kind: "release",
+    patch: withOutcome({
+      status: req.target,
+      finished_at: formatPbDate(nowMs),
+      // A finished job starts any later orphaning with a fresh budget.
+      consecutive_orphan_count: 0,
+      version: row.version + 1
+    }, req)
+  };
+}
+function withOutcome(patch, req) {
+  if (req.result !== void 0) patch.result = req.result;
+  if (req.error !== void 0) patch.last_error = req.error;
+  return patch;
+}
+function retryPatch(row, nowMs, req) {
+  var _a;
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return deadLetterPatch(row, nowMs, req.error !== void 0 ? req.error : MAX_ATTEMPTS_ERROR);
+  }
+  return {
+    status: "pending",
+    run_at: formatPbDate(nowMs + retryBackoffMs(row.attempts, (_a = req.jitter) != null ? _a : 0)),
+    claimed_by: "",
+    lease_token: "",
+    // The lease was live: a pending row must not look held until then.
+    lease_expires_at: "",
+    consecutive_orphan_count: 0,
+    progress: null,
+    version: row.version + 1
+  };
+}
+function deadLetterPatch(row, nowMs, error) {
+  const now = formatPbDate(nowMs);
+  return {
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: now,
+    finished_at: now,
+    last_error: error,
+    version: row.version + 1
+  };
+}
+function requeuePatch(row, nowMs) {
+  return {
+    status: "pending",
+    claimed_by: "",
+    lease_token: "",
+    // The expired lease stays as the row's "last in flight" marker.
+    reclaim_count: row.reclaim_count + 1,
+    consecutive_orphan_count: row.consecutive_orphan_count + 1,
+    requeued_at: formatPbDate(nowMs),
+    version: row.version + 1
+  };
+}
+function refused(reason) {
+  return { kind: "refused", reason };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -583,8 +892,25 @@ function findJudgedRecords(query, where, order, limit) {
   query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
 
 // src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
@@ -646,9 +972,23 @@ var STORE = {
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
-    for (const field in patch) rec.set(field, patch[field]);
+    setFields(rec, patch);
     txApp.saveNoValidate(rec);
   },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
   forget() {
   },
   logError
@@ -667,62 +1007,8 @@ function releasePatch(decision) {
   return decision.kind === "release" ? decision.patch : null;
 }
 
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isTerminalStatus(status) {
-  return status === "done" || status === "failed";
-}
-function isStaleToken(row, req) {
-  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
-}
-function decideRelease(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) {
-    if (isTerminalStatus(row.status) && row.claimed_by === req.workerId) {
-      return refused(isStaleToken(row, req) ? "refused_stale_token" : "refused_terminal_same_holder");
-    }
-    return refused("refused_not_holder");
-  }
-  if (row.claimed_by !== req.workerId) return refused("refused_not_holder");
-  if (isStaleToken(row, req)) return refused("refused_stale_token");
-  const live = isLeaseLive(row.lease_expires_at, nowMs);
-  if (req.target === "pending") {
-    return live ? refused("refused_lease_live") : { kind: "release", patch: requeuePatch(row, nowMs) };
-  }
-  if (!live) return refused("refused_not_holder");
-  return {
-    kind: "release",
-    patch: {
-      status: req.target,
-      finished_at: formatPbDate(nowMs),
-      // A finished job starts any later orphaning with a fresh budget.
-      consecutive_orphan_count: 0,
-      version: row.version + 1
-    }
-  };
-}
-function requeuePatch(row, nowMs) {
-  return {
-    status: "pending",
-    claimed_by: "",
-    lease_token: "",
-    // The expired lease stays as the row's "last in flight" marker.
-    reclaim_count: row.reclaim_count + 1,
-    consecutive_orphan_count: row.consecutive_orphan_count + 1,
-    requeued_at: formatPbDate(nowMs),
-    version: row.version + 1
-  };
-}
-function refused(reason) {
-  return { kind: "refused", reason };
-}
-
 // src/lib/types.ts
-var RELEASE_TARGETS = ["done", "failed", "pending"];
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
 
 // src/lib/validate.ts
 var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
@@ -753,7 +1039,22 @@ function validateReleaseRequest(data) {
   if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
   const leaseToken = readLeaseToken(data);
   if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
-  return { ok: true, value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken } };
+  const result = absentIfNull(asBody(data)["result"]);
+  if (result !== void 0 && jsonByteLength(result) > MAX_RESULT_BYTES) {
+    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
+  }
+  const error = absentIfNull(asBody(data)["error"]);
+  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
+  if (error !== void 0 && utf8ByteLength(error) > MAX_ERROR_BYTES) {
+    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
+  }
+  return {
+    ok: true,
+    value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken, result, error }
+  };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
 }
 var INVALID = null;
 var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
@@ -770,7 +1071,9 @@ function isReleaseTarget(value) {
 function handleRelease(req) {
   const valid = validateReleaseRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
-  const outcome = updateJob(valid.value.jobId, (row, now) => decideRelease(row, valid.value, now), releasePatch);
+  const { jobId, workerId, target, leaseToken, result, error } = valid.value;
+  const release = { workerId, target, leaseToken, result, error, jitter: Math.random() };
+  const outcome = updateJob(jobId, (row, now) => decideRelease(row, release, now), releasePatch);
   return json(200, releaseAnswer(outcome));
 }
 
@@ -783,36 +1086,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 215d6feffc99"] || (globalThis["pbFleet POST /api/fleet/claim-next 215d6feffc99"] = (() => {
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
-function jobView(row, patch) {
-  const after = patch ? Object.assign({}, row, patch) : row;
-  return {
-    id: after.id,
-    probe_key: after.probe_key,
-    status: after.status,
-    claimed_by: after.claimed_by,
-    lease_expires_at: after.lease_expires_at,
-    version: after.version
-  };
-}
-
+return (globalThis["pbFleet POST /api/fleet/claim-next 969e27bafde0"] || (globalThis["pbFleet POST /api/fleet/claim-next 969e27bafde0"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -847,6 +1121,221 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
+function queueJobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  const view = jobView(row, patch);
+  view.payload = parseJsonField(row.payload);
+  view.priority = row.priority;
+  view.run_at = (_a = p.run_at) != null ? _a : row.run_at;
+  view.attempts = (_b = p.attempts) != null ? _b : row.attempts;
+  view.max_attempts = row.max_attempts;
+  view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
+  view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
+  view.unique_key = row.unique_key;
+  view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  return view;
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
+
+// src/lib/queue.ts
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isDue(row, nowMs) {
+  return row.run_at <= formatPbDate(nowMs);
+}
+function isClaimable(row, nowMs) {
+  return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
+}
+var REFERENCE_STEAL = { kind: "reference" };
+function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL) {
+  if (!isClaimable(row, nowMs)) {
+    const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
+    return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
+  }
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
+  }
+  const steal = isHeldStatus(row.status);
+  const countsOrphans = steal && stealRule.kind === "count_orphans";
+  if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
+    return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
+  }
+  const patch = {
+    status: "claimed",
+    claimed_by: workerId,
+    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
+    lease_token: newLeaseToken2(),
+    // only for a winner: most claimers of a contended job lose
+    version: row.version + 1,
+    // Re-stamped on a steal: queue latency is measured to the last claim.
+    claimed_at: formatPbDate(nowMs),
+    attempts: row.attempts + 1
+  };
+  if (steal) patch.reclaim_count = row.reclaim_count + 1;
+  if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
+  return { kind: "win", patch, steal };
+}
+function deadLetterPatch(row, nowMs, error) {
+  const now = formatPbDate(nowMs);
+  return {
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: now,
+    finished_at: now,
+    last_error: error,
+    version: row.version + 1
+  };
+}
+var ORPHAN_CAP_REASON = "orphan_cap";
+function giveUpPatch(row, nowMs) {
+  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  return {
+    status: "failed",
+    // A dead letter too (stats, retry), with its own reason.
+    dead_lettered_at: formatPbDate(nowMs),
+    last_error: error,
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
+  };
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/adapter/runtime.ts
 function newLeaseToken() {
   return $security.randomString(24);
@@ -868,23 +1357,55 @@ function findJudgedRecords(query, where, order, limit) {
   query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
 
 // src/lib/queries.ts
-function pendingWhere(probeKeyPrefix) {
-  return withPrefix("status = 'pending'", {}, probeKeyPrefix);
+function pendingDueWhere(priority, nowMs, probeKeyPrefix) {
+  return withPrefix(
+    "status = 'pending' AND priority = {:priority} AND run_at <= {:now}",
+    { priority, now: formatPbDate(nowMs) },
+    probeKeyPrefix,
+    FILTER_ONLY
+  );
 }
+var PRIORITY_LEVEL_SHAPE = { found: 0, priority: 0 };
+function topPriorityQuery(probeKeyPrefix, below) {
+  const where = below === void 0 ? withPrefix("status = 'pending'", {}, probeKeyPrefix, FILTER_ONLY) : withPrefix("status = 'pending' AND priority < {:below}", { below }, probeKeyPrefix, FILTER_ONLY);
+  return {
+    sql: `SELECT MAX(priority) IS NOT NULL AS found, COALESCE(MAX(priority), 0) AS priority FROM probe_jobs WHERE ${where.sql}`,
+    params: where.params
+  };
+}
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
-function withPrefix(sql, params, probeKeyPrefix) {
+var FILTER_ONLY = "filter";
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  let range = "probe_key >= {:prefix}";
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
   const end = prefixUpperBound(probeKeyPrefix);
   if (end !== null) {
     params["prefixEnd"] = end;
-    range += " AND probe_key < {:prefixEnd}";
+    range += ` AND ${column} < {:prefixEnd}`;
   }
   return { sql: `(${sql}) AND ${range}`, params };
 }
@@ -896,29 +1417,69 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
-function oldestFirst(candidates, limit) {
-  return candidates.slice().sort((a, b) => a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0).slice(0, limit);
+function compareClaimOrder(a, b) {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (a.run_at !== b.run_at) return a.run_at < b.run_at ? -1 : 1;
+  if (a.created !== b.created) return a.created < b.created ? -1 : 1;
+  if (a.enqueue_index !== b.enqueue_index) return a.enqueue_index - b.enqueue_index;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
-var CLAIM_ORDER = ["created ASC", "id ASC"];
+function firstInClaimOrder(candidates, limit) {
+  return candidates.slice().sort(compareClaimOrder).slice(0, limit);
+}
 
 // src/adapter/transactions.ts
-function updateJobsIn(store, work) {
+function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
+    let pending = [];
+    let pendingById = {};
+    const written = {};
+    const flush = () => {
+      if (pending.length === 0) return;
+      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
+      pending = [];
+      pendingById = {};
+    };
+    const result = work({
       find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
+        flush();
+        const found = store.queryAll(tx, jobRowsQuery(where, order, limit), JOB_ROWS_SHAPE)[0];
+        return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
+        const same = pendingById[row.id];
+        if (same !== void 0) {
+          const merged = Object.assign({}, same.patch, patch);
+          same.patch = merged;
+        } else {
+          const entry = { id: row.id, patch };
+          pendingById[row.id] = entry;
+          pending.push(entry);
+        }
+        written[row.id] = jobView(row, patch);
+      },
+      insert(fields) {
+        flush();
+        return store.insert(tx, fields);
+      },
+      queryOne(query, shape) {
+        flush();
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll(query, shape) {
+        flush();
+        return store.queryAll(tx, query, shape);
+      },
+      execute(statement) {
+        flush();
+        return store.execute(tx, statement);
       }
     }, Date.now());
+    flush();
+    const changes = Object.keys(written).map((id) => written[id]);
+    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    return result;
   });
 }
 function inTransaction(store, fn) {
@@ -965,80 +1526,29 @@ var STORE = {
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
-    for (const field in patch) rec.set(field, patch[field]);
+    setFields(rec, patch);
     txApp.saveNoValidate(rec);
   },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
   forget() {
   },
   logError
 };
-function updateJobs(work) {
-  return updateJobsIn(STORE, work);
-}
-
-// src/lib/config.ts
-var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
-var DEFAULT_ORPHAN_CAP = 5;
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-function orphanCap(getenv2) {
-  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isClaimable(row, nowMs) {
-  return row.status === "pending" || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
-}
-var REFERENCE_STEAL = { kind: "reference" };
-function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL) {
-  if (!isClaimable(row, nowMs)) {
-    const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
-    return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
-  }
-  const steal = isHeldStatus(row.status);
-  const countsOrphans = steal && stealRule.kind === "count_orphans";
-  if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
-    return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
-  }
-  const patch = {
-    status: "claimed",
-    claimed_by: workerId,
-    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
-    lease_token: newLeaseToken2(),
-    // only for a winner: most claimers of a contended job lose
-    version: row.version + 1,
-    // Re-stamped on a steal: queue latency is measured to the last claim.
-    claimed_at: formatPbDate(nowMs)
-  };
-  if (steal) patch.reclaim_count = row.reclaim_count + 1;
-  if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
-  return { kind: "win", patch, steal };
-}
-var ORPHAN_CAP_REASON = "orphan_cap";
-function giveUpPatch(row, nowMs) {
-  return {
-    status: "failed",
-    // The server, not the last worker, finished it: that worker's late release
-    // must get refused_not_holder, not refused_terminal_same_holder (which
-    // would let it write its result). It stays on record in result.lastHolder.
-    claimed_by: SWEEPER_HOLDER,
-    lease_token: "",
-    finished_at: formatPbDate(nowMs),
-    // Kept, not reset as by a worker's release: it is the evidence, and what
-    // the stats count as "past the orphan cap".
-    result: {
-      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
-      reason: ORPHAN_CAP_REASON,
-      lastHolder: row.claimed_by
-    },
-    version: row.version + 1
-  };
-}
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+function updateJobsBulk(source, work) {
+  return updateJobsBulkIn(STORE, source, work);
 }
 
 // src/lib/claim-next.ts
@@ -1048,8 +1558,8 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   const stealRule = { kind: "count_orphans", cap: orphanCap2 };
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
-    const candidates = oldestFirst(
-      batch.find(pendingWhere(req.probeKeyPrefix), CLAIM_ORDER, want).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix), CLAIM_ORDER, want)),
+    const candidates = firstInClaimOrder(
+      duePending(batch, nowMs, req.probeKeyPrefix, want).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix), CLAIM_ORDER, want)),
       want
     );
     let gaveUp = 0;
@@ -1066,6 +1576,17 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     if (gaveUp === 0) break;
   }
   return claimed;
+}
+function duePending(batch, nowMs, probeKeyPrefix, want) {
+  const rows = [];
+  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix), PRIORITY_LEVEL_SHAPE);
+  while (level !== null && level.found === 1 && rows.length < want) {
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix), LEVEL_ORDER, want - rows.length);
+    for (const row of found) rows.push(row);
+    if (rows.length >= want) break;
+    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority), PRIORITY_LEVEL_SHAPE);
+  }
+  return rows;
 }
 
 // src/lib/validate.ts
@@ -1111,11 +1632,11 @@ function handleClaimNext(req) {
   const valid = validateClaimNextRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
   const cap = orphanCap(getenv);
-  const won = (_a = updateJobs((batch, now) => claimNext(batch, valid.value, now, cap, newLeaseToken))) != null ? _a : [];
+  const won = (_a = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, valid.value, now, cap, newLeaseToken))) != null ? _a : [];
   const answer = {
     jobs: won.map(({ row, patch }) => {
       var _a2;
-      return { job: jobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
+      return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
     })
   };
   return json(200, answer);
@@ -1130,25 +1651,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 3c4731b45a6e"] || (globalThis["pbFleet POST /api/fleet/sweep 3c4731b45a6e"] = (() => {
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token"
-];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
-
+return (globalThis["pbFleet POST /api/fleet/sweep 8b472d43d240"] || (globalThis["pbFleet POST /api/fleet/sweep 8b472d43d240"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1176,6 +1679,179 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+var SWEEP_BATCH = 500;
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
+
+// src/lib/queue.ts
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isDue(row, nowMs) {
+  return row.run_at <= formatPbDate(nowMs);
+}
+function isClaimable(row, nowMs) {
+  return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
+}
+function deadLetterPatch(row, nowMs, error) {
+  const now = formatPbDate(nowMs);
+  return {
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: now,
+    finished_at: now,
+    last_error: error,
+    version: row.version + 1
+  };
+}
+function requeuePatch(row, nowMs) {
+  return {
+    status: "pending",
+    claimed_by: "",
+    lease_token: "",
+    // The expired lease stays as the row's "last in flight" marker.
+    reclaim_count: row.reclaim_count + 1,
+    consecutive_orphan_count: row.consecutive_orphan_count + 1,
+    requeued_at: formatPbDate(nowMs),
+    version: row.version + 1
+  };
+}
+var ORPHAN_CAP_REASON = "orphan_cap";
+function giveUpPatch(row, nowMs) {
+  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  return {
+    status: "failed",
+    // A dead letter too (stats, retry), with its own reason.
+    dead_lettered_at: formatPbDate(nowMs),
+    last_error: error,
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -1194,20 +1870,38 @@ function findJudgedRecords(query, where, order, limit) {
   query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
 
 // src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
-function withPrefix(sql, params, probeKeyPrefix) {
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  let range = "probe_key >= {:prefix}";
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
   const end = prefixUpperBound(probeKeyPrefix);
   if (end !== null) {
     params["prefixEnd"] = end;
-    range += " AND probe_key < {:prefixEnd}";
+    range += ` AND ${column} < {:prefixEnd}`;
   }
   return { sql: `(${sql}) AND ${range}`, params };
 }
@@ -1221,23 +1915,57 @@ function prefixUpperBound(prefix) {
 }
 
 // src/adapter/transactions.ts
-function updateJobsIn(store, work) {
+function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
+    let pending = [];
+    let pendingById = {};
+    const written = {};
+    const flush = () => {
+      if (pending.length === 0) return;
+      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
+      pending = [];
+      pendingById = {};
+    };
+    const result = work({
       find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
+        flush();
+        const found = store.queryAll(tx, jobRowsQuery(where, order, limit), JOB_ROWS_SHAPE)[0];
+        return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
+        const same = pendingById[row.id];
+        if (same !== void 0) {
+          const merged = Object.assign({}, same.patch, patch);
+          same.patch = merged;
+        } else {
+          const entry = { id: row.id, patch };
+          pendingById[row.id] = entry;
+          pending.push(entry);
+        }
+        written[row.id] = jobView(row, patch);
+      },
+      insert(fields) {
+        flush();
+        return store.insert(tx, fields);
+      },
+      queryOne(query, shape) {
+        flush();
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll(query, shape) {
+        flush();
+        return store.queryAll(tx, query, shape);
+      },
+      execute(statement) {
+        flush();
+        return store.execute(tx, statement);
       }
     }, Date.now());
+    flush();
+    const changes = Object.keys(written).map((id) => written[id]);
+    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    return result;
   });
 }
 function inTransaction(store, fn) {
@@ -1284,70 +2012,37 @@ var STORE = {
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
-    for (const field in patch) rec.set(field, patch[field]);
+    setFields(rec, patch);
     txApp.saveNoValidate(rec);
   },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
   forget() {
   },
   logError
 };
-function updateJobs(work) {
-  return updateJobsIn(STORE, work);
-}
-
-// src/lib/config.ts
-var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
-var DEFAULT_ORPHAN_CAP = 5;
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-var SWEEP_BATCH = 500;
-function orphanCap(getenv2) {
-  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isClaimable(row, nowMs) {
-  return row.status === "pending" || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
-}
-function requeuePatch(row, nowMs) {
-  return {
-    status: "pending",
-    claimed_by: "",
-    lease_token: "",
-    // The expired lease stays as the row's "last in flight" marker.
-    reclaim_count: row.reclaim_count + 1,
-    consecutive_orphan_count: row.consecutive_orphan_count + 1,
-    requeued_at: formatPbDate(nowMs),
-    version: row.version + 1
-  };
-}
-var ORPHAN_CAP_REASON = "orphan_cap";
-function giveUpPatch(row, nowMs) {
-  return {
-    status: "failed",
-    // The server, not the last worker, finished it: that worker's late release
-    // must get refused_not_holder, not refused_terminal_same_holder (which
-    // would let it write its result). It stays on record in result.lastHolder.
-    claimed_by: SWEEPER_HOLDER,
-    lease_token: "",
-    finished_at: formatPbDate(nowMs),
-    // Kept, not reset as by a worker's release: it is the evidence, and what
-    // the stats count as "past the orphan cap".
-    result: {
-      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
-      reason: ORPHAN_CAP_REASON,
-      lastHolder: row.claimed_by
-    },
-    version: row.version + 1
-  };
+function updateJobsBulk(source, work) {
+  return updateJobsBulkIn(STORE, source, work);
 }
 
 // src/lib/sweep.ts
 function decideSweep(row, nowMs, cap) {
   if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
+  }
   if (row.consecutive_orphan_count < cap) return { kind: "requeue", patch: requeuePatch(row, nowMs) };
   return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
 }
@@ -1393,7 +2088,7 @@ function readPrefix(data) {
 // src/handlers/sweep.ts
 function sweep(probeKeyPrefix) {
   const cap = orphanCap(getenv);
-  return updateJobs((batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
+  return updateJobsBulk("sweep", (batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
 }
 function handleSweep(req) {
   var _a;
@@ -1412,13 +2107,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 3c04480aeea7"] || (globalThis["pbFleet GET /api/fleet/stats 3c04480aeea7"] = (() => {
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-
+return (globalThis["pbFleet GET /api/fleet/stats e5b684f1cf4f"] || (globalThis["pbFleet GET /api/fleet/stats e5b684f1cf4f"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1443,100 +2132,35 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/adapter/runtime.ts
-function getenv(name) {
-  return $os.getenv(name);
-}
-function storeGet(key) {
-  return $app.store().get(key);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
-}
-function readOne(db, query, shape) {
-  const row = new DynamicModel(shape);
-  try {
-    db.newQuery(query.sql).bind(query.params).one(row);
-    return row;
-  } catch (err) {
-    logError(QUERY_FAILED, err);
-    return null;
-  }
-}
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
 
-// src/lib/queries.ts
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function withPrefix(sql, params, probeKeyPrefix) {
-  if (probeKeyPrefix === "") return { sql, params };
-  params["prefix"] = probeKeyPrefix;
-  let range = "probe_key >= {:prefix}";
-  const end = prefixUpperBound(probeKeyPrefix);
-  if (end !== null) {
-    params["prefixEnd"] = end;
-    range += " AND probe_key < {:prefixEnd}";
-  }
-  return { sql: `(${sql}) AND ${range}`, params };
-}
-function prefixUpperBound(prefix) {
-  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
-  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
-  const last = points.pop();
-  if (last === void 0) return null;
-  points.push(last === 55295 ? 57344 : last + 1);
-  return String.fromCodePoint(...points);
-}
-function statsQuery(nowMs, orphanCap2, probeKeyPrefix) {
-  const scope = withPrefix("1 = 1", { now: formatPbDate(nowMs), cap: orphanCap2 }, probeKeyPrefix);
-  return {
-    sql: `SELECT
-  COALESCE(SUM(status = 'pending'), 0) AS pending,
-  COALESCE(SUM(status = 'claimed'), 0) AS claimed,
-  COALESCE(SUM(status = 'running'), 0) AS running,
-  COALESCE(SUM(status = 'done'), 0) AS done,
-  COALESCE(SUM(status = 'failed'), 0) AS failed,
-  COUNT(*) AS total,
-  COALESCE(MIN(CASE WHEN status = 'pending' THEN MAX(created, COALESCE(requeued_at, '')) END), '') AS oldest_pending,
-  COALESCE(SUM(${EXPIRED_LEASE_SQL}), 0) AS expired_leases,
-  COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
-FROM probe_jobs
-WHERE ${scope.sql}`,
-    params: scope.params
-  };
-}
-var STATS_ROW_SHAPE = {
-  pending: 0,
-  claimed: 0,
-  running: 0,
-  done: 0,
-  failed: 0,
-  total: 0,
-  oldest_pending: "",
-  expired_leases: 0,
-  past_orphan_cap: 0
-};
-
-// src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = handler({
-    body: () => requestBody(e),
-    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
-  if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
-}
-function requestBody(e) {
-  try {
-    return e.requestInfo().body;
-  } catch (_) {
-    return {};
-  }
-}
-function queryOne(query, shape) {
-  return readOne($app.db(), query, shape);
-}
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
@@ -1566,8 +2190,121 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function storeGet(key) {
+  return $app.store().get(key);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readOne(db, query, shape) {
+  const row = new DynamicModel(shape);
+  try {
+    db.newQuery(query.sql).bind(query.params).one(row);
+    return row;
+  } catch (err) {
+    logError(QUERY_FAILED, err);
+    return null;
+  }
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
+  if (probeKeyPrefix === "") return { sql, params };
+  params["prefix"] = probeKeyPrefix;
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += ` AND ${column} < {:prefixEnd}`;
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
+}
+function statsQuery(nowMs, orphanCap2, probeKeyPrefix) {
+  const scope = withPrefix("1 = 1", { now: formatPbDate(nowMs), cap: orphanCap2 }, probeKeyPrefix);
+  return {
+    sql: `SELECT
+  COALESCE(SUM(status = 'pending'), 0) AS pending,
+  COALESCE(SUM(status = 'claimed'), 0) AS claimed,
+  COALESCE(SUM(status = 'running'), 0) AS running,
+  COALESCE(SUM(status = 'done'), 0) AS done,
+  COALESCE(SUM(status = 'failed'), 0) AS failed,
+  COALESCE(SUM(status = 'cancelled'), 0) AS cancelled,
+  COUNT(*) AS total,
+  COALESCE(SUM(status = 'pending' AND run_at > {:now}), 0) AS scheduled,
+  COALESCE(SUM(status = 'pending' AND attempts > 0), 0) AS retrying,
+  COALESCE(SUM(COALESCE(dead_lettered_at, '') != ''), 0) AS dead_lettered,
+  COALESCE(MIN(CASE WHEN status = 'pending' AND run_at <= {:now}
+    THEN MAX(created, COALESCE(requeued_at, ''), run_at) END), '') AS oldest_pending,
+  COALESCE(SUM(${EXPIRED_LEASE_SQL}), 0) AS expired_leases,
+  COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
+FROM probe_jobs
+WHERE ${scope.sql}`,
+    params: scope.params
+  };
+}
+var STATS_ROW_SHAPE = {
+  pending: 0,
+  claimed: 0,
+  running: 0,
+  done: 0,
+  failed: 0,
+  cancelled: 0,
+  total: 0,
+  scheduled: 0,
+  retrying: 0,
+  dead_lettered: 0,
+  oldest_pending: "",
+  expired_leases: 0,
+  past_orphan_cap: 0
+};
+
+// src/adapter/pocketbase-0.23.ts
+var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function serve(e, handler) {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request.url.query().get(name)
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+function requestBody(e) {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+function queryOne(query, shape) {
+  return readOne($app.db(), query, shape);
+}
+
 // src/lib/types.ts
-var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed"];
+var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
 
 // src/lib/stats.ts
 function buildStats(row, nowMs, orphanCap2, sweeper) {
@@ -1577,6 +2314,9 @@ function buildStats(row, nowMs, orphanCap2, sweeper) {
   return {
     counts,
     total: row.total,
+    scheduled: row.scheduled,
+    retrying: row.retrying,
+    deadLettered: row.dead_lettered,
     oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, (nowMs - oldest) / 1e3),
     expiredLeases: row.expired_leases,
     pastOrphanCap: row.past_orphan_cap,
@@ -1600,9 +2340,16 @@ function formatPrometheus(stats) {
     "Jobs in probe_jobs by status.",
     JOB_STATUSES.map((s) => [`{status="${s}"}`, stats.counts[s]])
   );
+  gauge("pb_fleet_scheduled_jobs", "Pending jobs not yet due.", [["", stats.scheduled]]);
+  gauge("pb_fleet_retrying_jobs", "Pending jobs that have been tried before.", [["", stats.retrying]]);
+  gauge(
+    "pb_fleet_dead_lettered_jobs",
+    "Jobs dead-lettered (out of attempts, or given up at the orphan cap).",
+    [["", stats.deadLettered]]
+  );
   gauge(
     "pb_fleet_oldest_pending_age_seconds",
-    "Seconds the oldest pending job has waited.",
+    "Seconds the longest-waiting due pending job has waited.",
     stats.oldestPendingAgeSeconds === null ? [] : [["", stats.oldestPendingAgeSeconds]]
   );
   gauge(
@@ -1652,119 +2399,15 @@ return route;
 })()))(__context);
 });
 
-cronAdd("pb-fleet-sweeper", (() => {
+routerAdd("GET", "/api/fleet/completions", (__context) => {
+return (globalThis["pbFleet GET /api/fleet/completions 5a6aea6c8f22"] || (globalThis["pbFleet GET /api/fleet/completions 5a6aea6c8f22"] = (() => {
 // src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/adapter/runtime.ts
-function getenv(name) {
-  return $os.getenv(name);
-}
-function storeSet(key, value) {
-  $app.store().set(key, value);
-}
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
-}
-
-// src/lib/queries.ts
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-
-// src/lib/config.ts
-var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
-var SWEEP_OFF = "off";
-function sweepSchedule(getenv2) {
-  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
-  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
-}
-var SWEEPER_STATE_KEY = "pbFleetSweeper";
-function sweeperScheduled(schedule) {
-  return { scheduled: true, schedule };
-}
-function sweeperNotScheduled(schedule, error) {
-  return error === void 0 ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
-}
-function invalidScheduleError(schedule, cause) {
-  return `${SWEEP_SCHEDULE_ENV}=${JSON.stringify(schedule)} is not a valid 5-field cron expression (or "${SWEEP_OFF}"), so the server sweeper is not running: ${cause}`;
-}
-function encodeSweeperState(state) {
-  return JSON.stringify(state);
-}
-
-// src/lib/cron.ts
-var MACROS = ["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"];
-var FIELDS = [
-  { name: "minute", min: 0, max: 59 },
-  { name: "hour", min: 0, max: 23 },
-  { name: "day of month", min: 1, max: 31 },
-  { name: "month", min: 1, max: 12 },
-  { name: "day of week", min: 0, max: 6 }
-];
-function atoi(text) {
-  return /^[+-]?\d{1,18}$/.test(text) ? Number(text) : null;
-}
-function cronScheduleError(expression) {
-  if (MACROS.indexOf(expression) !== -1) return null;
-  const segments = expression.split(" ");
-  if (segments.length !== FIELDS.length) {
-    return "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces";
-  }
-  for (let i = 0; i < FIELDS.length; i++) {
-    const field = FIELDS[i];
-    for (const part of segments[i].split(",")) {
-      const error = cronPartError(part, field.min, field.max);
-      if (error !== null) return `${field.name} field ${JSON.stringify(segments[i])}: ${error}`;
-    }
-  }
-  return null;
-}
-function cronPartError(part, min, max) {
-  const stepParts = part.split("/");
-  if (stepParts.length > 2) return "a step is written */n or a-b/n";
-  let step = 1;
-  if (stepParts.length === 2) {
-    const parsed = atoi(stepParts[1]);
-    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
-    step = parsed;
-  }
-  const range = stepParts[0];
-  if (range === "*") return null;
-  const bounds = range.split("-");
-  if (bounds.length > 2) return "a range is written a-b";
-  const low = atoi(bounds[0]);
-  if (low === null || low < min || low > max) return `values must be numbers from ${min} to ${max}`;
-  if (bounds.length === 1) return step === 1 ? null : "a step needs * or a range before it";
-  const high = atoi(bounds[1]);
-  if (high === null || high < low || high > max) return `a range must end between its start and ${max}`;
-  return null;
-}
-
-// src/handlers/sweep.ts
-function sweeperScheduleAtLoad() {
-  const configured = sweepSchedule(getenv);
-  if (configured === SWEEP_OFF) {
-    storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperNotScheduled(SWEEP_OFF)));
-    return DEFAULT_SWEEP_SCHEDULE;
-  }
-  const invalid = cronScheduleError(configured);
-  if (invalid !== null) {
-    const error = invalidScheduleError(configured, invalid);
-    storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperNotScheduled(configured, error)));
-    logError("pb-fleet-sweeper is not scheduled", error);
-    throw new Error(`pb-fleet-sweeper: ${error}`);
-  }
-  storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperScheduled(configured)));
-  return configured;
-}
-return sweeperScheduleAtLoad;
-})()(), () => {
-return (() => {
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -1773,10 +2416,2153 @@ var JOB_ROW_TEXT_FIELDS = [
   "status",
   "claimed_by",
   "lease_expires_at",
-  "lease_token"
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
 ];
-var JOB_ROW_NUMBER_FIELDS = ["version", "reclaim_count", "consecutive_orphan_count"];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
 
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readOne(db, query, shape) {
+  const row = new DynamicModel(shape);
+  try {
+    db.newQuery(query.sql).bind(query.params).one(row);
+    return row;
+  } catch (err) {
+    logError(QUERY_FAILED, err);
+    return null;
+  }
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
+}
+
+// src/adapter/pocketbase-0.23.ts
+var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function serve(e, handler) {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request.url.query().get(name)
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+function requestBody(e) {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+function queryOne(query, shape) {
+  return readOne($app.db(), query, shape);
+}
+
+// src/lib/completions.ts
+var DEFAULT_WINDOW_SECONDS = 300;
+var DEFAULT_BUCKET_SECONDS = 5;
+var MAX_WINDOW_SECONDS = 3600;
+var MAX_BUCKET_SECONDS = 600;
+var MAX_BUCKETS = 720;
+function parseCompletionsParams(rawWindow, rawBucket) {
+  const windowSeconds = readWhole(rawWindow, DEFAULT_WINDOW_SECONDS);
+  const bucketSeconds = readWhole(rawBucket, DEFAULT_BUCKET_SECONDS);
+  if (windowSeconds === null || windowSeconds < 1 || windowSeconds > MAX_WINDOW_SECONDS) {
+    return { ok: false, error: `windowSeconds must be a whole number from 1 to ${MAX_WINDOW_SECONDS}` };
+  }
+  if (bucketSeconds === null || bucketSeconds < 1 || bucketSeconds > MAX_BUCKET_SECONDS) {
+    return { ok: false, error: `bucketSeconds must be a whole number from 1 to ${MAX_BUCKET_SECONDS}` };
+  }
+  if (Math.ceil(windowSeconds / bucketSeconds) > MAX_BUCKETS) {
+    return { ok: false, error: `windowSeconds / bucketSeconds must be at most ${MAX_BUCKETS} buckets` };
+  }
+  return { ok: true, windowSeconds, bucketSeconds };
+}
+function readWhole(raw, fallback) {
+  if (raw === "") return fallback;
+  if (!/^\d{1,7}$/.test(raw)) return null;
+  return Number(raw);
+}
+function completionsWindow(nowMs, windowSeconds, bucketSeconds) {
+  const bucketMs = bucketSeconds * 1e3;
+  const count = Math.ceil(windowSeconds / bucketSeconds);
+  const current = Math.floor(nowMs / bucketMs);
+  const fromMs = (current - count + 1) * bucketMs;
+  return { bucketSeconds, count, fromMs, toMs: fromMs + count * bucketMs };
+}
+function completionsQuery(window, probeKeyPrefix) {
+  const params = {
+    from: formatPbDate(window.fromMs),
+    to: formatPbDate(window.toMs),
+    fromSeconds: window.fromMs / 1e3,
+    bucketSeconds: window.bucketSeconds
+  };
+  let where = "status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}";
+  if (probeKeyPrefix !== "") {
+    params["prefix"] = probeKeyPrefix;
+    where += " AND probe_key >= {:prefix}";
+    const end = prefixUpperBound(probeKeyPrefix);
+    if (end !== null) {
+      params["prefixEnd"] = end;
+      where += " AND probe_key < {:prefixEnd}";
+    }
+  }
+  return {
+    sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
+  SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))
+      / CAST({:bucketSeconds} AS INTEGER) AS INTEGER) AS bucket,
+    SUM(status = 'done') AS done,
+    SUM(status = 'failed') AS failed
+  FROM probe_jobs
+  WHERE ${where}
+  GROUP BY bucket
+)`,
+    params
+  };
+}
+var COMPLETIONS_ROW_SHAPE = { buckets: "" };
+function buildCompletions(row, window, nowMs) {
+  const bucketMs = window.bucketSeconds * 1e3;
+  const buckets = [];
+  for (let i = 0; i < window.count; i++) buckets.push({ start: window.fromMs + i * bucketMs, done: 0, failed: 0 });
+  for (const entry of row.buckets === "" ? [] : row.buckets.split(",")) {
+    const [index, done, failed] = entry.split(":").map(Number);
+    const bucket = buckets[index];
+    if (!Number.isInteger(index) || bucket === void 0) continue;
+    bucket.done += done || 0;
+    bucket.failed += failed || 0;
+  }
+  return { now: nowMs, bucketSeconds: window.bucketSeconds, from: window.fromMs, to: window.toMs, buckets };
+}
+var COMPLETIONS_UNAVAILABLE = "completions are unavailable right now: the database read failed (details are in PocketBase's log)";
+
+// src/handlers/completions.ts
+function handleCompletions(req) {
+  const params = parseCompletionsParams(req.query("windowSeconds"), req.query("bucketSeconds"));
+  if (!params.ok) return json(400, { error: params.error });
+  const now = Date.now();
+  const window = completionsWindow(now, params.windowSeconds, params.bucketSeconds);
+  const row = queryOne(completionsQuery(window, req.query("probeKeyPrefix")), COMPLETIONS_ROW_SHAPE);
+  if (row === null) return json(503, { error: COMPLETIONS_UNAVAILABLE });
+  return json(200, buildCompletions(row, window, Date.now()));
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleCompletions);
+}
+return route;
+})()))(__context);
+});
+
+routerAdd("POST", "/api/fleet/enqueue", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 62ce7597ea3a"] || (globalThis["pbFleet POST /api/fleet/enqueue 62ce7597ea3a"] = (() => {
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/queue.ts
+var MAX_ENQUEUE_JOBS = 1e3;
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_DELAY_SECONDS = 31536e5;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var DEFAULT_MAX_ATTEMPTS = 25;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function liveUniqueKeyQuery(uniqueKey) {
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    params: { uniqueKey }
+  };
+}
+var ID_SHAPE = { id: "" };
+var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne(query, shape) {
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
+    }, Date.now());
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.23.ts
+var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function serve(e, handler) {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request.url.query().get(name)
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+function requestBody(e) {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+var STORE = {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
+  find(txApp, where, order, limit) {
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
+    setFields(rec, patch);
+    txApp.saveNoValidate(rec);
+  },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  forget() {
+  },
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
+}
+
+// src/lib/enqueue.ts
+function enqueueJobs(batch, items) {
+  var _a, _b;
+  const idByUniqueKey = {};
+  const answer = [];
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    const key = item.uniqueKey;
+    if (key !== "") {
+      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), ID_SHAPE)) == null ? void 0 : _a.id;
+      if (known !== void 0) {
+        idByUniqueKey[key] = known;
+        answer.push({ id: known, probeKey: item.probeKey, created: false });
+        continue;
+      }
+    }
+    const id = batch.insert({
+      probe_key: item.probeKey,
+      status: "pending",
+      payload: item.payload,
+      run_at: item.runAt,
+      priority: item.priority,
+      max_attempts: item.maxAttempts,
+      unique_key: key,
+      enqueue_index: index
+    });
+    if (key !== "") idByUniqueKey[key] = id;
+    answer.push({ id, probeKey: item.probeKey, created: true });
+  }
+  return answer;
+}
+
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+function validateEnqueueRequest(data, nowMs) {
+  const jobs = asBody(data)["jobs"];
+  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
+    return fail(`jobs must be an array of 1 to ${MAX_ENQUEUE_JOBS} jobs`);
+  }
+  const items = [];
+  for (let i = 0; i < jobs.length; i++) {
+    const item = validateEnqueueItem(jobs[i], nowMs);
+    if (typeof item === "string") return fail(`jobs[${i}]: ${item}`);
+    items.push(item);
+  }
+  return { ok: true, value: items };
+}
+function validateEnqueueItem(data, nowMs) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return "must be an object";
+  const item = data;
+  const { probeKey } = item;
+  if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
+  const payload = absentIfNull(item["payload"]);
+  if (payload !== void 0 && jsonByteLength(payload) > MAX_PAYLOAD_BYTES) {
+    return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
+  }
+  const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
+  if (runAt.error !== void 0) return runAt.error;
+  const priority = absentIfNull(item["priority"]);
+  if (priority !== void 0 && !isIntegerIn(priority, MIN_PRIORITY, MAX_PRIORITY)) {
+    return `priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  const maxAttempts = absentIfNull(item["maxAttempts"]);
+  if (maxAttempts !== void 0 && !isIntegerIn(maxAttempts, 0, MAX_MAX_ATTEMPTS)) {
+    return `maxAttempts must be an integer from 0 to ${MAX_MAX_ATTEMPTS} (0: no cap)`;
+  }
+  const uniqueKey = absentIfNull(item["uniqueKey"]);
+  if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
+  return {
+    probeKey,
+    payload: payload === void 0 ? null : payload,
+    runAt: runAt.value,
+    priority: priority === void 0 ? 0 : priority,
+    maxAttempts: maxAttempts === void 0 ? DEFAULT_MAX_ATTEMPTS : maxAttempts,
+    uniqueKey: uniqueKey === void 0 ? "" : uniqueKey
+  };
+}
+function isIntegerIn(value, min, max) {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+function readRunAt(runAt, delaySeconds, nowMs) {
+  if (runAt !== void 0 && delaySeconds !== void 0) return { value: "", error: "give runAt or delaySeconds, not both" };
+  if (delaySeconds !== void 0) {
+    if (typeof delaySeconds !== "number" || !(delaySeconds >= 0) || delaySeconds > MAX_DELAY_SECONDS) {
+      return { value: "", error: `delaySeconds must be a number from 0 to ${MAX_DELAY_SECONDS}` };
+    }
+    return { value: formatPbDate(nowMs + Math.round(delaySeconds * 1e3)) };
+  }
+  if (runAt === void 0) return { value: formatPbDate(nowMs) };
+  const ms = typeof runAt === "string" ? parseZonedInstant(runAt) : null;
+  if (ms === null) {
+    return {
+      value: "",
+      error: "runAt must be an ISO-8601 time with a zone (like 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00) or a PocketBase date (2026-12-01 09:30:00.000Z)"
+    };
+  }
+  return { value: formatPbDate(ms) };
+}
+var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+function parseZonedInstant(text) {
+  const m = ZONED_ISO.exec(text);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, sec, frac, zone] = m;
+  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
+  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
+  if (local === null || zone === void 0) return null;
+  if (zone === "Z") return local;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const offH = Number(zone.slice(1, 3));
+  const offM = Number(zone.slice(4, 6));
+  if (offH > 23 || offM > 59) return null;
+  const instant = local - sign * (offH * 60 + offM) * 6e4;
+  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
+}
+
+// src/handlers/enqueue.ts
+function handleEnqueue(req) {
+  const valid = validateEnqueueRequest(req.body(), Date.now());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const jobs = updateJobs((batch) => enqueueJobs(batch, valid.value));
+  if (jobs === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer = { jobs };
+  return json(200, answer);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleEnqueue);
+}
+return route;
+})()))(__context);
+});
+
+routerAdd("POST", "/api/fleet/cancel", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/cancel 82c66d1dd31f"] || (globalThis["pbFleet POST /api/fleet/cancel 82c66d1dd31f"] = (() => {
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
+function queueJobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  const view = jobView(row, patch);
+  view.payload = parseJsonField(row.payload);
+  view.priority = row.priority;
+  view.run_at = (_a = p.run_at) != null ? _a : row.run_at;
+  view.attempts = (_b = p.attempts) != null ? _b : row.attempts;
+  view.max_attempts = row.max_attempts;
+  view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
+  view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
+  view.unique_key = row.unique_key;
+  view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  return view;
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/queue.ts
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function decideCancel(row, nowMs) {
+  if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
+  return {
+    status: "cancelled",
+    finished_at: formatPbDate(nowMs),
+    // claimed_by stays on record (who was running it); decideRelease treats a cancelled row as held by no one.
+    lease_token: "",
+    version: row.version + 1
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function jobByIdWhere(jobId) {
+  return { sql: "id = {:id}", params: { id: jobId } };
+}
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne(query, shape) {
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
+    }, Date.now());
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.23.ts
+var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function serve(e, handler) {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request.url.query().get(name)
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+function requestBody(e) {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+var STORE = {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
+  find(txApp, where, order, limit) {
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
+    setFields(rec, patch);
+    txApp.saveNoValidate(rec);
+  },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  forget() {
+  },
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
+}
+
+// src/lib/operator-actions.ts
+function cancelJob(batch, jobId, nowMs) {
+  const row = batch.find(jobByIdWhere(jobId), ["id ASC"], 1)[0];
+  const patch = row === void 0 ? null : decideCancel(row, nowMs);
+  if (row === void 0 || patch === null) return { cancelled: false };
+  batch.write(row, patch);
+  return { cancelled: true, job: queueJobView(row, patch) };
+}
+
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function validateJobIdRequest(data) {
+  const { jobId } = asBody(data);
+  if (!jobId) return fail("jobId is required");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  return { ok: true, value: { jobId } };
+}
+
+// src/handlers/cancel.ts
+function handleCancel(req) {
+  const valid = validateJobIdRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const answer = updateJobs((batch, now) => cancelJob(batch, valid.value.jobId, now));
+  return answer === null ? json(503, { error: TRANSACTION_FAILED }) : json(200, answer);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleCancel);
+}
+return route;
+})()))(__context);
+});
+
+routerAdd("POST", "/api/fleet/retry", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/retry 336ae904221b"] || (globalThis["pbFleet POST /api/fleet/retry 336ae904221b"] = (() => {
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
+function queueJobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  const view = jobView(row, patch);
+  view.payload = parseJsonField(row.payload);
+  view.priority = row.priority;
+  view.run_at = (_a = p.run_at) != null ? _a : row.run_at;
+  view.attempts = (_b = p.attempts) != null ? _b : row.attempts;
+  view.max_attempts = row.max_attempts;
+  view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
+  view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
+  view.unique_key = row.unique_key;
+  view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  return view;
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/queue.ts
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+
+// src/lib/transitions.ts
+function isRetryable(status) {
+  return status === "failed" || status === "cancelled";
+}
+function retryJobPatch(row, nowMs) {
+  if (!isRetryable(row.status)) return null;
+  return {
+    status: "pending",
+    run_at: formatPbDate(nowMs),
+    attempts: 0,
+    finished_at: "",
+    dead_lettered_at: "",
+    claimed_by: "",
+    lease_token: "",
+    consecutive_orphan_count: 0,
+    progress: null,
+    version: row.version + 1
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function jobByIdWhere(jobId) {
+  return { sql: "id = {:id}", params: { id: jobId } };
+}
+function liveUniqueKeyQuery(uniqueKey) {
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    params: { uniqueKey }
+  };
+}
+var ID_SHAPE = { id: "" };
+var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne(query, shape) {
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
+    }, Date.now());
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.23.ts
+var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function serve(e, handler) {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request.url.query().get(name)
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+function requestBody(e) {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+var STORE = {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
+  find(txApp, where, order, limit) {
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
+    setFields(rec, patch);
+    txApp.saveNoValidate(rec);
+  },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  forget() {
+  },
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
+}
+
+// src/lib/operator-actions.ts
+function retryJob(batch, jobId, nowMs) {
+  const row = batch.find(jobByIdWhere(jobId), ["id ASC"], 1)[0];
+  const patch = row === void 0 ? null : retryJobPatch(row, nowMs);
+  if (row === void 0 || patch === null) return { retried: false };
+  if (row.unique_key !== "") {
+    const holder = batch.queryOne(liveUniqueKeyQuery(row.unique_key), ID_SHAPE);
+    if (holder !== null && holder.id !== row.id) return { retried: false, reason: "unique_key_taken" };
+  }
+  batch.write(row, patch);
+  return { retried: true, job: queueJobView(row, patch) };
+}
+
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function validateJobIdRequest(data) {
+  const { jobId } = asBody(data);
+  if (!jobId) return fail("jobId is required");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  return { ok: true, value: { jobId } };
+}
+
+// src/handlers/retry.ts
+function handleRetry(req) {
+  const valid = validateJobIdRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const answer = updateJobs((batch, now) => retryJob(batch, valid.value.jobId, now));
+  return answer === null ? json(503, { error: TRANSACTION_FAILED }) : json(200, answer);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleRetry);
+}
+return route;
+})()))(__context);
+});
+
+routerAdd("POST", "/api/fleet/maintenance", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 368c213c3994"] || (globalThis["pbFleet POST /api/fleet/maintenance 368c213c3994"] = (() => {
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+var JOB_EVENTS_RETENTION_BATCH = 2e3;
+function deleteOldEventsStatement(cutoff, limit) {
+  return {
+    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
+    params: { cutoff, limit }
+  };
+}
+
+// src/lib/config.ts
+var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
+var DEFAULT_KEEP_DONE = "7d";
+var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
+var DEFAULT_KEEP_FAILED = "30d";
+
+// src/lib/queue.ts
+var MAX_PAYLOAD_BYTES = 1048576;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// src/lib/transitions.ts
+function isTerminalStatus(status) {
+  return status === "done" || status === "failed" || status === "cancelled";
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function liveUniqueKeyQuery(uniqueKey) {
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    params: { uniqueKey }
+  };
+}
+var ID_SHAPE = { id: "" };
+var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne(query, shape) {
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
+    }, Date.now());
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.23.ts
+var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function serve(e, handler) {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request.url.query().get(name)
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+function requestBody(e) {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+var STORE = {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
+  find(txApp, where, order, limit) {
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
+    setFields(rec, patch);
+    txApp.saveNoValidate(rec);
+  },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  forget() {
+  },
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
+}
+
+// src/lib/enqueue.ts
+function enqueueJobs(batch, items) {
+  var _a, _b;
+  const idByUniqueKey = {};
+  const answer = [];
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    const key = item.uniqueKey;
+    if (key !== "") {
+      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), ID_SHAPE)) == null ? void 0 : _a.id;
+      if (known !== void 0) {
+        idByUniqueKey[key] = known;
+        answer.push({ id: known, probeKey: item.probeKey, created: false });
+        continue;
+      }
+    }
+    const id = batch.insert({
+      probe_key: item.probeKey,
+      status: "pending",
+      payload: item.payload,
+      run_at: item.runAt,
+      priority: item.priority,
+      max_attempts: item.maxAttempts,
+      unique_key: key,
+      enqueue_index: index
+    });
+    if (key !== "") idByUniqueKey[key] = id;
+    answer.push({ id, probeKey: item.probeKey, created: true });
+  }
+  return answer;
+}
+
+// src/lib/retention.ts
+var RETENTION_BATCH = 500;
+var RETENTION_CLASSES = ["done", "failed"];
+var CLASS_STATUSES = {
+  done: ["done", "cancelled"],
+  failed: ["failed"]
+};
+var CLASS_SETTINGS = {
+  done: { env: KEEP_DONE_ENV, fallback: DEFAULT_KEEP_DONE, rows: "done or cancelled" },
+  failed: { env: KEEP_FAILED_ENV, fallback: DEFAULT_KEEP_FAILED, rows: "failed" }
+};
+var UNIT_MS = { s: 1e3, m: 6e4, h: 36e5, d: 864e5 };
+function parseKeepDuration(text) {
+  if (text === "0") return 0;
+  const m = /^(\d+)([smhd])$/.exec(text);
+  if (m === null) return null;
+  const ms = Number(m[1]) * UNIT_MS[m[2]];
+  return Number.isSafeInteger(ms) ? ms : null;
+}
+function keepSetting(getenv2, retentionClass) {
+  const setting = CLASS_SETTINGS[retentionClass];
+  const raw = getenv2(setting.env).trim();
+  const ms = parseKeepDuration(raw === "" ? setting.fallback : raw);
+  if (ms === null) {
+    return {
+      retentionClass,
+      keepMs: null,
+      error: `${setting.env}=${JSON.stringify(raw)} is not a duration such as ${setting.fallback}, 12h, 30m, 90s or 0 (keep forever), so no ${setting.rows} rows are deleted`
+    };
+  }
+  return { retentionClass, keepMs: ms === 0 ? null : ms };
+}
+function retentionCutoff(nowMs, keepMs) {
+  if (keepMs === null || !(keepMs > 0)) return null;
+  const cutoffMs = nowMs - keepMs;
+  return Number.isFinite(cutoffMs) && cutoffMs >= 0 ? formatPbDate(cutoffMs) : null;
+}
+function statusesOf(retentionClass) {
+  const statuses = Object.prototype.hasOwnProperty.call(CLASS_STATUSES, retentionClass) ? CLASS_STATUSES[retentionClass] : void 0;
+  if (statuses === void 0 || statuses.length === 0 || !statuses.every(isTerminalStatus)) {
+    throw new Error(`not a retention class: ${JSON.stringify(retentionClass)}`);
+  }
+  return statuses;
+}
+function expiredIdsQuery(retentionClass, cutoff, limit) {
+  if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
+  const statusTerm = statusesOf(retentionClass).map((status) => `status = '${status}'`).join(" OR ");
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE (${statusTerm}) AND finished_at != '' AND finished_at < {:cutoff} LIMIT {:limit}`,
+    params: { cutoff, limit }
+  };
+}
+function deleteExpiredQuery(retentionClass, cutoff, limit) {
+  const ids = expiredIdsQuery(retentionClass, cutoff, limit);
+  return { sql: `DELETE FROM probe_jobs WHERE id IN (${ids.sql})`, params: ids.params };
+}
+
+// src/lib/cron.ts
+var MACROS = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *"
+};
+var FIELDS = [
+  { name: "minute", min: 0, max: 59 },
+  { name: "hour", min: 0, max: 23 },
+  { name: "day of month", min: 1, max: 31 },
+  { name: "month", min: 1, max: 12 },
+  { name: "day of week", min: 0, max: 6 }
+];
+function atoi(text) {
+  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
+}
+function parseCron(expression) {
+  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
+  const segments = expanded.split(" ");
+  if (segments.length !== FIELDS.length) {
+    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
+  }
+  const sets = [];
+  for (let i = 0; i < FIELDS.length; i++) {
+    const field = FIELDS[i];
+    const values = /* @__PURE__ */ new Set();
+    for (const part of segments[i].split(",")) {
+      const error = addCronPart(values, part, field.min, field.max);
+      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
+    }
+    sets.push(values);
+  }
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
+  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
+}
+function addCronPart(values, part, min, max) {
+  const stepParts = part.split("/");
+  if (stepParts.length > 2) return "a step is written */n or a-b/n";
+  let step = 1;
+  if (stepParts.length === 2) {
+    const parsed = atoi(stepParts[1]);
+    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
+    step = parsed;
+  }
+  let low = min;
+  let high = max;
+  const range = stepParts[0];
+  if (range !== "*") {
+    const bounds = range.split("-");
+    if (bounds.length > 2) return "a range is written a-b";
+    const first = atoi(bounds[0]);
+    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
+    low = first;
+    high = first;
+    if (bounds.length === 1) {
+      if (step !== 1) return "a step needs * or a range before it";
+    } else {
+      const last = atoi(bounds[1]);
+      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
+      high = last;
+    }
+  }
+  for (let v = low; v <= high; v += step) values.add(v);
+  return null;
+}
+function cronMatchesMinute(schedule, epochMs) {
+  const t = new Date(epochMs);
+  return schedule.minutes.has(t.getUTCMinutes()) && schedule.hours.has(t.getUTCHours()) && schedule.daysOfMonth.has(t.getUTCDate()) && schedule.daysOfWeek.has(t.getUTCDay()) && schedule.months.has(t.getUTCMonth() + 1);
+}
+
+// src/lib/schedules.ts
+var SCHEDULES_PER_TICK = 100;
+function enabledSchedulesQuery(minuteMs, limit = SCHEDULES_PER_TICK, afterName = "") {
+  return {
+    // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
+    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
+    params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) }
+  };
+}
+var SCHEDULE_COLUMNS_SHAPE = {
+  id: "",
+  name: "",
+  probe_key: "",
+  cron: "",
+  payload: "",
+  priority: 0,
+  max_attempts: 0,
+  enabled: false,
+  last_enqueued_for: ""
+};
+var SCHEDULE_PAGES_PER_TICK = 10;
+function markScheduleStatement(id, patch) {
+  return {
+    sql: "UPDATE probe_schedules SET last_enqueued_for = {:minute} WHERE id = {:id}",
+    params: { id, minute: patch.last_enqueued_for }
+  };
+}
+var MINUTE_MS = 6e4;
+function minuteStart(epochMs) {
+  return Math.floor(epochMs / MINUTE_MS) * MINUTE_MS;
+}
+function scheduleUniqueKey(name, minuteMs) {
+  return `pb-fleet-schedule:${name}:${new Date(minuteStart(minuteMs)).toISOString().slice(0, 16)}Z`;
+}
+function decideScheduleTick(row, nowMs) {
+  var _a;
+  if (row.enabled !== true) return { kind: "skip", reason: "disabled" };
+  const parsed = parseCron(row.cron);
+  if (!parsed.ok) return invalid(row, `cron ${JSON.stringify(row.cron)} is not a valid cron expression: ${parsed.error}`);
+  const minute = minuteStart(nowMs);
+  if (!cronMatchesMinute(parsed.schedule, minute)) return { kind: "skip", reason: "not_due" };
+  const last = row.last_enqueued_for === "" ? null : parsePbDate(row.last_enqueued_for);
+  if (last !== null && last >= minute) return { kind: "skip", reason: "already_enqueued" };
+  const payload = (_a = row.payload) != null ? _a : null;
+  const error = scheduleFieldError(row, payload);
+  if (error !== null) return invalid(row, error);
+  return {
+    kind: "enqueue",
+    item: {
+      probeKey: row.probe_key,
+      payload,
+      priority: row.priority,
+      maxAttempts: row.max_attempts,
+      uniqueKey: scheduleUniqueKey(row.name, minute),
+      runAt: formatPbDate(minute)
+    },
+    patch: { last_enqueued_for: formatPbDate(minute) }
+  };
+}
+function invalid(row, error) {
+  return {
+    kind: "skip",
+    reason: "invalid",
+    error: `probe_schedules ${JSON.stringify(row.name)} (id ${row.id}): ${error}; nothing enqueued`
+  };
+}
+function scheduleFieldError(row, payload) {
+  if (typeof row.name !== "string" || row.name === "") return "name is empty";
+  if (typeof row.probe_key !== "string" || row.probe_key === "") return "probe_key is empty";
+  if (!Number.isInteger(row.priority) || row.priority < MIN_PRIORITY || row.priority > MAX_PRIORITY) {
+    return `priority ${row.priority} is not an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
+    return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
+  }
+  const bytes = jsonByteLength(payload);
+  if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
+  return null;
+}
+
+// src/lib/maintenance.ts
+function enqueueDueSchedules(batch, nowMs) {
+  const tick2 = { enqueued: [], errors: [] };
+  let after = "";
+  for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
+    const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
+    for (const columns of rows) {
+      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
+      const decision = decideScheduleTick(row, nowMs);
+      if (decision.kind === "skip") {
+        if (decision.error !== void 0) tick2.errors.push(decision.error);
+        continue;
+      }
+      const job = enqueueJobs(batch, [decision.item])[0];
+      batch.execute(markScheduleStatement(row.id, decision.patch));
+      if (job !== void 0) tick2.enqueued.push({ schedule: row.name, jobId: job.id, created: job.created });
+    }
+    if (rows.length < SCHEDULES_PER_TICK) return tick2;
+    after = rows[rows.length - 1].name;
+  }
+  tick2.errors.push(`more than ${SCHEDULES_PER_TICK * SCHEDULE_PAGES_PER_TICK} enabled schedules are waiting this minute: those after ${JSON.stringify(after)} by name wait for a later tick`);
+  return tick2;
+}
+function deleteExpiredJobs(batch, nowMs, getenv2) {
+  const tick2 = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
+  for (const retentionClass of RETENTION_CLASSES) {
+    const setting = keepSetting(getenv2, retentionClass);
+    if (setting.error !== void 0) tick2.errors.push(setting.error);
+    const cutoff = retentionCutoff(nowMs, setting.keepMs);
+    if (cutoff === null) continue;
+    tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
+  }
+  tick2.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
+  return tick2;
+}
+
+// src/handlers/maintenance.ts
+function tick() {
+  var _a, _b;
+  const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
+  const retention = updateJobs((batch, now) => deleteExpiredJobs(batch, now, getenv));
+  for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat((_b = retention == null ? void 0 : retention.errors) != null ? _b : [])) logError("pb-fleet maintenance", error);
+  return { schedules, retention };
+}
+function handleMaintenance(_req) {
+  const done = tick();
+  if (done.schedules === null || done.retention === null) return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
+  return json(200, done);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleMaintenance);
+}
+return route;
+})()))(__context);
+});
+
+routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 9d574b29b50d"] || (globalThis["pbFleet POST /api/fleet/heartbeat 9d574b29b50d"] = (() => {
+// src/lib/lease.ts
+var DEFAULT_LEASE_SECONDS = 30;
+var MIN_LEASE_SECONDS = 1;
+var MAX_LEASE_SECONDS = 3600;
+function clampLeaseSeconds(raw) {
+  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
+  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
+}
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/queue.ts
+var MAX_BATCH_ITEMS = 100;
+var MAX_PROGRESS_BYTES = 4096;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isStaleToken(row, req) {
+  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
+}
+function decideRenew(row, req, nowMs) {
+  if (!isHeldStatus(row.status)) return null;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+  const patch = {
+    status: "running",
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    version: row.version + 1
+  };
+  if (req.progress !== void 0) patch.progress = req.progress;
+  return patch;
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function jobsByIdsWhere(ids) {
+  const params = {};
+  const names = ids.map((id, i) => {
+    params[`id${i}`] = id;
+    return `{:id${i}}`;
+  });
+  return { sql: `id IN (${names.join(", ")})`, params };
+}
+
+// src/adapter/transactions.ts
+function updateJobsBulkIn(store, source, work) {
+  return inTransaction(store, (tx) => {
+    let pending = [];
+    let pendingById = {};
+    const written = {};
+    const flush = () => {
+      if (pending.length === 0) return;
+      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
+      pending = [];
+      pendingById = {};
+    };
+    const result = work({
+      find(where, order, limit) {
+        flush();
+        const found = store.queryAll(tx, jobRowsQuery(where, order, limit), JOB_ROWS_SHAPE)[0];
+        return found === void 0 ? [] : parseJobRows(found.rows);
+      },
+      write(row, patch) {
+        const same = pendingById[row.id];
+        if (same !== void 0) {
+          const merged = Object.assign({}, same.patch, patch);
+          same.patch = merged;
+        } else {
+          const entry = { id: row.id, patch };
+          pendingById[row.id] = entry;
+          pending.push(entry);
+        }
+        written[row.id] = jobView(row, patch);
+      },
+      insert(fields) {
+        flush();
+        return store.insert(tx, fields);
+      },
+      queryOne(query, shape) {
+        flush();
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll(query, shape) {
+        flush();
+        return store.queryAll(tx, query, shape);
+      },
+      execute(statement) {
+        flush();
+        return store.execute(tx, statement);
+      }
+    }, Date.now());
+    flush();
+    const changes = Object.keys(written).map((id) => written[id]);
+    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    return result;
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.23.ts
+var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function serve(e, handler) {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request.url.query().get(name)
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+function requestBody(e) {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+var STORE = {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
+  find(txApp, where, order, limit) {
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
+    setFields(rec, patch);
+    txApp.saveNoValidate(rec);
+  },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  forget() {
+  },
+  logError
+};
+function updateJobsBulk(source, work) {
+  return updateJobsBulkIn(STORE, source, work);
+}
+
+// src/lib/batches.ts
+function heartbeatJobs(batch, renewals, nowMs) {
+  const rows = rowsById(batch, renewals);
+  return renewals.map((renewal) => {
+    const row = rows[renewal.jobId];
+    const patch = row === void 0 ? null : decideRenew(row, renewal, nowMs);
+    if (row === void 0 || patch === null) return { jobId: renewal.jobId, renewed: false };
+    batch.write(row, patch);
+    const job = jobView(row, patch);
+    Object.assign(row, patch);
+    return { jobId: renewal.jobId, renewed: true, job };
+  });
+}
+function rowsById(batch, items) {
+  const ids = [];
+  for (const item of items) if (ids.indexOf(item.jobId) === -1) ids.push(item.jobId);
+  const rows = {};
+  for (const row of batch.find(jobsByIdsWhere(ids), ["id ASC"], ids.length)) rows[row.id] = row;
+  return rows;
+}
+
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return fail(reserved);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateRenewRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const leaseToken = readLeaseToken(data);
+  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  const progress = absentIfNull(asBody(data)["progress"]);
+  if (progress !== void 0 && jsonByteLength(progress) > MAX_PROGRESS_BYTES) {
+    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
+  }
+  const { jobId, workerId, leaseSeconds } = ids.value;
+  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var INVALID = null;
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return void 0;
+  return typeof token === "string" && token !== "" ? token : INVALID;
+}
+function validateHeartbeatRequest(data) {
+  const body = asBody(data);
+  const items = batchItems(body, "leases");
+  if (typeof items === "string") return fail(items);
+  const renewals = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = asBody(items[i]);
+    const valid = validateRenewRequest({
+      jobId: item["jobId"],
+      workerId: body["workerId"],
+      leaseSeconds: body["leaseSeconds"],
+      leaseToken: item["leaseToken"],
+      progress: item["progress"]
+    });
+    if (!valid.ok) return fail(`leases[${i}]: ${valid.error}`);
+    renewals.push(valid.value);
+  }
+  return { ok: true, value: renewals };
+}
+function batchItems(body, field) {
+  const { workerId } = body;
+  if (!workerId) return "workerId is required";
+  if (typeof workerId !== "string") return "workerId must be a string";
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return reserved;
+  const items = body[field];
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
+    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
+  }
+  return items;
+}
+
+// src/handlers/heartbeat.ts
+function handleHeartbeat(req) {
+  const valid = validateHeartbeatRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatJobs(batch, valid.value, now));
+  if (results === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer = { results };
+  return json(200, answer);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleHeartbeat);
+}
+return route;
+})()))(__context);
+});
+
+routerAdd("POST", "/api/fleet/complete", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/complete d54db24ecf27"] || (globalThis["pbFleet POST /api/fleet/complete d54db24ecf27"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1804,6 +4590,964 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/queue.ts
+var MAX_BATCH_ITEMS = 100;
+var MAX_RESULT_BYTES = 1048576;
+var MAX_ERROR_BYTES = 65536;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isTerminalStatus(status) {
+  return status === "done" || status === "failed" || status === "cancelled";
+}
+function isStaleToken(row, req) {
+  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
+}
+function decideRelease(row, req, nowMs) {
+  if (!isHeldStatus(row.status)) {
+    if (isTerminalStatus(row.status) && row.status !== "cancelled" && row.claimed_by === req.workerId) {
+      return refused(isStaleToken(row, req) ? "refused_stale_token" : "refused_terminal_same_holder");
+    }
+    return refused("refused_not_holder");
+  }
+  if (row.claimed_by !== req.workerId) return refused("refused_not_holder");
+  if (isStaleToken(row, req)) return refused("refused_stale_token");
+  const live = isLeaseLive(row.lease_expires_at, nowMs);
+  if (req.target === "pending") {
+    return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
+  }
+  if (!live) return refused("refused_not_holder");
+  if (req.target === "retry") return { kind: "release", patch: withOutcome(retryPatch(row, nowMs, req), req) };
+  return {
+    kind: "release",
+    patch: withOutcome({
+      status: req.target,
+      finished_at: formatPbDate(nowMs),
+      // A finished job starts any later orphaning with a fresh budget.
+      consecutive_orphan_count: 0,
+      version: row.version + 1
+    }, req)
+  };
+}
+function withOutcome(patch, req) {
+  if (req.result !== void 0) patch.result = req.result;
+  if (req.error !== void 0) patch.last_error = req.error;
+  return patch;
+}
+function retryPatch(row, nowMs, req) {
+  var _a;
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return deadLetterPatch(row, nowMs, req.error !== void 0 ? req.error : MAX_ATTEMPTS_ERROR);
+  }
+  return {
+    status: "pending",
+    run_at: formatPbDate(nowMs + retryBackoffMs(row.attempts, (_a = req.jitter) != null ? _a : 0)),
+    claimed_by: "",
+    lease_token: "",
+    // The lease was live: a pending row must not look held until then.
+    lease_expires_at: "",
+    consecutive_orphan_count: 0,
+    progress: null,
+    version: row.version + 1
+  };
+}
+function deadLetterPatch(row, nowMs, error) {
+  const now = formatPbDate(nowMs);
+  return {
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: now,
+    finished_at: now,
+    last_error: error,
+    version: row.version + 1
+  };
+}
+function requeuePatch(row, nowMs) {
+  return {
+    status: "pending",
+    claimed_by: "",
+    lease_token: "",
+    // The expired lease stays as the row's "last in flight" marker.
+    reclaim_count: row.reclaim_count + 1,
+    consecutive_orphan_count: row.consecutive_orphan_count + 1,
+    requeued_at: formatPbDate(nowMs),
+    version: row.version + 1
+  };
+}
+function refused(reason) {
+  return { kind: "refused", reason };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function jobsByIdsWhere(ids) {
+  const params = {};
+  const names = ids.map((id, i) => {
+    params[`id${i}`] = id;
+    return `{:id${i}}`;
+  });
+  return { sql: `id IN (${names.join(", ")})`, params };
+}
+
+// src/adapter/transactions.ts
+function updateJobsBulkIn(store, source, work) {
+  return inTransaction(store, (tx) => {
+    let pending = [];
+    let pendingById = {};
+    const written = {};
+    const flush = () => {
+      if (pending.length === 0) return;
+      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
+      pending = [];
+      pendingById = {};
+    };
+    const result = work({
+      find(where, order, limit) {
+        flush();
+        const found = store.queryAll(tx, jobRowsQuery(where, order, limit), JOB_ROWS_SHAPE)[0];
+        return found === void 0 ? [] : parseJobRows(found.rows);
+      },
+      write(row, patch) {
+        const same = pendingById[row.id];
+        if (same !== void 0) {
+          const merged = Object.assign({}, same.patch, patch);
+          same.patch = merged;
+        } else {
+          const entry = { id: row.id, patch };
+          pendingById[row.id] = entry;
+          pending.push(entry);
+        }
+        written[row.id] = jobView(row, patch);
+      },
+      insert(fields) {
+        flush();
+        return store.insert(tx, fields);
+      },
+      queryOne(query, shape) {
+        flush();
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll(query, shape) {
+        flush();
+        return store.queryAll(tx, query, shape);
+      },
+      execute(statement) {
+        flush();
+        return store.execute(tx, statement);
+      }
+    }, Date.now());
+    flush();
+    const changes = Object.keys(written).map((id) => written[id]);
+    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    return result;
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.23.ts
+var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function serve(e, handler) {
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const reply = handler({
+    body: () => requestBody(e),
+    // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
+    query: (name) => e.request.url.query().get(name)
+  });
+  if ("text" in reply) return e.string(reply.status, reply.text);
+  return e.json(reply.status, reply.json);
+}
+function requestBody(e) {
+  try {
+    return e.requestInfo().body;
+  } catch (_) {
+    return {};
+  }
+}
+var STORE = {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
+  find(txApp, where, order, limit) {
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
+    setFields(rec, patch);
+    txApp.saveNoValidate(rec);
+  },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  forget() {
+  },
+  logError
+};
+function updateJobsBulk(source, work) {
+  return updateJobsBulkIn(STORE, source, work);
+}
+
+// src/lib/batches.ts
+function completeJobs(batch, releases, nowMs, jitter) {
+  const rows = rowsById(batch, releases);
+  return releases.map((release) => {
+    const row = rows[release.jobId];
+    if (row === void 0) return { jobId: release.jobId, released: false, reason: "refused_not_holder" };
+    const { workerId, target, leaseToken, result, error } = release;
+    const decision = decideRelease(row, { workerId, target, leaseToken, result, error, jitter: jitter() }, nowMs);
+    if (decision.kind === "refused") return { jobId: release.jobId, released: false, reason: decision.reason };
+    batch.write(row, decision.patch);
+    const job = jobView(row, decision.patch);
+    Object.assign(row, decision.patch);
+    return { jobId: release.jobId, released: true, job };
+  });
+}
+function rowsById(batch, items) {
+  const ids = [];
+  for (const item of items) if (ids.indexOf(item.jobId) === -1) ids.push(item.jobId);
+  const rows = {};
+  for (const row of batch.find(jobsByIdsWhere(ids), ["id ASC"], ids.length)) rows[row.id] = row;
+  return rows;
+}
+
+// src/lib/types.ts
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
+
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return fail(reserved);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateReleaseRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const target = asBody(data)["status"];
+  if (!target) return fail("status is required (done|failed|pending)");
+  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
+  const leaseToken = readLeaseToken(data);
+  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  const result = absentIfNull(asBody(data)["result"]);
+  if (result !== void 0 && jsonByteLength(result) > MAX_RESULT_BYTES) {
+    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
+  }
+  const error = absentIfNull(asBody(data)["error"]);
+  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
+  if (error !== void 0 && utf8ByteLength(error) > MAX_ERROR_BYTES) {
+    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
+  }
+  return {
+    ok: true,
+    value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken, result, error }
+  };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var INVALID = null;
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return void 0;
+  return typeof token === "string" && token !== "" ? token : INVALID;
+}
+function isReleaseTarget(value) {
+  return RELEASE_TARGETS.indexOf(value) !== -1;
+}
+function validateCompleteRequest(data) {
+  const body = asBody(data);
+  const items = batchItems(body, "releases");
+  if (typeof items === "string") return fail(items);
+  const releases = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = asBody(items[i]);
+    const valid = validateReleaseRequest({
+      jobId: item["jobId"],
+      workerId: body["workerId"],
+      status: item["status"],
+      leaseToken: item["leaseToken"],
+      result: item["result"],
+      error: item["error"]
+    });
+    if (!valid.ok) return fail(`releases[${i}]: ${valid.error}`);
+    releases.push(valid.value);
+  }
+  return { ok: true, value: releases };
+}
+function batchItems(body, field) {
+  const { workerId } = body;
+  if (!workerId) return "workerId is required";
+  if (typeof workerId !== "string") return "workerId must be a string";
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return reserved;
+  const items = body[field];
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
+    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
+  }
+  return items;
+}
+
+// src/handlers/complete.ts
+function handleComplete(req) {
+  const valid = validateCompleteRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const results = updateJobsBulk("complete", (batch, now) => completeJobs(batch, valid.value, now, Math.random));
+  if (results === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer = { results };
+  return json(200, answer);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleComplete);
+}
+return route;
+})()))(__context);
+});
+
+onRecordCreate((__context) => {
+return (globalThis["pbFleet onRecordCreate job-created fa580129089a"] || (globalThis["pbFleet onRecordCreate job-created fa580129089a"] = (() => {
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/transitions.ts
+function dueTimeOnCreate(runAt, nowMs) {
+  return runAt === "" ? formatPbDate(nowMs) : null;
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/adapter/pocketbase-0.23.ts
+function stampDueTime(e) {
+  const runAt = dueTimeOnCreate(e.record.getString("run_at"), Date.now());
+  if (runAt !== null) e.record.set("run_at", runAt);
+  e.next();
+}
+return stampDueTime;
+})()))(__context);
+}, "probe_jobs");
+
+cronAdd("pb-fleet-sweeper", (() => {
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
+var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var SWEEP_OFF = "off";
+function sweepSchedule(getenv2) {
+  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
+  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
+}
+var SWEEPER_STATE_KEY = "pbFleetSweeper";
+function sweeperScheduled(schedule) {
+  return { scheduled: true, schedule };
+}
+function sweeperNotScheduled(schedule, error) {
+  return error === void 0 ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
+}
+function invalidScheduleError(schedule, cause) {
+  return `${SWEEP_SCHEDULE_ENV}=${JSON.stringify(schedule)} is not a valid 5-field cron expression (or "${SWEEP_OFF}"), so the server sweeper is not running: ${cause}`;
+}
+function encodeSweeperState(state) {
+  return JSON.stringify(state);
+}
+
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function storeSet(key, value) {
+  $app.store().set(key, value);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/lib/cron.ts
+var MACROS = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *"
+};
+var FIELDS = [
+  { name: "minute", min: 0, max: 59 },
+  { name: "hour", min: 0, max: 23 },
+  { name: "day of month", min: 1, max: 31 },
+  { name: "month", min: 1, max: 12 },
+  { name: "day of week", min: 0, max: 6 }
+];
+function atoi(text) {
+  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
+}
+function parseCron(expression) {
+  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
+  const segments = expanded.split(" ");
+  if (segments.length !== FIELDS.length) {
+    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
+  }
+  const sets = [];
+  for (let i = 0; i < FIELDS.length; i++) {
+    const field = FIELDS[i];
+    const values = /* @__PURE__ */ new Set();
+    for (const part of segments[i].split(",")) {
+      const error = addCronPart(values, part, field.min, field.max);
+      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
+    }
+    sets.push(values);
+  }
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
+  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
+}
+function cronScheduleError(expression) {
+  const parsed = parseCron(expression);
+  return parsed.ok ? null : parsed.error;
+}
+function addCronPart(values, part, min, max) {
+  const stepParts = part.split("/");
+  if (stepParts.length > 2) return "a step is written */n or a-b/n";
+  let step = 1;
+  if (stepParts.length === 2) {
+    const parsed = atoi(stepParts[1]);
+    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
+    step = parsed;
+  }
+  let low = min;
+  let high = max;
+  const range = stepParts[0];
+  if (range !== "*") {
+    const bounds = range.split("-");
+    if (bounds.length > 2) return "a range is written a-b";
+    const first = atoi(bounds[0]);
+    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
+    low = first;
+    high = first;
+    if (bounds.length === 1) {
+      if (step !== 1) return "a step needs * or a range before it";
+    } else {
+      const last = atoi(bounds[1]);
+      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
+      high = last;
+    }
+  }
+  for (let v = low; v <= high; v += step) values.add(v);
+  return null;
+}
+
+// src/handlers/sweep.ts
+function sweeperScheduleAtLoad() {
+  const configured = sweepSchedule(getenv);
+  if (configured === SWEEP_OFF) {
+    storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperNotScheduled(SWEEP_OFF)));
+    return DEFAULT_SWEEP_SCHEDULE;
+  }
+  const invalid = cronScheduleError(configured);
+  if (invalid !== null) {
+    const error = invalidScheduleError(configured, invalid);
+    storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperNotScheduled(configured, error)));
+    logError("pb-fleet-sweeper is not scheduled", error);
+    throw new Error(`pb-fleet-sweeper: ${error}`);
+  }
+  storeSet(SWEEPER_STATE_KEY, encodeSweeperState(sweeperScheduled(configured)));
+  return configured;
+}
+return sweeperScheduleAtLoad;
+})()(), () => {
+return (() => {
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
+var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var SWEEP_OFF = "off";
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+var SWEEP_BATCH = 500;
+function sweepSchedule(getenv2) {
+  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
+  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
+}
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
+
+// src/lib/queue.ts
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isDue(row, nowMs) {
+  return row.run_at <= formatPbDate(nowMs);
+}
+function isClaimable(row, nowMs) {
+  return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
+}
+function deadLetterPatch(row, nowMs, error) {
+  const now = formatPbDate(nowMs);
+  return {
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: now,
+    finished_at: now,
+    last_error: error,
+    version: row.version + 1
+  };
+}
+function requeuePatch(row, nowMs) {
+  return {
+    status: "pending",
+    claimed_by: "",
+    lease_token: "",
+    // The expired lease stays as the row's "last in flight" marker.
+    reclaim_count: row.reclaim_count + 1,
+    consecutive_orphan_count: row.consecutive_orphan_count + 1,
+    requeued_at: formatPbDate(nowMs),
+    version: row.version + 1
+  };
+}
+var ORPHAN_CAP_REASON = "orphan_cap";
+function giveUpPatch(row, nowMs) {
+  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  return {
+    status: "failed",
+    // A dead letter too (stats, retry), with its own reason.
+    dead_lettered_at: formatPbDate(nowMs),
+    last_error: error,
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -1825,20 +5569,38 @@ function findJudgedRecords(query, where, order, limit) {
   query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
   return records;
 }
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
 
 // src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
-function withPrefix(sql, params, probeKeyPrefix) {
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  let range = "probe_key >= {:prefix}";
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
   const end = prefixUpperBound(probeKeyPrefix);
   if (end !== null) {
     params["prefixEnd"] = end;
-    range += " AND probe_key < {:prefixEnd}";
+    range += ` AND ${column} < {:prefixEnd}`;
   }
   return { sql: `(${sql}) AND ${range}`, params };
 }
@@ -1850,6 +5612,364 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
+
+// src/adapter/transactions.ts
+function updateJobsBulkIn(store, source, work) {
+  return inTransaction(store, (tx) => {
+    let pending = [];
+    let pendingById = {};
+    const written = {};
+    const flush = () => {
+      if (pending.length === 0) return;
+      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
+      pending = [];
+      pendingById = {};
+    };
+    const result = work({
+      find(where, order, limit) {
+        flush();
+        const found = store.queryAll(tx, jobRowsQuery(where, order, limit), JOB_ROWS_SHAPE)[0];
+        return found === void 0 ? [] : parseJobRows(found.rows);
+      },
+      write(row, patch) {
+        const same = pendingById[row.id];
+        if (same !== void 0) {
+          const merged = Object.assign({}, same.patch, patch);
+          same.patch = merged;
+        } else {
+          const entry = { id: row.id, patch };
+          pendingById[row.id] = entry;
+          pending.push(entry);
+        }
+        written[row.id] = jobView(row, patch);
+      },
+      insert(fields) {
+        flush();
+        return store.insert(tx, fields);
+      },
+      queryOne(query, shape) {
+        flush();
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll(query, shape) {
+        flush();
+        return store.queryAll(tx, query, shape);
+      },
+      execute(statement) {
+        flush();
+        return store.execute(tx, statement);
+      }
+    }, Date.now());
+    flush();
+    const changes = Object.keys(written).map((id) => written[id]);
+    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    return result;
+  });
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.23.ts
+var STORE = {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
+  find(txApp, where, order, limit) {
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
+    setFields(rec, patch);
+    txApp.saveNoValidate(rec);
+  },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  forget() {
+  },
+  logError
+};
+function updateJobsBulk(source, work) {
+  return updateJobsBulkIn(STORE, source, work);
+}
+
+// src/lib/sweep.ts
+function decideSweep(row, nowMs, cap) {
+  if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
+  }
+  if (row.consecutive_orphan_count < cap) return { kind: "requeue", patch: requeuePatch(row, nowMs) };
+  return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
+}
+function sweepExpired(batch, nowMs, cap, probeKeyPrefix, limit) {
+  var _a;
+  const answer = { requeued: 0, gaveUp: 0, jobs: [] };
+  for (const row of batch.find(expiredLeaseWhere(nowMs, probeKeyPrefix), SWEEP_ORDER, limit)) {
+    const decision = decideSweep(row, nowMs, cap);
+    if (decision.kind === "skip") continue;
+    batch.write(row, decision.patch);
+    if (decision.kind === "requeue") answer.requeued++;
+    else answer.gaveUp++;
+    answer.jobs.push({
+      id: row.id,
+      outcome: decision.kind === "requeue" ? "requeued" : "gave_up",
+      claimedBy: row.claimed_by,
+      consecutiveOrphanCount: (_a = decision.patch.consecutive_orphan_count) != null ? _a : row.consecutive_orphan_count
+    });
+  }
+  return answer;
+}
+var SWEEP_ORDER = ["lease_expires_at ASC"];
+
+// src/handlers/sweep.ts
+function sweep(probeKeyPrefix) {
+  const cap = orphanCap(getenv);
+  return updateJobsBulk("sweep", (batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
+}
+function runScheduledSweep() {
+  if (sweepSchedule(getenv) === SWEEP_OFF) return;
+  const outcome = sweep("");
+  if (outcome !== null && (outcome.requeued > 0 || outcome.gaveUp > 0)) {
+    logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
+  }
+}
+return runScheduledSweep;
+})()();
+});
+
+cronAdd("pb-fleet-maintenance", (() => {
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/handlers/maintenance.ts
+var MAINTENANCE_SCHEDULE = "* * * * *";
+function maintenanceScheduleAtLoad() {
+  return MAINTENANCE_SCHEDULE;
+}
+return maintenanceScheduleAtLoad;
+})()(), () => {
+return (() => {
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
+
+// src/lib/bulk.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+var JOB_EVENTS_RETENTION_BATCH = 2e3;
+function deleteOldEventsStatement(cutoff, limit) {
+  return {
+    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
+    params: { cutoff, limit }
+  };
+}
+
+// src/lib/config.ts
+var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
+var DEFAULT_KEEP_DONE = "7d";
+var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
+var DEFAULT_KEEP_FAILED = "30d";
+
+// src/lib/queue.ts
+var MAX_PAYLOAD_BYTES = 1048576;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// src/lib/transitions.ts
+function isTerminalStatus(status) {
+  return status === "done" || status === "failed" || status === "cancelled";
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logInfo(message, ...attrs) {
+  $app.logger().info(message, ...attrs);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function liveUniqueKeyQuery(uniqueKey) {
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    params: { uniqueKey }
+  };
+}
+var ID_SHAPE = { id: "" };
+var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 
 // src/adapter/transactions.ts
 function updateJobsIn(store, work) {
@@ -1867,7 +5987,14 @@ function updateJobsIn(store, work) {
         const found = foundById[row.id];
         if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
         store.write(tx, found, patch);
-      }
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne(query, shape) {
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? rows[0] : null;
+      },
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
 }
@@ -1897,9 +6024,23 @@ var STORE = {
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
-    for (const field in patch) rec.set(field, patch[field]);
+    setFields(rec, patch);
     txApp.saveNoValidate(rec);
   },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
   forget() {
   },
   logError
@@ -1908,101 +6049,300 @@ function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
 
-// src/lib/config.ts
-var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
-var SWEEP_OFF = "off";
-var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
-var DEFAULT_ORPHAN_CAP = 5;
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-var SWEEP_BATCH = 500;
-function sweepSchedule(getenv2) {
-  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
-  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
-}
-function orphanCap(getenv2) {
-  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isClaimable(row, nowMs) {
-  return row.status === "pending" || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
-}
-function requeuePatch(row, nowMs) {
-  return {
-    status: "pending",
-    claimed_by: "",
-    lease_token: "",
-    // The expired lease stays as the row's "last in flight" marker.
-    reclaim_count: row.reclaim_count + 1,
-    consecutive_orphan_count: row.consecutive_orphan_count + 1,
-    requeued_at: formatPbDate(nowMs),
-    version: row.version + 1
-  };
-}
-var ORPHAN_CAP_REASON = "orphan_cap";
-function giveUpPatch(row, nowMs) {
-  return {
-    status: "failed",
-    // The server, not the last worker, finished it: that worker's late release
-    // must get refused_not_holder, not refused_terminal_same_holder (which
-    // would let it write its result). It stays on record in result.lastHolder.
-    claimed_by: SWEEPER_HOLDER,
-    lease_token: "",
-    finished_at: formatPbDate(nowMs),
-    // Kept, not reset as by a worker's release: it is the evidence, and what
-    // the stats count as "past the orphan cap".
-    result: {
-      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
-      reason: ORPHAN_CAP_REASON,
-      lastHolder: row.claimed_by
-    },
-    version: row.version + 1
-  };
-}
-
-// src/lib/sweep.ts
-function decideSweep(row, nowMs, cap) {
-  if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
-  if (row.consecutive_orphan_count < cap) return { kind: "requeue", patch: requeuePatch(row, nowMs) };
-  return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
-}
-function sweepExpired(batch, nowMs, cap, probeKeyPrefix, limit) {
-  var _a;
-  const answer = { requeued: 0, gaveUp: 0, jobs: [] };
-  for (const row of batch.find(expiredLeaseWhere(nowMs, probeKeyPrefix), SWEEP_ORDER, limit)) {
-    const decision = decideSweep(row, nowMs, cap);
-    if (decision.kind === "skip") continue;
-    batch.write(row, decision.patch);
-    if (decision.kind === "requeue") answer.requeued++;
-    else answer.gaveUp++;
-    answer.jobs.push({
-      id: row.id,
-      outcome: decision.kind === "requeue" ? "requeued" : "gave_up",
-      claimedBy: row.claimed_by,
-      consecutiveOrphanCount: (_a = decision.patch.consecutive_orphan_count) != null ? _a : row.consecutive_orphan_count
+// src/lib/enqueue.ts
+function enqueueJobs(batch, items) {
+  var _a, _b;
+  const idByUniqueKey = {};
+  const answer = [];
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    const key = item.uniqueKey;
+    if (key !== "") {
+      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), ID_SHAPE)) == null ? void 0 : _a.id;
+      if (known !== void 0) {
+        idByUniqueKey[key] = known;
+        answer.push({ id: known, probeKey: item.probeKey, created: false });
+        continue;
+      }
+    }
+    const id = batch.insert({
+      probe_key: item.probeKey,
+      status: "pending",
+      payload: item.payload,
+      run_at: item.runAt,
+      priority: item.priority,
+      max_attempts: item.maxAttempts,
+      unique_key: key,
+      enqueue_index: index
     });
+    if (key !== "") idByUniqueKey[key] = id;
+    answer.push({ id, probeKey: item.probeKey, created: true });
   }
   return answer;
 }
-var SWEEP_ORDER = ["lease_expires_at ASC"];
 
-// src/handlers/sweep.ts
-function sweep(probeKeyPrefix) {
-  const cap = orphanCap(getenv);
-  return updateJobs((batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
+// src/lib/retention.ts
+var RETENTION_BATCH = 500;
+var RETENTION_CLASSES = ["done", "failed"];
+var CLASS_STATUSES = {
+  done: ["done", "cancelled"],
+  failed: ["failed"]
+};
+var CLASS_SETTINGS = {
+  done: { env: KEEP_DONE_ENV, fallback: DEFAULT_KEEP_DONE, rows: "done or cancelled" },
+  failed: { env: KEEP_FAILED_ENV, fallback: DEFAULT_KEEP_FAILED, rows: "failed" }
+};
+var UNIT_MS = { s: 1e3, m: 6e4, h: 36e5, d: 864e5 };
+function parseKeepDuration(text) {
+  if (text === "0") return 0;
+  const m = /^(\d+)([smhd])$/.exec(text);
+  if (m === null) return null;
+  const ms = Number(m[1]) * UNIT_MS[m[2]];
+  return Number.isSafeInteger(ms) ? ms : null;
 }
-function runScheduledSweep() {
-  if (sweepSchedule(getenv) === SWEEP_OFF) return;
-  const outcome = sweep("");
-  if (outcome !== null && (outcome.requeued > 0 || outcome.gaveUp > 0)) {
-    logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
+function keepSetting(getenv2, retentionClass) {
+  const setting = CLASS_SETTINGS[retentionClass];
+  const raw = getenv2(setting.env).trim();
+  const ms = parseKeepDuration(raw === "" ? setting.fallback : raw);
+  if (ms === null) {
+    return {
+      retentionClass,
+      keepMs: null,
+      error: `${setting.env}=${JSON.stringify(raw)} is not a duration such as ${setting.fallback}, 12h, 30m, 90s or 0 (keep forever), so no ${setting.rows} rows are deleted`
+    };
   }
+  return { retentionClass, keepMs: ms === 0 ? null : ms };
 }
-return runScheduledSweep;
+function retentionCutoff(nowMs, keepMs) {
+  if (keepMs === null || !(keepMs > 0)) return null;
+  const cutoffMs = nowMs - keepMs;
+  return Number.isFinite(cutoffMs) && cutoffMs >= 0 ? formatPbDate(cutoffMs) : null;
+}
+function statusesOf(retentionClass) {
+  const statuses = Object.prototype.hasOwnProperty.call(CLASS_STATUSES, retentionClass) ? CLASS_STATUSES[retentionClass] : void 0;
+  if (statuses === void 0 || statuses.length === 0 || !statuses.every(isTerminalStatus)) {
+    throw new Error(`not a retention class: ${JSON.stringify(retentionClass)}`);
+  }
+  return statuses;
+}
+function expiredIdsQuery(retentionClass, cutoff, limit) {
+  if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
+  const statusTerm = statusesOf(retentionClass).map((status) => `status = '${status}'`).join(" OR ");
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE (${statusTerm}) AND finished_at != '' AND finished_at < {:cutoff} LIMIT {:limit}`,
+    params: { cutoff, limit }
+  };
+}
+function deleteExpiredQuery(retentionClass, cutoff, limit) {
+  const ids = expiredIdsQuery(retentionClass, cutoff, limit);
+  return { sql: `DELETE FROM probe_jobs WHERE id IN (${ids.sql})`, params: ids.params };
+}
+
+// src/lib/cron.ts
+var MACROS = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *"
+};
+var FIELDS = [
+  { name: "minute", min: 0, max: 59 },
+  { name: "hour", min: 0, max: 23 },
+  { name: "day of month", min: 1, max: 31 },
+  { name: "month", min: 1, max: 12 },
+  { name: "day of week", min: 0, max: 6 }
+];
+function atoi(text) {
+  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
+}
+function parseCron(expression) {
+  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
+  const segments = expanded.split(" ");
+  if (segments.length !== FIELDS.length) {
+    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
+  }
+  const sets = [];
+  for (let i = 0; i < FIELDS.length; i++) {
+    const field = FIELDS[i];
+    const values = /* @__PURE__ */ new Set();
+    for (const part of segments[i].split(",")) {
+      const error = addCronPart(values, part, field.min, field.max);
+      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
+    }
+    sets.push(values);
+  }
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
+  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
+}
+function addCronPart(values, part, min, max) {
+  const stepParts = part.split("/");
+  if (stepParts.length > 2) return "a step is written */n or a-b/n";
+  let step = 1;
+  if (stepParts.length === 2) {
+    const parsed = atoi(stepParts[1]);
+    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
+    step = parsed;
+  }
+  let low = min;
+  let high = max;
+  const range = stepParts[0];
+  if (range !== "*") {
+    const bounds = range.split("-");
+    if (bounds.length > 2) return "a range is written a-b";
+    const first = atoi(bounds[0]);
+    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
+    low = first;
+    high = first;
+    if (bounds.length === 1) {
+      if (step !== 1) return "a step needs * or a range before it";
+    } else {
+      const last = atoi(bounds[1]);
+      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
+      high = last;
+    }
+  }
+  for (let v = low; v <= high; v += step) values.add(v);
+  return null;
+}
+function cronMatchesMinute(schedule, epochMs) {
+  const t = new Date(epochMs);
+  return schedule.minutes.has(t.getUTCMinutes()) && schedule.hours.has(t.getUTCHours()) && schedule.daysOfMonth.has(t.getUTCDate()) && schedule.daysOfWeek.has(t.getUTCDay()) && schedule.months.has(t.getUTCMonth() + 1);
+}
+
+// src/lib/schedules.ts
+var SCHEDULES_PER_TICK = 100;
+function enabledSchedulesQuery(minuteMs, limit = SCHEDULES_PER_TICK, afterName = "") {
+  return {
+    // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
+    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
+    params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) }
+  };
+}
+var SCHEDULE_COLUMNS_SHAPE = {
+  id: "",
+  name: "",
+  probe_key: "",
+  cron: "",
+  payload: "",
+  priority: 0,
+  max_attempts: 0,
+  enabled: false,
+  last_enqueued_for: ""
+};
+var SCHEDULE_PAGES_PER_TICK = 10;
+function markScheduleStatement(id, patch) {
+  return {
+    sql: "UPDATE probe_schedules SET last_enqueued_for = {:minute} WHERE id = {:id}",
+    params: { id, minute: patch.last_enqueued_for }
+  };
+}
+var MINUTE_MS = 6e4;
+function minuteStart(epochMs) {
+  return Math.floor(epochMs / MINUTE_MS) * MINUTE_MS;
+}
+function scheduleUniqueKey(name, minuteMs) {
+  return `pb-fleet-schedule:${name}:${new Date(minuteStart(minuteMs)).toISOString().slice(0, 16)}Z`;
+}
+function decideScheduleTick(row, nowMs) {
+  var _a;
+  if (row.enabled !== true) return { kind: "skip", reason: "disabled" };
+  const parsed = parseCron(row.cron);
+  if (!parsed.ok) return invalid(row, `cron ${JSON.stringify(row.cron)} is not a valid cron expression: ${parsed.error}`);
+  const minute = minuteStart(nowMs);
+  if (!cronMatchesMinute(parsed.schedule, minute)) return { kind: "skip", reason: "not_due" };
+  const last = row.last_enqueued_for === "" ? null : parsePbDate(row.last_enqueued_for);
+  if (last !== null && last >= minute) return { kind: "skip", reason: "already_enqueued" };
+  const payload = (_a = row.payload) != null ? _a : null;
+  const error = scheduleFieldError(row, payload);
+  if (error !== null) return invalid(row, error);
+  return {
+    kind: "enqueue",
+    item: {
+      probeKey: row.probe_key,
+      payload,
+      priority: row.priority,
+      maxAttempts: row.max_attempts,
+      uniqueKey: scheduleUniqueKey(row.name, minute),
+      runAt: formatPbDate(minute)
+    },
+    patch: { last_enqueued_for: formatPbDate(minute) }
+  };
+}
+function invalid(row, error) {
+  return {
+    kind: "skip",
+    reason: "invalid",
+    error: `probe_schedules ${JSON.stringify(row.name)} (id ${row.id}): ${error}; nothing enqueued`
+  };
+}
+function scheduleFieldError(row, payload) {
+  if (typeof row.name !== "string" || row.name === "") return "name is empty";
+  if (typeof row.probe_key !== "string" || row.probe_key === "") return "probe_key is empty";
+  if (!Number.isInteger(row.priority) || row.priority < MIN_PRIORITY || row.priority > MAX_PRIORITY) {
+    return `priority ${row.priority} is not an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
+    return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
+  }
+  const bytes = jsonByteLength(payload);
+  if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
+  return null;
+}
+
+// src/lib/maintenance.ts
+function enqueueDueSchedules(batch, nowMs) {
+  const tick2 = { enqueued: [], errors: [] };
+  let after = "";
+  for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
+    const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
+    for (const columns of rows) {
+      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
+      const decision = decideScheduleTick(row, nowMs);
+      if (decision.kind === "skip") {
+        if (decision.error !== void 0) tick2.errors.push(decision.error);
+        continue;
+      }
+      const job = enqueueJobs(batch, [decision.item])[0];
+      batch.execute(markScheduleStatement(row.id, decision.patch));
+      if (job !== void 0) tick2.enqueued.push({ schedule: row.name, jobId: job.id, created: job.created });
+    }
+    if (rows.length < SCHEDULES_PER_TICK) return tick2;
+    after = rows[rows.length - 1].name;
+  }
+  tick2.errors.push(`more than ${SCHEDULES_PER_TICK * SCHEDULE_PAGES_PER_TICK} enabled schedules are waiting this minute: those after ${JSON.stringify(after)} by name wait for a later tick`);
+  return tick2;
+}
+function deleteExpiredJobs(batch, nowMs, getenv2) {
+  const tick2 = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
+  for (const retentionClass of RETENTION_CLASSES) {
+    const setting = keepSetting(getenv2, retentionClass);
+    if (setting.error !== void 0) tick2.errors.push(setting.error);
+    const cutoff = retentionCutoff(nowMs, setting.keepMs);
+    if (cutoff === null) continue;
+    tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
+  }
+  tick2.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
+  return tick2;
+}
+
+// src/handlers/maintenance.ts
+function tick() {
+  var _a, _b;
+  const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
+  const retention = updateJobs((batch, now) => deleteExpiredJobs(batch, now, getenv));
+  for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat((_b = retention == null ? void 0 : retention.errors) != null ? _b : [])) logError("pb-fleet maintenance", error);
+  return { schedules, retention };
+}
+function runMaintenance() {
+  var _a, _b;
+  const done = tick();
+  const enqueued = (_b = (_a = done.schedules) == null ? void 0 : _a.enqueued.filter((job) => job.created).length) != null ? _b : 0;
+  const deleted = done.retention === null ? 0 : done.retention.deleted.done + done.retention.deleted.failed;
+  if (enqueued > 0 || deleted > 0) logInfo("pb-fleet maintenance", "enqueued", enqueued, "deleted", deleted);
+}
+return runMaintenance;
 })()();
 });

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm start: build the hooks, get PocketBase (PB_VERSION, either hooks line),
+// npm start: build the hooks and the dashboard, get PocketBase (PB_VERSION, either hooks line),
 // migrate, make sure an admin (0.22) or superuser (0.23+) exists, serve on
 // 127.0.0.1:8090 until Ctrl-C. Data lives in ./pb_data and is reused by the
 // next start.
@@ -14,6 +14,8 @@ import { logTail, portIsFree, startPocketBase } from "./pocketbase/server.mjs";
 
 const repoRoot = dirname(dirname(fileURLToPath(import.meta.url)));
 const CREDENTIALS_FILE = "pb-fleet-admin.json";
+/** PocketBase's --publicDir: the dashboard the build writes to pb_public/fleet/ is served at /fleet/. */
+const PUBLIC_DIR = join(repoRoot, "pb_public");
 const BUILD_TIMEOUT_MS = 120_000;
 const GENERATED_ADMIN_EMAIL = "admin@pb-fleet.local";
 /**
@@ -150,6 +152,7 @@ function printBanner({ pb, version, admin, routes }) {
     `pb-fleet is running on PocketBase ${version}: ${pb.url}`,
     `  data      ${where(pb.dataDir)} (PocketBase log: ${where(pb.logFile)})`,
     `  admin UI  ${pb.url}/_/`,
+    `  dashboard ${pb.url}/fleet/ (sign in as the ${account.noun} below)`,
     `  health    ${pb.url}/api/health`,
     ...routes.map((r) => `  ${r.method.padEnd(4)}      ${pb.url}${r.path}`),
   ];
@@ -207,6 +210,7 @@ async function main() {
       line: binary.line,
       hooksDir: layout.hooksDir,
       migrationsDir: layout.migrationsDir,
+      publicDir: PUBLIC_DIR,
       hooksPool: config.hooksPool,
       adminEmail: admin.email,
       adminPassword: admin.password,

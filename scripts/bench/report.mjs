@@ -74,12 +74,41 @@ export function renderReport(run) {
   out.push(`PocketBase binary: ${run.binary.path} (${run.binary.source}${says}); every server of the numbered sections runs this binary (the versions table, each its own version).`);
   out.push("", `Hooks measured: ${run.hooks.map((h) => `${h.file} (sha256 ${h.sha256.slice(0, 12)}, built ${h.builtAt})`).join(", ")}.`);
   if (run.reference.skipped) out.push("", `Reference baseline skipped: ${run.reference.skipped}`);
+  if (run.phases) out.push("", `Phases run: ${run.phases.join(", ")}${run.phases.length < 8 ? " (a subset: the other sections are left out)" : ""}.`);
 
   h("Targets");
   out.push(table(["target", "measured", "result"], run.targets.map((t) => [t.target, t.measured, t.pass === null ? "n/a" : t.pass ? "PASS" : "MISS"])));
 
-  renderVersions(out, run.versions, h);
+  if (run.versions) renderVersions(out, run.versions, h);
+  if (run.contention) renderContention(out, run, h);
+  if (run.endpoints) renderEndpoints(out, run, h);
+  if (run.lifecycle) renderLifecycle(out, run, h);
+  if (run.claimNext) renderClaimNext(out, run, h);
+  if (run.hooksPool) renderHooksPool(out, run, h);
+  if (run.enqueue) renderEnqueue(out, run.enqueue, h);
+  if (run.claimNext100k) renderClaimNext100k(out, run.claimNext100k, run.config.claimNext100k, h);
 
+  if (run.batched) renderBatched(out, run.batched, h);
+
+  h("9. Memory: max VmRSS per phase (sampled every 100 ms), MB");
+  const phases = Object.keys(run.memory.maxRssByPhase);
+  const serverNames = run.servers.map((s) => s.name);
+  out.push(
+    table(
+      ["server", ...phases, "VmHWM (life)"],
+      serverNames.map((name) => [name, ...phases.map((p) => fmtMb(run.memory.maxRssByPhase[p]?.[name])), fmtMb(run.memory.peakHwmBytes[name])]),
+    ),
+  );
+
+  if (run.failures.length) {
+    h("FAILURES");
+    for (const f of run.failures) out.push(`- ${f}`);
+  }
+  out.push("");
+  return out.join("\n");
+}
+
+function renderContention(out, run, h) {
   h("1. Contention: W claimers race for one fresh row per round");
   out.push(
     table(
@@ -104,7 +133,9 @@ export function renderReport(run) {
     out.push("");
     out.push(table(["contention ratio (per round, median)", "W", "ratio", "spread"], run.contention.ratios.map((r) => [r.name, r.workers, fmtRatio(r.ratio), fmtSpread(r.ratio)])));
   }
+}
 
+function renderEndpoints(out, run, h) {
   h("2. Single endpoints: W workers, each call on its own row (renew: one held row per worker)");
   out.push(
     table(
@@ -134,7 +165,9 @@ export function renderReport(run) {
     ),
   );
   out.push("", "`same from CPU/req` = CPU per request of the second variant / of the first: above 1 means the first is cheaper.");
+}
 
+function renderLifecycle(out, run, h) {
   h("3. Lifecycle: W workers each claim -> renew -> release(done) fresh rows");
   out.push(
     table(
@@ -160,7 +193,9 @@ export function renderReport(run) {
       ),
     );
   }
+}
 
+function renderClaimNext(out, run, h) {
   h("4. Getting the next job: claim-next vs list-then-claim-by-id (pb-fleet, W workers draining fresh rows)");
   out.push(
     table(
@@ -178,7 +213,9 @@ export function renderReport(run) {
     ),
   );
   out.push("", `claim-next / list-then-claim jobs/s: ${fmtRatio(run.claimNext.ratio)} (spread ${fmtSpread(run.claimNext.ratio)}; from CPU/job ${fmtCpuRatio(run.claimNext.ratio)}).`);
+}
 
+function renderHooksPool(out, run, h) {
   h("5. --hooksPool (pb-fleet servers that differ only in pool size)");
   out.push(
     table(
@@ -198,21 +235,169 @@ export function renderReport(run) {
     ),
   );
   out.push("", run.hooksPool.recommendation);
+}
 
-  h("6. Memory: max VmRSS per phase (sampled every 100 ms), MB");
-  const phases = Object.keys(run.memory.maxRssByPhase);
-  const serverNames = run.servers.map((s) => s.name);
+/** "1.07x": a cost ratio (above 1: the first costs more). */
+const fmtCost = (r) => (r && typeof r.median === "number" ? `${r.median.toFixed(2)}x` : "n/a");
+const fmtCostCpu = (r) => (r && typeof r.cpu === "number" ? `${r.cpu.toFixed(2)}x` : "n/a");
+
+function renderEnqueue(out, eq, h) {
+  h(`6. Enqueue: ${fmtRate(eq.jobs)} jobs in one call vs the same jobs through the record API (one pb-fleet server)`);
   out.push(
     table(
-      ["server", ...phases, "VmHWM (life)"],
-      serverNames.map((name) => [name, ...phases.map((p) => fmtMb(run.memory.maxRssByPhase[p]?.[name])), fmtMb(run.memory.peakHwmBytes[name])]),
+      ["variant", "concurrency", "ms per 1,000 jobs (median rep)", "jobs/s (median rep)", "CPU us/job", "reps", "failures"],
+      eq.rows.map((r) => [r.variant, r.concurrency, fmtMs(r.msPer1000), fmtRate(r.jobsPerSec), fmtCpu(r.cpuMicrosPerJob), r.reps, r.failureCount]),
     ),
   );
+  out.push(
+    "",
+    `Jobs: ~${eq.payloadBytes}-byte JSON payloads, priorities ${eq.priorities[0]}..${eq.priorities[1]}, ${Math.round(eq.futureFraction * 100)}% due 1-24 h later. ` +
+      "`enqueue`: one POST /api/fleet/enqueue of all the jobs (one transaction). `record API`: one POST /api/collections/probe_jobs/records per job with the same fields, " +
+      "the only way before enqueue. " +
+      `enqueue / record API jobs/s: ${fmtRatio(eq.ratio)} (spread ${fmtSpread(eq.ratio)}; from CPU/job ${fmtCpuRatio(eq.ratio)}).`,
+  );
+}
 
-  if (run.failures.length) {
-    h("FAILURES");
-    for (const f of run.failures) out.push(`- ${f}`);
+function renderClaimNext100k(out, cn, shape, h) {
+  h(`7. claim-next at ${fmtRate(cn.rows)} pending rows, per call (each server its own PocketBase)`);
+  const b = cn.baseline;
+  out.push(
+    b.skipped
+      ? `Baseline skipped: ${b.skipped}`
+      : `Baseline: pb-fleet at ${b.sha.slice(0, 7)} ("${b.subject}"; --baseline ${b.rev}), its ${b.files.join(", ")} from git, on plain pending rows.`,
+    "",
+  );
+  out.push(
+    table(
+      ["server", "seeded with", "pending", "not yet due", "priority levels", "seed s", "enqueue ms/call, first 5 / last 5"],
+      Object.entries(cn.datasets).map(([key, d]) => [
+        key,
+        d.seededWith,
+        fmtRate(d.pending),
+        fmtRate(d.future),
+        d.priorityLevels,
+        d.seedSec.toFixed(1),
+        d.seedCalls ? `${fmtMs(d.seedCalls.firstMs)} / ${fmtMs(d.seedCalls.lastMs)}` : "-",
+      ]),
+    ),
+    "",
+  );
+  out.push(
+    table(
+      ["variant", "limit", "W", "probeKeyPrefix", "per-call cost ms (median rep)", "calls/s", "CPU us/call", "p50 / p99 ms", "failures"],
+      cn.results.map((r) => [
+        r.variant,
+        r.limit,
+        r.workers,
+        r.prefix ? `"${cn.prefix}" (all rows)` : "-",
+        typeof r.costMs === "number" ? r.costMs.toFixed(2) : "n/a",
+        fmtRate(r.callsPerSec),
+        fmtCpu(r.cpuMicrosPerCall),
+        `${fmtMs(r.latencyMs.p50)} / ${fmtMs(r.latencyMs.p99)}`,
+        r.failureCount,
+      ]),
+    ),
+    "",
+  );
+  out.push(
+    table(
+      ["cost ratio (per repetition, median; above 1: the first costs more)", "limit", "W", "prefix", "ratio", "spread", "same from CPU/call"],
+      cn.ratios.map((r) => [r.name, r.limit, r.workers, r.prefix ? "yes" : "no", fmtCost(r.ratio), fmtSpread(r.ratio), fmtCostCpu(r.ratio)]),
+    ),
+  );
+  out.push(
+    "",
+    `\`new (mixed)\`: pb-fleet as built, ${fmtRate(cn.rows)} jobs enqueued with priorities ${cn.priorities[0]}..${cn.priorities[1]} and ${Math.round(cn.futureFraction * 100)}% due 1-24 h later: the figure the 1.2x target is judged on. ` +
+      "`new (plain)`: the same code on rows like the baseline's (priority 0, due at creation): the same data on both sides. " +
+      "Per-call cost: sequential (W=1), the median call's latency; at W>1, wall time per call (1 / calls per second). " +
+      `Each repetition runs every server once per limit/W/prefix in a rotating order (${shape.reps} reps; W=1: ${shape.seqCalls} calls; W>1: up to ${shape.maxOps} calls or ${shape.durationMs} ms), ` +
+      "and puts the rows a cell claimed back to pending before the next, so every call sees the same pending rows.",
+  );
+}
+
+const fmtShare = (v) => (typeof v === "number" ? v.toFixed(2) : "n/a");
+const fmtFixed = (v, d = 1) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(d) : "n/a");
+
+function renderBatched(out, bt, h) {
+  if (bt.skipped) {
+    h("8. Batched fleet");
+    out.push(`Skipped: ${bt.skipped}`);
+    return;
   }
-  out.push("");
-  return out.join("\n");
+  const f = bt.fleet;
+  h(`8. Batched fleet: ${f.processes * f.workersPerProcess} Workers of concurrency ${f.concurrency} (${f.processes} Node processes), no-op handler, vs the per-job lifecycle`);
+  out.push(
+    table(
+      ["variant", "concurrency per worker", "jobs per run", "jobs/s (median rep)", "per rep", "claim-to-completion p50 / p99 ms", "PB CPU us/job", "PB cores", "clients CPU us/job", "client cores", "requests/job", "claimed per claim-next", "items per complete", "PB peak RSS MB (run / life)", "exactly once"],
+      bt.rows.map((r) => [
+        r.variant,
+        r.concurrency,
+        fmtRate(r.jobs),
+        fmtRate(r.jobsPerSec),
+        r.perRepJobsPerSec.map(fmtRate).join(", "),
+        `${fmtMs(r.latencyMs.p50)} / ${fmtMs(r.latencyMs.p99)}`,
+        fmtCpu(r.pbCpuMicrosPerJob),
+        fmtShare(r.pbCpuShare),
+        fmtCpu(r.clientCpuMicrosPerJob),
+        fmtShare(r.clientCpuShare),
+        fmtFixed(r.requestsPerJob, 3),
+        fmtFixed(r.claimedPerClaimNext),
+        fmtFixed(r.itemsPerComplete),
+        `${fmtMb(r.peakRssBytes)} / ${fmtMb(r.hwmBytes)}`,
+        `${r.exactlyOnceRuns} runs`,
+      ]),
+    ),
+  );
+  const c = bt.ceiling ?? {};
+  out.push(
+    "",
+    [bt.ratio, ...(bt.otherRatios ?? [])].map((r) => `${r.name} jobs/s: ${fmtRatio(r)} (spread ${fmtSpread(r)}; PocketBase CPU per job, the other's / batched's: ${fmtCpuRatio(r)})`).join("; ") + ". " +
+      "jobs/s: the run's jobs over last finished_at - first claimed_at (the server's stamps); claim-to-completion: finished_at - claimed_at of each row. " +
+      "`batched`: the pb-fleet Worker as built (claim-next of its free slots, one heartbeat per renew interval for every held lease, releases coalesced into complete calls). " +
+      "`unbatched`: per worker id, as many loops as its concurrency, each claim-next (limit 1) -> renew -> release per job through the same FleetClient " +
+      "(the same fleet shape: the issue's baseline; `N loops`: the same lifecycle at one loop per worker, which PocketBase serves better). " +
+      `Each variant has a PocketBase of its own (--hooksPool: ${bt.rows.map((r) => `${r.variant} ${r.hooksPool}`).join(", ")}), the runs alternating; ` +
+      "the table is emptied between runs. Exactly once: every row done, claimed once, its result its holder's, and each job reported completed by one worker once. " +
+      `The client processes and PocketBase share the machine's ${c.cores ?? "?"} cores (\`PB cores\`, \`client cores\`: CPU seconds per second of the run). ` +
+      (Object.keys(bt.pbEnv ?? {}).length ? `PocketBase ran with ${Object.entries(bt.pbEnv).map(([k, v]) => `${k}=${v}`).join(" ")}. ` : "") +
+      `At its measured CPU per job, and were its work not serialized by the single writer (see the profile), PocketBase alone on all ${c.cores ?? "?"} cores would top out near ${fmtRate(c.batchedJobsPerCoreSecond * (c.cores ?? 1))} jobs/s batched and ${fmtRate(c.unbatchedJobsPerCoreSecond * (c.cores ?? 1))} unbatched.`,
+  );
+  const p = bt.profile;
+  if (!p) return;
+  h("8b. Where PocketBase's CPU goes under the batched load (--profile)");
+  if (p.skipped) {
+    out.push(`Skipped: ${p.skipped}`);
+    return;
+  }
+  out.push(
+    `PocketBase ${p.version} built with net/http/pprof (${p.binary}), ${fmtRate(p.jobs)} jobs at ${fmtRate(p.jobsPerSec)} jobs/s (PB ${fmtShare(p.pbCpuShare)} cores, clients ${fmtShare(p.clientCpuShare)}); ` +
+      `${p.header.join("; ")}. Profile: ${p.file}.`,
+    "",
+  );
+  out.push(
+    table(
+      ["group", "self %", "of which inside a write transaction", "inclusive % (anywhere on the stack)"],
+      [
+        ...p.groups.map((g) => [g.label, fmtFixed(g.selfPct), fmtFixed(g.selfInTransactionPct), fmtFixed(g.inclusivePct)]),
+        ["total", "100.0", fmtFixed(p.inTransactionPct), ""],
+      ],
+    ),
+    "",
+    "`self %`: the sample's leaf frame, a generic runtime helper (memmove, map access, hashing) charged to its first caller in a group; these add up to 100%. " +
+      "`inside a write transaction`: the part spent in a RunInTransaction callback: PocketBase runs write transactions one at a time on one connection, " +
+      `so that part cannot use more than one core: at ${fmtCpu(p.pbCpuMicrosPerJob)} us of PocketBase CPU per job, ${fmtFixed(p.inTransactionPct)}% is ` +
+      `${fmtCpu((p.pbCpuMicrosPerJob * p.inTransactionPct) / 100)} us per job held by the writer: at most ${fmtRate(1e6 / ((p.pbCpuMicrosPerJob * p.inTransactionPct) / 100))} jobs/s however many cores.`,
+    "",
+    "`go tool pprof -top` (flat):",
+    "",
+    "```",
+    ...p.topFlat,
+    "```",
+    "",
+    "`go tool pprof -top -cum`:",
+    "",
+    "```",
+    ...p.topCum,
+    "```",
+  );
 }

@@ -28,7 +28,7 @@ export const PB_RUNTIME_GLOBALS = [
 
 /** Exist only while a 0.22 hooks file loads: usable at its top level, never inside a handler. */
 export const PB_LOADER_ONLY_GLOBALS = [
-  "routerAdd", "routerUse", "routerPre", "cronAdd", "cronRemove", "migrate",
+  "routerAdd", "routerUse", "routerPre", "cronAdd", "cronRemove", "migrate", "onModelBeforeCreate",
 ];
 
 /**
@@ -55,9 +55,9 @@ export const PB_MODERN_RUNTIME_GLOBALS = [
 
 /**
  * Exist only while a 0.23+ hooks file loads (routerAdd, routerUse, cronAdd and
- * the on* hooks: this bundle registers none of the latter); `migrate` only in migrations.
+ * the on* hooks: this bundle registers onRecordCreate); `migrate` only in migrations.
  */
-export const PB_MODERN_LOADER_ONLY_GLOBALS = ["routerAdd", "routerUse", "cronAdd", "migrate"];
+export const PB_MODERN_LOADER_ONLY_GLOBALS = ["routerAdd", "routerUse", "cronAdd", "migrate", "onRecordCreate"];
 
 /**
  * The globals of each hooks API pb-fleet builds a bundle for (esbuild.config.mjs's `api`).
@@ -76,7 +76,8 @@ export const JS_BUILTINS = vm
   .runInNewContext("Object.getOwnPropertyNames(globalThis)")
   .filter((name) => !GOJA_LACKS.includes(name));
 
-const REGISTRARS = new Set(["routerAdd", "routerUse", "routerPre", "cronAdd"]);
+/** The top-level calls a bundle may make: each registers handlers (the record create hooks of either API among them). */
+const REGISTRARS = new Set(["routerAdd", "routerUse", "routerPre", "cronAdd", "onModelBeforeCreate", "onRecordCreate"]);
 
 function isFunctionNode(node) {
   return node.type === "ArrowFunctionExpression" || node.type === "FunctionExpression";
@@ -117,7 +118,7 @@ export function checkSelfContained(source, api = "0.22") {
     if (!call || call.type !== "CallExpression" || call.callee.type !== "Identifier" ||
         !REGISTRARS.has(call.callee.name)) {
       const what = source.slice(statement.start, Math.min(statement.end, statement.start + 60));
-      violations.push(`top-level code other than a route or cron registration ("${what}"): handlers cannot see the file's top level`);
+      violations.push(`top-level code other than a route, cron or hook registration ("${what}"): handlers cannot see the file's top level`);
       continue;
     }
     const name = describe(call);

@@ -230,7 +230,7 @@ function runToCompletion(binary, args, { env, logFile, timeoutMs }) {
  * `adminEmail`/`adminPassword` name an admin (0.22) or a superuser (0.23+).
  * @param {{
  *   binary: string, line?: "0.22" | "0.23", dataDir: string, port?: number, host?: string,
- *   hooksDir?: string, migrationsDir?: string, hooksPool?: number, hooksWatch?: boolean,
+ *   hooksDir?: string, migrationsDir?: string, publicDir?: string, hooksPool?: number, hooksWatch?: boolean,
  *   adminEmail?: string, adminPassword?: string, env?: Record<string, string>,
  *   log?: (message: string) => void, logFile?: string, startTimeoutMs?: number,
  * }} options
@@ -243,6 +243,7 @@ export async function startPocketBase({
   host = "127.0.0.1",
   hooksDir,
   migrationsDir,
+  publicDir,
   hooksPool,
   hooksWatch = false,
   adminEmail = "admin@pb-fleet.test",
@@ -282,6 +283,8 @@ export async function startPocketBase({
   }
 
   const serveArgs = ["serve", "--http", `${host}:${port}`, ...flags, "--automigrate=false"];
+  // What it serves at / (the dashboard at /fleet/); PocketBase's default is pb_public beside its binary.
+  if (publicDir) serveArgs.push("--publicDir", resolve(publicDir));
   log(`pb-fleet: starting ${binary} ${serveArgs.join(" ")} (log: ${logFile})`);
   const fd = openSync(logFile, "a");
   const child = spawn(binary, serveArgs, { env: childEnv, stdio: ["ignore", fd, fd] });

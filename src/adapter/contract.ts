@@ -36,15 +36,19 @@ export function json(status: number, body: unknown): Reply {
 
 /**
  * The exports of an adapter module; `RouteContext` is what PocketBase passes a
- * route handler (0.22: echo.Context; 0.23+: core.RequestEvent).
+ * route handler (0.22: echo.Context; 0.23+: core.RequestEvent), `CreateEvent`
+ * what it passes a probe_jobs create hook (0.22: core.ModelEvent of
+ * onModelBeforeCreate; 0.23+: core.RecordEvent of onRecordCreate).
  */
-export interface FleetAdapter<RouteContext> {
+export interface FleetAdapter<RouteContext, CreateEvent> {
   JOBS_COLLECTION: string;
   /** How long a pooled runtime reuses probe_jobs' collection model; 0: the adapter keeps none. */
   COLLECTION_CACHE_MS: number;
   json(status: number, body: unknown): Reply;
   /** Runs a handler for one request of a route (only for a superuser/admin) and answers its Reply. */
   serve(context: RouteContext, handler: RouteHandler): void;
+  /** The probe_jobs create hook: gives a row created without a due time its creation time. */
+  stampDueTime(event: CreateEvent): void;
   /**
    * Finds a job inside one transaction on PocketBase's single writer, lets
    * `decide` judge the row, and writes the patch `patchOf` takes from the
@@ -61,6 +65,13 @@ export interface FleetAdapter<RouteContext> {
    * callers see each other's writes. null when it rolled back (nothing written).
    */
   updateJobs<T>(work: (batch: JobBatch, nowMs: number) => T): T | null;
+  /**
+   * updateJobs for the batch endpoints: the same rules and one transaction,
+   * without a record load and save per row (src/lib/bulk.ts). Realtime sees
+   * one probe_job_events record (its `source` names the endpoint) instead of
+   * one update per job.
+   */
+  updateJobsBulk<T>(source: string, work: (batch: JobBatch, nowMs: number) => T): T | null;
   /** One row of a read-only query (`shape`: its columns with a value of each one's type); null when it failed (logged). */
   queryOne<T extends object>(query: WhereClause, shape: T): T | null;
   /** A fencing token for a new claim: unguessable, so only the claim's own answer carries it. */
@@ -73,5 +84,5 @@ export interface FleetAdapter<RouteContext> {
   logError(message: string, err: unknown): void;
 }
 
-/** `AdapterModule<typeof import("./x.js"), Context>` fails to compile unless module x is a FleetAdapter. */
-export type AdapterModule<Module extends FleetAdapter<RouteContext>, RouteContext> = Module;
+/** `AdapterModule<typeof import("./x.js"), Context, Event>` fails to compile unless module x is a FleetAdapter. */
+export type AdapterModule<Module extends FleetAdapter<RouteContext, CreateEvent>, RouteContext, CreateEvent> = Module;

@@ -9,18 +9,20 @@
  * (PocketBase runs every handler from its own text, without the file's top
  * level), so this module is written once and emitted per handler.
  */
+import { JOB_EVENTS_COLLECTION } from "../lib/bulk.js";
 import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
+import { dueTimeOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.22.js";
 import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
-import { findJudgedRecords, logError, readOne, readRow } from "./runtime.js";
-import { updateJobIn, updateJobsIn, type JobStore } from "./transactions.js";
+import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields } from "./runtime.js";
+import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
 export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./runtime.js";
 
 /** Compile-time proof that this module is a FleetAdapter (a type: nothing of it is bundled). */
-export type Adapter = AdapterModule<typeof thisAdapter, echo.Context>;
+export type Adapter = AdapterModule<typeof thisAdapter, echo.Context, core.ModelEvent>;
 
 export function serve(c: echo.Context, handler: RouteHandler): void {
   const reply = handler({
@@ -33,10 +35,11 @@ export function serve(c: echo.Context, handler: RouteHandler): void {
 
 // ---- transactions ----------------------------------------------------------------------
 
-/** A transaction's dao, and probe_jobs' collection model for the records it saves. */
+/** A transaction's dao, and the collection models of the records it saves. */
 interface Tx {
   dao: daos.Dao;
   collection: models.Collection;
+  events: models.Collection;
 }
 
 /**
@@ -45,9 +48,11 @@ interface Tx {
  */
 const STORE: JobStore<Tx, models.Record> = {
   transaction(body) {
-    const collection = jobsCollection(Date.now());
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now);
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
     $app.dao().runInTransaction((dao) => {
-      body({ dao, collection });
+      body({ dao, collection, events });
     });
   },
   find({ dao, collection }, where, order, limit) {
@@ -55,10 +60,24 @@ const STORE: JobStore<Tx, models.Record> = {
   },
   rowOf: readRow,
   write({ dao }, rec, patch) {
-    for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
+    setFields(rec, patch);
     dao.saveRecord(rec);
   },
-  forget: forgetJobsCollection,
+  insert({ dao, collection }, fields) {
+    const rec = new Record(collection);
+    setFields(rec, fields);
+    dao.saveRecord(rec);
+    return rec.id;
+  },
+  insertEvent({ dao, events }, event) {
+    const rec = new Record(events);
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    dao.saveRecord(rec);
+  },
+  queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  forget: forgetCollections,
   logError,
 };
 
@@ -74,36 +93,54 @@ export function updateJobs<T>(work: (batch: JobBatch, nowMs: number) => T): T | 
   return updateJobsIn(STORE, work);
 }
 
-/** How long a pooled runtime reuses probe_jobs' collection model before looking it up again. */
+export function updateJobsBulk<T>(source: string, work: (batch: JobBatch, nowMs: number) => T): T | null {
+  return updateJobsBulkIn(STORE, source, work);
+}
+
+/** How long a pooled runtime reuses a collection model before looking it up again. */
 export const COLLECTION_CACHE_MS = 2000;
 
 interface RuntimeCache {
-  pbFleetJobs?: { collection: models.Collection; loadedAt: number };
+  pbFleetCollections?: { [name: string]: { collection: models.Collection; loadedAt: number } };
 }
 
 /**
- * probe_jobs' collection model for the record queries. Its look-up is a query
+ * A collection model for the record queries and saves. Its look-up is a query
  * plus schema decoding, costlier than the rest of a claim, so it is done before
  * the transaction (which holds PocketBase's only writer) and kept in the pooled
  * runtime's globalThis for a moment: a schema change is seen within
  * COLLECTION_CACHE_MS, and sooner after a rollback.
  */
-function jobsCollection(nowMs: number): models.Collection {
+function cachedCollection(name: string, nowMs: number): models.Collection {
   const cache = globalThis as RuntimeCache;
-  const hit = cache.pbFleetJobs;
+  const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
+  const hit = collections[name];
   // A clock that stepped back must not keep an entry alive: both bounds are checked.
   if (hit !== undefined && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(JOBS_COLLECTION);
-  cache.pbFleetJobs = { collection, loadedAt: nowMs };
+  const collection = $app.dao().findCollectionByNameOrId(name);
+  collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
 
-function forgetJobsCollection(): void {
-  delete (globalThis as RuntimeCache).pbFleetJobs;
+function forgetCollections(): void {
+  delete (globalThis as RuntimeCache).pbFleetCollections;
 }
 
 // ---- plain reads -----------------------------------------------------------------------
 
 export function queryOne<T extends object>(query: WhereClause, shape: T): T | null {
   return readOne($app.dao().db(), query, shape);
+}
+
+// ---- record hooks ----------------------------------------------------------------------
+
+/**
+ * onModelBeforeCreate for probe_jobs: a row created another way than enqueue
+ * (the record API, the admin UI) gets its due time, so one index orders every
+ * row. PocketBase has set `created` by then.
+ */
+export function stampDueTime(e: core.ModelEvent): void {
+  const rec = e.model as models.Record;
+  const runAt = dueTimeOnCreate(rec.getString("run_at"), Date.now());
+  if (runAt !== null) rec.set("run_at", runAt);
 }

@@ -9,18 +9,20 @@
  * (PocketBase still compiles every handler from its own text), so this module
  * is written once and emitted per handler.
  */
+import { JOB_EVENTS_COLLECTION } from "../lib/bulk.js";
 import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
+import { dueTimeOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.23.js";
 import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
-import { findJudgedRecords, logError, readOne, readRow } from "./runtime.js";
-import { updateJobIn, updateJobsIn, type JobStore } from "./transactions.js";
+import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields } from "./runtime.js";
+import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
 export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./runtime.js";
 
 /** Compile-time proof that this module is a FleetAdapter (a type: nothing of it is bundled). */
-export type Adapter = AdapterModule<typeof thisAdapter, core.RequestEvent>;
+export type Adapter = AdapterModule<typeof thisAdapter, core.RequestEvent, core.RecordEvent>;
 
 /**
  * What 0.22's `$apis.requireAdminAuth()` answers anyone but an admin, word for
@@ -75,12 +77,26 @@ const STORE: JobStore<core.App, core.Record> = {
   },
   rowOf: readRow,
   write(txApp, rec, patch) {
-    for (const field in patch) rec.set(field, patch[field as keyof JobPatch]);
+    setFields(rec, patch);
     // Not save(): that validates every field of the row (0.22's saveRecord
     // validates none), so a hand-edited row, a negative version say, would
     // refuse every transition on 0.23+ and none on 0.22.
     txApp.saveNoValidate(rec);
   },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
   forget() {
     // nothing cached
   },
@@ -102,9 +118,25 @@ export function updateJobs<T>(work: (batch: JobBatch, nowMs: number) => T): T | 
   return updateJobsIn(STORE, work);
 }
 
+export function updateJobsBulk<T>(source: string, work: (batch: JobBatch, nowMs: number) => T): T | null {
+  return updateJobsBulkIn(STORE, source, work);
+}
+
 // ---- plain reads -----------------------------------------------------------------------
 
 export function queryOne<T extends object>(query: WhereClause, shape: T): T | null {
   // Outside a transaction $app.db() sends a SELECT to the concurrent (reader) pool.
   return readOne($app.db(), query, shape);
+}
+
+// ---- record hooks ----------------------------------------------------------------------
+
+/**
+ * onRecordCreate for probe_jobs: a row created another way than enqueue (the
+ * record API, the admin UI) gets its due time, so one index orders every row.
+ */
+export function stampDueTime(e: core.RecordEvent): void {
+  const runAt = dueTimeOnCreate(e.record!.getString("run_at"), Date.now());
+  if (runAt !== null) e.record!.set("run_at", runAt);
+  e.next();
 }

@@ -4,7 +4,9 @@
  * dbx.Builder's raw queries into DynamicModels, a record's getters): both adapters use these, and
  * both hooks tsconfigs check them against their own API's types.
  */
-import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobRow } from "../lib/job-row.js";
+import {
+  JOB_JSON_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobInsert, type JobPatch, type JobRow,
+} from "../lib/job-row.js";
 import { LEASE_AS_JUDGED_SQL } from "../lib/lease.js";
 import type { WhereClause } from "../lib/queries.js";
 import { JOBS_COLLECTION, QUERY_FAILED } from "./contract.js";
@@ -64,6 +66,36 @@ export function findJudgedRecords<R>(query: dbx.SelectQuery, where: WhereClause,
     .limit(limit)
     .all(records);
   return records as unknown as R[];
+}
+
+/** What both APIs' records offer the protocol's writes. */
+interface WritableRecord {
+  set(field: string, value: unknown): void;
+}
+
+/**
+ * Sets a patch's (or a new row's) fields on a record. JSON fields get JSON
+ * text: PocketBase re-parses a plain string set on a json field (`"123"`
+ * would be stored as the number 123).
+ */
+export function setFields(rec: WritableRecord, fields: JobPatch | JobInsert): void {
+  for (const field in fields) {
+    const value = (fields as { [field: string]: unknown })[field];
+    if (value === undefined) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+
+/** Every row of a query (`shape`: its columns with a value of each one's type). Throws when it fails. */
+export function readAll<T extends object>(db: dbx.Builder, query: WhereClause, shape: T): T[] {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows as unknown as T[];
+}
+
+/** A statement that writes; answers the rows it changed. Throws when it fails. */
+export function executeStatement(db: dbx.Builder, statement: WhereClause): number {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
 
 /**

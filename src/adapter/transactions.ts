@@ -4,8 +4,11 @@
  * PocketBase's single writer, finds rows, and saves a patch. No PocketBase
  * code here.
  */
-import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
+import { bulkPatchStatement, JOB_ROWS_SHAPE, jobRowsQuery, parseJobRows, type JobEventFields } from "../lib/bulk.js";
+import { jobView, type JobBatch, type JobInsert, type JobPatch, type JobRow, type JobUpdate } from "../lib/job-row.js";
+import { formatPbDate } from "../lib/lease.js";
 import { jobByIdWhere, type WhereClause } from "../lib/queries.js";
+import type { JobView } from "../lib/types.js";
 import { ROLLED_BACK } from "./contract.js";
 
 /**
@@ -33,6 +36,14 @@ export interface JobStore<Tx, Found> {
    * the protocol writes only values it has checked.
    */
   write(tx: Tx, found: Found, patch: JobPatch): void;
+  /** Creates a row through the record save (hooks and realtime as for write); answers its id. */
+  insert(tx: Tx, fields: JobInsert): string;
+  /** Saves a probe_job_events record (realtime's news of a bulk write). */
+  insertEvent(tx: Tx, event: JobEventFields): void;
+  /** Rows of a read-only query inside the transaction; a failure throws (and rolls back). */
+  queryAll<T extends object>(tx: Tx, query: WhereClause, shape: T): T[];
+  /** A statement that writes; answers the rows it changed. A failure throws (and rolls back). */
+  execute(tx: Tx, statement: WhereClause): number;
   /** After a rollback: drop whatever the failed transaction may have made stale. */
   forget(): void;
   logError(message: string, err: unknown): void;
@@ -71,7 +82,81 @@ export function updateJobsIn<Tx, Found, T>(store: JobStore<Tx, Found>, work: (ba
         if (found === undefined) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
         store.write(tx, found, patch);
       },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne(query, shape) {
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? (rows[0] as typeof shape) : null;
+      },
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement),
     }, Date.now());
+  });
+}
+
+/**
+ * updateJobsIn for the batch endpoints, without a record load or save per
+ * row (see src/lib/bulk.ts): rows are read as one JSON text, writes are kept
+ * (merged per job) and sent as one statement before the next read and at the
+ * end, and one probe_job_events record lists every job as written, so
+ * realtime subscribers learn what changed.
+ */
+export function updateJobsBulkIn<Tx, Found, T>(
+  store: JobStore<Tx, Found>,
+  source: string,
+  work: (batch: JobBatch, nowMs: number) => T,
+): T | null {
+  return inTransaction(store, (tx) => {
+    let pending: { id: string; patch: JobPatch }[] = [];
+    let pendingById: { [id: string]: { id: string; patch: JobPatch } } = {};
+    const written: { [id: string]: JobView } = {};
+    const flush = (): void => {
+      if (pending.length === 0) return;
+      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
+      pending = [];
+      pendingById = {};
+    };
+    const result = work({
+      find(where, order, limit) {
+        flush();
+        const found = store.queryAll(tx, jobRowsQuery(where, order, limit), JOB_ROWS_SHAPE)[0];
+        return found === undefined ? [] : parseJobRows(found.rows);
+      },
+      write(row, patch) {
+        // One patch per job and statement (an UPDATE ... FROM applies only one source row per target).
+        const same = pendingById[row.id];
+        if (same !== undefined) {
+          // Rare (one job twice in a batch): merged into a copy, since the decision's patch may still be read.
+          const merged = Object.assign({}, same.patch, patch);
+          same.patch = merged;
+        } else {
+          const entry = { id: row.id, patch };
+          pendingById[row.id] = entry;
+          pending.push(entry);
+        }
+        written[row.id] = jobView(row, patch);
+      },
+      insert(fields) {
+        flush();
+        return store.insert(tx, fields);
+      },
+      queryOne(query, shape) {
+        flush();
+        const rows = store.queryAll(tx, query, shape);
+        return rows.length > 0 ? (rows[0] as typeof shape) : null;
+      },
+      queryAll(query, shape) {
+        flush();
+        return store.queryAll(tx, query, shape);
+      },
+      execute(statement) {
+        flush();
+        return store.execute(tx, statement);
+      },
+    }, Date.now());
+    flush();
+    const changes = Object.keys(written).map((id) => written[id] as JobView);
+    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    return result;
   });
 }
 

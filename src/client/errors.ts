@@ -102,3 +102,26 @@ export function isMissingEndpoint(err: unknown): boolean {
 export function toError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
+
+/**
+ * Thrown by a Worker's handler to say that running the job again cannot help
+ * (bad input, a probe that does not exist): the Worker releases the job
+ * `failed` with this message as its error, instead of `retry`. Any other error
+ * a handler throws releases `retry` (QUEUE.md: back to pending after a
+ * backoff, or dead-lettered once the job's attempts are used up).
+ */
+export class PermanentJobError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "PermanentJobError";
+  }
+}
+
+/**
+ * Whether a handler's error is a PermanentJobError: by class, or by name (a
+ * second copy of this module, say one bundled with the handler's code, has a
+ * class of its own).
+ */
+export function isPermanentJobError(err: unknown): boolean {
+  return err instanceof PermanentJobError || (err instanceof Error && err.name === "PermanentJobError");
+}

@@ -17,11 +17,21 @@ export interface ClaimedEvent {
 export interface RenewedEvent {
   jobId: string;
   workerId: string;
-  version: number;
-  leaseExpiresAt: string;
+  /**
+   * The row's version after the renew. A heartbeat's answer carries no job:
+   * the worker counts it (a renew bumps it by one); null when it cannot,
+   * after a renew whose answer was lost.
+   */
+  version: number | null;
+  /** The lease's end as the server stored it; null when renewed by a heartbeat, whose answer carries no job. */
+  leaseExpiresAt: string | null;
 }
 export type LeaseLostReason =
-  /** A renew answered renewed:false: the lease lapsed or the job was claimed again. */
+  /**
+   * A renew answered renewed:false: the lease lapsed, the job was claimed
+   * again, or (a server with the queue) it was cancelled. The answer does not
+   * say which.
+   */
   | "renew_refused"
   /** The lease ran out locally while renews could not reach the server. */
   | "lease_expired"
@@ -36,7 +46,12 @@ export interface ReleasedEvent {
   jobId: string;
   workerId: string;
   status: ReleaseTarget;
-  /** The row's version after the release; null when the answer was refused_terminal_same_holder. */
+  /**
+   * The row's version after the release; null when the answer was
+   * refused_terminal_same_holder. An item of `complete` carries no job: the
+   * worker counts it (the version it knew + 1); null when it cannot, after a
+   * renew whose answer was lost.
+   */
   version: number | null;
   /**
    * "released": this call committed. "refused_terminal_same_holder": an earlier
@@ -52,8 +67,24 @@ export interface ResultWrittenEvent {
 export interface FailedEvent {
   jobId: string;
   workerId: string;
-  /** The handler's error message, as written to the result. */
+  /**
+   * The handler's error message: in the release's `error` (the job's
+   * last_error) on a server with the queue, else written as the result `{ error }`.
+   */
   error: string;
+  /** true: the handler failed on the job's last attempt and the server dead-lettered it (a retry release answered failed). */
+  deadLettered?: boolean;
+}
+/** A handler threw (not a PermanentJobError) and the job went back to pending, to run again after the server's backoff. */
+export interface RetriedEvent {
+  jobId: string;
+  workerId: string;
+  /** The handler's error message (the job's last_error). */
+  error: string;
+  /** The attempt that failed, 1-based. */
+  attempt: number;
+  /** The job's cap on attempts; 0: none. */
+  maxAttempts: number;
 }
 export interface SweptEvent {
   jobId: string;
@@ -70,7 +101,11 @@ export interface GaveUpEvent {
   consecutiveOrphanCount: number;
 }
 export interface ErrorEvent {
-  /** What was being done: "claimNext", "renew", "release", "writeResult", "sweep", ... */
+  /**
+   * What was being done: "claimNext", "renew", "heartbeat", "release",
+   * "complete", "writeResult", "sweep", ... A heartbeat's or complete's error
+   * is reported once per call (no jobId): it concerns every job in it.
+   */
   op: string;
   jobId?: string;
   error: Error;
@@ -84,6 +119,7 @@ export interface FleetEvents {
   released: [ReleasedEvent];
   result_written: [ResultWrittenEvent];
   failed: [FailedEvent];
+  retried: [RetriedEvent];
   swept: [SweptEvent];
   gave_up: [GaveUpEvent];
   error: [ErrorEvent];
@@ -107,6 +143,7 @@ const LEVELS: Record<FleetEventName, LogLevel> = {
   released: "info",
   result_written: "debug",
   failed: "warn",
+  retried: "warn",
   swept: "info",
   gave_up: "warn",
   error: "error",

@@ -4,20 +4,36 @@
  * comes in one version per server line, and this client makes few enough kinds
  * of call to own its transport, its timeouts, retries and typed errors).
  * Claims, renews, releases and sweeps go to the /api/fleet/* compare-and-set
- * endpoints; enqueueing, listing and result writes use the record API of
- * `probe_jobs` (admin/superuser only). Both lines serve the same paths and the
+ * endpoints, as do the queue's enqueue, cancel and retry (QUEUE.md); listing,
+ * a bare enqueue and result writes use the record API of `probe_jobs`
+ * (admin/superuser only). Both lines serve the same paths and the
  * same filter syntax; only the sign-in differs (0.22: `/api/admins`, 0.23+: the
  * `_superusers` auth collection), and the client finds out which on its first
  * sign-in.
  */
 import { formatPbDate } from "../lib/lease.js";
+import { MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/queue.js";
 import {
   RELEASE_REFUSALS,
+  RETRY_REFUSALS,
+  type CancelResponse,
   type ClaimNextRequest,
   type ClaimNextResponse,
   type ClaimRequest,
   type ClaimResponse,
+  type CompleteItem,
+  type CompleteRequest,
+  type CompleteResponse,
+  type CompleteResult,
+  type EnqueueItem,
+  type EnqueueRequest,
+  type EnqueuedJob,
   type FleetStats,
+  type HeartbeatItem,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
+  type HeartbeatResult,
+  type JobIdRequest,
   type JobStatus,
   type JobView,
   type ReleaseRequest,
@@ -25,6 +41,8 @@ import {
   type ReleaseTarget,
   type RenewRequest,
   type RenewResponse,
+  type RetryResponse,
+  type QueueJobView,
   type SweepRequest,
   type SweepResponse,
   type SweptJob,
@@ -40,6 +58,11 @@ import {
   isMissingEndpoint,
   isTransientError,
 } from "./errors.js";
+import {
+  checkBatchList, checkBatchWorkerId, checkLeaseSeconds, checkProgress, checkReleaseFields, hasQueueOptions,
+  needsQueueServer, REQUEST_OPTION_NAMES, toCompleteItem, toEnqueueItem, toHeartbeatItem,
+  type EnqueueJob, type EnqueueOptions,
+} from "./queue-options.js";
 
 export const DEFAULT_COLLECTION = "probe_jobs";
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -107,17 +130,71 @@ export interface JobRecord {
   result: unknown;
   /** Present once the fencing migration is applied. */
   lease_token?: string;
+  // The queue's fields (QUEUE.md), present once its migration is applied.
+  payload?: unknown;
+  priority?: number;
+  run_at?: string;
+  attempts?: number;
+  /** 0: no cap. */
+  max_attempts?: number;
+  last_error?: string;
+  dead_lettered_at?: string;
+  unique_key?: string;
+  progress?: unknown;
 }
+
+/**
+ * The job of a claim answer: the reference's view, plus the queue's fields
+ * (payload, attempts, max_attempts, ...) when it comes from claim-next on a
+ * server with the queue (QUEUE.md). Claim by id answers the reference's view.
+ */
+export type ClaimedJobView = JobView & Partial<Omit<QueueJobView, keyof JobView>>;
 
 /** A job this worker now holds. */
 export interface HeldJob {
-  job: JobView;
+  job: ClaimedJobView;
   /** Fencing token of the claim; undefined from a server without fencing. */
   leaseToken: string | undefined;
   /** The server says this worker already held it (a retried claim whose first answer was lost). */
   alreadyHeld: boolean;
 }
 export type ClaimResult = ({ claimed: true } & HeldJob) | { claimed: false };
+
+/** renew's last argument: the request's options, and the progress to store with a successful renew. */
+export interface RenewOptions extends RequestOptions {
+  /**
+   * Any JSON of at most MAX_PROGRESS_BYTES, stored only when the renew succeeds
+   * (a server without the queue ignores it). null or undefined: none.
+   */
+  progress?: unknown;
+}
+
+/** release's last argument: the request's options, and what the release writes with the status change. */
+export interface ReleaseOptions extends RequestOptions {
+  /**
+   * Any JSON of at most MAX_RESULT_BYTES, stored in `result` in the release's
+   * own transaction. Only a server with the queue takes it (an older one
+   * ignores it: write it with writeResult after the release there).
+   */
+  result?: unknown;
+  /** Stored in `last_error` in the release's own transaction (a server with the queue). */
+  error?: string | null;
+}
+
+/** heartbeat's options: the lease asked for every item, and the request's (each chunk's request, see heartbeat). */
+export interface HeartbeatOptions extends RequestOptions {
+  /** The lease each renewed item gets, seconds (a number > 0; the server clamps it to [1, 3600]); default: the server's 30. */
+  leaseSeconds?: number;
+}
+
+/** enqueue's options: the job's (queue form, see enqueue) and the request's. */
+export type EnqueueCallOptions = EnqueueOptions & RequestOptions;
+
+/** enqueueMany's options: how many record API requests at once (bare probe keys only), and the request's. */
+export interface EnqueueManyOptions extends RequestOptions {
+  /** Record API requests in flight at once when jobs are created one by one (default 8). */
+  concurrency?: number;
+}
 
 /** claimNext's options are claim-next's request body. */
 export type ClaimNextOptions = ClaimNextRequest;
@@ -146,15 +223,27 @@ export interface FleetApi {
   claimNext(opts: ClaimNextOptions, req?: RequestOptions): Promise<HeldJob[]>;
   claim(jobId: string, workerId: string, leaseSeconds?: number, req?: RequestOptions): Promise<ClaimResult>;
   renew(
-    jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string, req?: RequestOptions,
+    jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string, req?: RenewOptions,
   ): Promise<RenewResponse>;
   release(
-    jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string, req?: RequestOptions,
+    jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string, req?: ReleaseOptions,
   ): Promise<ReleaseResponse>;
   writeResult(jobId: string, result: unknown, req?: RequestOptions): Promise<void>;
   listExpiredLeases(opts?: ListOptions, req?: RequestOptions): Promise<JobRecord[]>;
   /** POST /api/fleet/sweep; a server without it rejects with a FleetHttpError 404. */
   sweep(opts?: SweepRequest, req?: RequestOptions): Promise<SweepResponse>;
+  /**
+   * POST /api/fleet/heartbeat: many renews in one call, results in request
+   * order. A server without it rejects with a FleetHttpError 404. Optional: a
+   * FleetApi without it gets one renew per job from the Worker.
+   */
+  heartbeat?(workerId: string, leases: readonly HeartbeatItem[], opts?: HeartbeatOptions): Promise<HeartbeatResponse>;
+  /**
+   * POST /api/fleet/complete: many releases in one call, results in request
+   * order. A server without it rejects with a FleetHttpError 404. Optional: a
+   * FleetApi without it gets one release per job from the Worker.
+   */
+  complete?(workerId: string, releases: readonly CompleteItem[], req?: RequestOptions): Promise<CompleteResponse>;
 }
 
 /** Every SweptJob outcome, checked by the compiler against the protocol's type. */
@@ -186,6 +275,11 @@ export class FleetClient implements FleetApi {
   #authApi: AuthApi | undefined;
   /** undefined until the first claimNext tells whether the server has /api/fleet/claim-next. */
   #hasClaimNext: boolean | undefined;
+  /** undefined until the first queue-form enqueue tells whether the server has /api/fleet/enqueue. */
+  #hasEnqueue: boolean | undefined;
+  /** undefined until the first heartbeat (complete) tells whether the server has /api/fleet/heartbeat (/complete). */
+  #hasHeartbeat: boolean | undefined;
+  #hasComplete: boolean | undefined;
 
   constructor(opts: FleetClientOptions) {
     if (!opts || typeof opts.url !== "string" || opts.url === "") {
@@ -231,6 +325,21 @@ export class FleetClient implements FleetApi {
   /** Whether the server has /api/fleet/claim-next (undefined: not probed yet). */
   get hasClaimNext(): boolean | undefined {
     return this.#hasClaimNext;
+  }
+
+  /** Whether the server has /api/fleet/enqueue, the queue's (undefined: not probed yet). */
+  get hasEnqueue(): boolean | undefined {
+    return this.#hasEnqueue;
+  }
+
+  /** Whether the server has /api/fleet/heartbeat (undefined: not called yet, or no answer yet). */
+  get hasHeartbeat(): boolean | undefined {
+    return this.#hasHeartbeat;
+  }
+
+  /** Whether the server has /api/fleet/complete (undefined: not called yet, or no answer yet). */
+  get hasComplete(): boolean | undefined {
+    return this.#hasComplete;
   }
 
   /**
@@ -295,12 +404,19 @@ export class FleetClient implements FleetApi {
     return parseClaim("claim", body);
   }
 
-  /** Extends the lease (only the holder, only while it is live). Retried once on a transient failure (a repeated renew is harmless). */
+  /**
+   * Extends the lease (only the holder, only while it is live). Retried once on
+   * a transient failure (a repeated renew is harmless). `req.progress`: JSON of
+   * at most MAX_PROGRESS_BYTES stored with a successful renew (TypeError before
+   * any request when larger).
+   */
   async renew(
-    jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string, req?: RequestOptions,
+    jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string, req?: RenewOptions,
   ): Promise<RenewResponse> {
+    const progress = req?.progress ?? undefined;
+    checkProgress("renew", progress);
     const body = await this.#retryOnce(() =>
-      this.#post("renew", "/api/fleet/renew", { jobId, workerId, leaseSeconds, leaseToken } satisfies RenewRequest, req));
+      this.#post("renew", "/api/fleet/renew", { jobId, workerId, leaseSeconds, leaseToken, progress } satisfies RenewRequest, req));
     if (!isObject(body) || typeof body["renewed"] !== "boolean" || (body["renewed"] && !isJobView(body["job"]))) {
       throw new FleetProtocolError("renew", "answer has no boolean `renewed` (and `job` when true)", body);
     }
@@ -308,15 +424,25 @@ export class FleetClient implements FleetApi {
   }
 
   /**
-   * Releases a held job to done, failed or pending. Retried once on a transient
-   * failure: a repeat of a committed done/failed release is answered
-   * refused_terminal_same_holder, which callers treat as their own commit.
+   * Releases a held job to done, failed, pending or (a server with the queue)
+   * retry: back to pending after a backoff, or dead-lettered once its attempts
+   * are used up. `req.result` and `req.error` are written in the release's own
+   * transaction (TypeError before any request when the result is not JSON or
+   * larger than MAX_RESULT_BYTES). Retried once on a transient failure: a
+   * repeat of a committed done/failed release is answered
+   * refused_terminal_same_holder, which callers treat as their own commit (a
+   * repeat of a committed retry finds the job pending: refused_not_holder).
    */
   async release(
-    jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string, req?: RequestOptions,
+    jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string, req?: ReleaseOptions,
   ): Promise<ReleaseResponse> {
+    const result = req?.result ?? undefined;
+    const error = req?.error ?? undefined;
+    checkReleaseFields("release", result, error);
     const body = await this.#retryOnce(() =>
-      this.#post("release", "/api/fleet/release", { jobId, workerId, status, leaseToken } satisfies ReleaseRequest, req));
+      this.#post("release", "/api/fleet/release", {
+        jobId, workerId, status, leaseToken, result, error,
+      } satisfies ReleaseRequest, req));
     if (!isObject(body) || typeof body["released"] !== "boolean") {
       throw new FleetProtocolError("release", "answer has no boolean `released`", body);
     }
@@ -324,6 +450,120 @@ export class FleetClient implements FleetApi {
       throw new FleetProtocolError("release", "answer has neither a `job` nor a known refusal `reason`", body);
     }
     return body as ReleaseResponse;
+  }
+
+  /**
+   * POST /api/fleet/heartbeat: renews many leases of one worker, each item
+   * judged exactly as renew judges it (only the holder, only while its lease
+   * is live, the token when given; `progress` stored with a successful renew),
+   * all with `opts.leaseSeconds`. A refused item (`renewed: false`) does not
+   * stop the others. Answers `{ results: [{ jobId, renewed }] }` in request
+   * order (no job view: read a job with getJob when you need one).
+   *
+   * Everything is checked before the first request, with the server's rules:
+   * `workerId`, a non-empty `leases` array, each item's `jobId`,
+   * `leaseToken` (a non-empty string when given) and `progress` (JSON of at
+   * most MAX_PROGRESS_BYTES), and `leaseSeconds` (> 0): a TypeError naming
+   * the item and the field, and nothing is sent (the server would refuse the
+   * whole call with a 400). One request carries at most MAX_BATCH_ITEMS (100)
+   * items, in one transaction; a longer list is sent in chunks of 100, one
+   * after the other, and **each chunk is its own transaction**: when one
+   * fails its error is thrown, the chunks before it have renewed, and the
+   * ones after it are not sent (sending the whole list again is harmless: a
+   * renew only extends a live lease of its holder). `timeoutMs` and `signal`
+   * apply to each chunk's request.
+   *
+   * Each chunk is retried once on a transient failure (timeout, lost
+   * connection, 5xx), like renew: a heartbeat whose answer was lost may have
+   * committed, and sending it again only renews the same leases again.
+   * A server without the endpoint (a pb-fleet from before it) answers 404: a
+   * FleetHttpError 404 (`hasHeartbeat` false); renew each job instead.
+   */
+  async heartbeat(workerId: string, leases: readonly HeartbeatItem[], opts: HeartbeatOptions = {}): Promise<HeartbeatResponse> {
+    const op = "heartbeat";
+    checkBatchWorkerId(op, workerId);
+    checkLeaseSeconds(op, opts.leaseSeconds);
+    const items = checkBatchList(op, "leases", leases).map((lease, i) => toHeartbeatItem(`${op}: leases[${i}]`, lease));
+    const results: HeartbeatResult[] = [];
+    for (let start = 0; start < items.length; start += MAX_BATCH_ITEMS) {
+      const chunk = items.slice(start, start + MAX_BATCH_ITEMS);
+      const body = await this.#batchCall(op, start, {
+        workerId, leaseSeconds: opts.leaseSeconds, leases: chunk,
+      } satisfies HeartbeatRequest, opts);
+      if (!isObject(body) || !Array.isArray(body["results"]) || body["results"].length !== chunk.length ||
+          !body["results"].every((r: unknown, i) => isObject(r) && r["jobId"] === chunk[i]?.jobId && typeof r["renewed"] === "boolean")) {
+        throw new FleetProtocolError(op, `answer has no \`results\` array of ${chunk.length} { jobId, renewed } in request order`, body);
+      }
+      results.push(...(body["results"] as HeartbeatResult[]));
+    }
+    return { results };
+  }
+
+  /**
+   * POST /api/fleet/complete: releases many jobs of one worker, each item
+   * judged exactly as release judges it (done, failed, pending or retry; its
+   * `result` and `error` written in the same transaction). A refused item
+   * does not stop the others. Answers `{ results: [{ jobId, released: true }
+   * | { jobId, released: false, reason }] }` in request order.
+   *
+   * Checked before the first request like heartbeat: `workerId`, a non-empty
+   * `releases` array, each item's `jobId`, `leaseToken`, `status`, `result`
+   * (JSON of at most MAX_RESULT_BYTES) and `error` (a string of at most
+   * MAX_ERROR_BYTES): a TypeError naming the item and the field, and nothing
+   * is sent. At most MAX_BATCH_ITEMS (100) items a request, in one
+   * transaction; a longer list goes in chunks of 100, one after the other,
+   * and **each chunk is its own transaction**: when one fails its error is
+   * thrown, the chunks before it have committed and the ones after it are not
+   * sent.
+   *
+   * Each chunk is retried once on a transient failure, like release: an item
+   * whose first attempt committed is then answered `refused_terminal_same_holder`
+   * (done/failed: the caller's own release, to be treated as committed), or,
+   * for a committed `retry`, `refused_not_holder` (the job is pending under
+   * no one, or dead-lettered). Sending the same list again after an error is
+   * safe in the same way. A server without the endpoint answers 404: a
+   * FleetHttpError 404 (`hasComplete` false); release each job instead.
+   */
+  async complete(workerId: string, releases: readonly CompleteItem[], req?: RequestOptions): Promise<CompleteResponse> {
+    const op = "complete";
+    checkBatchWorkerId(op, workerId);
+    const items = checkBatchList(op, "releases", releases).map((release, i) => toCompleteItem(`${op}: releases[${i}]`, release));
+    const results: CompleteResult[] = [];
+    for (let start = 0; start < items.length; start += MAX_BATCH_ITEMS) {
+      const chunk = items.slice(start, start + MAX_BATCH_ITEMS);
+      const body = await this.#batchCall(op, start, { workerId, releases: chunk } satisfies CompleteRequest, req);
+      if (!isObject(body) || !Array.isArray(body["results"]) || body["results"].length !== chunk.length ||
+          !body["results"].every((r: unknown, i) => isObject(r) && r["jobId"] === chunk[i]?.jobId && (
+            r["released"] === true ||
+            (r["released"] === false && (RELEASE_REFUSALS as readonly unknown[]).includes(r["reason"]))))) {
+        throw new FleetProtocolError(op, `answer has no \`results\` array of ${chunk.length} { jobId, released, reason? } ` +
+          "in request order (a known refusal `reason` when released is false)", body);
+      }
+      results.push(...(body["results"] as CompleteResult[]));
+    }
+    return { results };
+  }
+
+  /** One chunk of heartbeat or complete, retried once; a 404 to the first chunk says the server has no such endpoint. */
+  async #batchCall(op: "heartbeat" | "complete", start: number, body: HeartbeatRequest | CompleteRequest, req?: RequestOptions): Promise<unknown> {
+    const path = `/api/fleet/${op}`;
+    let answer: unknown;
+    try {
+      answer = await this.#retryOnce(() => this.#post(op, path, body as unknown as Record<string, unknown>, req));
+    } catch (err) {
+      // Only a 404 before the server ever answered one is a probe: a server
+      // that has answered a chunk has the endpoint.
+      const known = op === "heartbeat" ? this.#hasHeartbeat : this.#hasComplete;
+      if (start > 0 || known === true || !isMissingEndpoint(err)) throw err;
+      if (op === "heartbeat") this.#hasHeartbeat = false;
+      else this.#hasComplete = false;
+      const instead = op === "heartbeat" ? "renew" : "release";
+      throw new FleetHttpError(op, 404, `this server has no POST ${path} (a pb-fleet from before it): ${instead} each job instead`,
+        (err as FleetHttpError).body, { cause: err });
+    }
+    if (op === "heartbeat") this.#hasHeartbeat = true;
+    else this.#hasComplete = true;
+    return answer;
   }
 
   /**
@@ -397,10 +637,111 @@ export class FleetClient implements FleetApi {
     return body as SweepResponse;
   }
 
-  // ---- the record API ----------------------------------------------------------------
+  // ---- the queue: enqueue, cancel, retry ---------------------------------------------
 
-  /** Creates a pending job (version 0, counters 0). Not retried on a timeout: that could create it twice. */
-  async enqueue(probeKey: string, req?: RequestOptions): Promise<JobRecord> {
+  /**
+   * Enqueues one job, in one of two forms, told apart by the options object:
+   *
+   * - `enqueue(probeKey)`, or with only request options (`timeoutMs`,
+   *   `signal`): as before, a pending row created through the record API and
+   *   answered as that row. On a server with the queue it is a bare row:
+   *   max_attempts 0 (no cap), due at once, priority 0, no payload.
+   * - with any job option (`payload`, `runAt`, `delaySeconds`, `priority`,
+   *   `maxAttempts`, `uniqueKey`; present counts, even when undefined): POST
+   *   /api/fleet/enqueue, answered `{ id, probeKey, created }` (`created:
+   *   false`: a live job already has the uniqueKey, and its id is the one
+   *   answered). The options are checked first with the server's limits: a
+   *   bad one (or an unknown name) is a TypeError naming it, and nothing is
+   *   sent. A server without the queue has no such endpoint (found out by its
+   *   404, remembered as hasEnqueue = false) and cannot take these options:
+   *   the answer is a FleetHttpError 404 saying so, and nothing is created.
+   *
+   * Not retried on a timeout: that could create the job twice (a uniqueKey
+   * makes a retry by the caller safe).
+   */
+  enqueue(probeKey: string, req?: RequestOptions): Promise<JobRecord>;
+  enqueue(probeKey: string, options: EnqueueCallOptions): Promise<EnqueuedJob>;
+  async enqueue(probeKey: string, options?: EnqueueCallOptions): Promise<JobRecord | EnqueuedJob> {
+    if (!hasQueueOptions(options)) return this.#createRecord(probeKey, options);
+    const item = toEnqueueItem("enqueue", { ...options, probeKey }, REQUEST_OPTION_NAMES);
+    const [job] = await this.#enqueueItems("enqueue", [item], options ?? {});
+    return job as EnqueuedJob;
+  }
+
+  /**
+   * Enqueues many jobs, in one of two forms:
+   *
+   * - `enqueueMany(probeKeys: string[], { concurrency })`: as before, one
+   *   record API request per key, `concurrency` at a time (default 8),
+   *   answered with the rows in order. Rejects with the first error once the
+   *   requests in flight have settled; jobs created before it stay.
+   * - `enqueueMany(jobs: { probeKey, payload?, runAt?, ... }[])`: POST
+   *   /api/fleet/enqueue with up to MAX_ENQUEUE_JOBS (1000) jobs a request,
+   *   answered `{ id, probeKey, created }` per job in order. Every job is
+   *   checked before the first request (TypeError naming the job and the
+   *   option). Each request is one transaction, all or nothing; a longer
+   *   array is sent in chunks of MAX_ENQUEUE_JOBS, one after the other, and
+   *   **the chunks are separate transactions**: when one fails, the chunks
+   *   before it stay enqueued and the ones after it are not sent (a uniqueKey
+   *   per job makes sending the whole array again safe). On a server without
+   *   the queue (a 404, remembered), jobs that are bare probe keys are created
+   *   through the record API as in the first form (`created: true`), and jobs
+   *   with any option are refused with a FleetHttpError 404 before anything is
+   *   created.
+   */
+  enqueueMany(probeKeys: readonly string[], opts?: EnqueueManyOptions): Promise<JobRecord[]>;
+  enqueueMany(jobs: readonly EnqueueJob[], opts?: EnqueueManyOptions): Promise<EnqueuedJob[]>;
+  async enqueueMany(
+    list: readonly (string | EnqueueJob)[], opts: EnqueueManyOptions = {},
+  ): Promise<JobRecord[] | EnqueuedJob[]> {
+    if (!Array.isArray(list)) throw new TypeError("enqueueMany: give an array of probe keys, or of { probeKey, ...options }");
+    if (list.every((entry) => typeof entry === "string")) return this.#createRecords(list as readonly string[], opts);
+    const items = list.map((job, i) => toEnqueueItem(`enqueueMany: jobs[${i}]`, job));
+    return this.#enqueueItems("enqueueMany", items, opts);
+  }
+
+  /** Checked items through POST /api/fleet/enqueue, MAX_ENQUEUE_JOBS a request; the record API for bare keys on a server without it. */
+  async #enqueueItems(op: string, items: readonly EnqueueItem[], opts: EnqueueManyOptions): Promise<EnqueuedJob[]> {
+    const needServer = items.filter(needsQueueServer);
+    // Known to have no such endpoint, and nothing here needs it. (Anything that
+    // does asks again: the server may have been upgraded since.)
+    if (this.#hasEnqueue === false && needServer.length === 0) return this.#createBare(items, opts);
+    const jobs: EnqueuedJob[] = [];
+    for (let start = 0; start < items.length; start += MAX_ENQUEUE_JOBS) {
+      const chunk = items.slice(start, start + MAX_ENQUEUE_JOBS);
+      let body: unknown;
+      try {
+        body = await this.#post(op, "/api/fleet/enqueue", { jobs: chunk } satisfies EnqueueRequest, opts);
+      } catch (err) {
+        // Only an answer before the server ever took an enqueue is a probe; a
+        // 404 can only come from the first chunk (a server that answers one
+        // chunk has the endpoint).
+        if (this.#hasEnqueue === true || start > 0 || !isMissingEndpoint(err)) throw err;
+        this.#hasEnqueue = false;
+        if (needServer.length === 0) return this.#createBare(items, opts);
+        const used = [...new Set(needServer.flatMap((item) => Object.keys(item).filter((k) => k !== "probeKey")))];
+        const httpError = err as FleetHttpError;
+        throw new FleetHttpError(op, 404,
+          `this server has no POST /api/fleet/enqueue (a pb-fleet without the queue), which ${used.map((k) => `\`${k}\``).join(", ")} ` +
+          "need; nothing was enqueued (a bare probe key, without options, can still be enqueued)", httpError.body, { cause: err });
+      }
+      this.#hasEnqueue = true;
+      if (!isObject(body) || !Array.isArray(body["jobs"]) || body["jobs"].length !== chunk.length || !body["jobs"].every(isEnqueuedJob)) {
+        throw new FleetProtocolError(op, `answer has no \`jobs\` array of ${chunk.length} { id, probeKey, created }`, body);
+      }
+      jobs.push(...(body["jobs"] as EnqueuedJob[]));
+    }
+    return jobs;
+  }
+
+  /** Bare probe keys through the record API (a server without the queue), answered as the queue's enqueue answers. */
+  async #createBare(items: readonly EnqueueItem[], opts: EnqueueManyOptions): Promise<EnqueuedJob[]> {
+    const rows = await this.#createRecords(items.map((item) => item.probeKey), opts);
+    return rows.map((row, i) => ({ id: row.id, probeKey: (items[i] as EnqueueItem).probeKey, created: true }));
+  }
+
+  /** Creates a pending job (version 0, counters 0) through the record API. Not retried on a timeout: that could create it twice. */
+  async #createRecord(probeKey: string, req?: RequestOptions): Promise<JobRecord> {
     const body = await this.#call("enqueue", {
       method: "POST",
       path: this.#recordsPath(),
@@ -410,12 +751,12 @@ export class FleetClient implements FleetApi {
   }
 
   /**
-   * Creates many pending jobs, `concurrency` requests at a time (one request a
-   * job: PocketBase 0.22 has no batch API, and 0.23+ ships its own turned off).
-   * Rejects with the first error once the requests in flight have settled; jobs
-   * created before it stay.
+   * Creates many pending jobs through the record API, `concurrency` requests at
+   * a time (one request a job: PocketBase 0.22 has no batch API, and 0.23+
+   * ships its own turned off). Rejects with the first error once the requests
+   * in flight have settled; jobs created before it stay.
    */
-  async enqueueMany(probeKeys: readonly string[], opts: { concurrency?: number } & RequestOptions = {}): Promise<JobRecord[]> {
+  async #createRecords(probeKeys: readonly string[], opts: EnqueueManyOptions): Promise<JobRecord[]> {
     const concurrency = Math.max(1, opts.concurrency ?? 8);
     const rows: JobRecord[] = new Array(probeKeys.length);
     let next = 0;
@@ -424,7 +765,7 @@ export class FleetClient implements FleetApi {
       while (failure === null && next < probeKeys.length) {
         const i = next++;
         try {
-          rows[i] = await this.enqueue(probeKeys[i] as string, opts);
+          rows[i] = await this.#createRecord(probeKeys[i] as string, opts);
         } catch (err) {
           failure ??= err;
         }
@@ -434,6 +775,41 @@ export class FleetClient implements FleetApi {
     if (failure !== null) throw failure;
     return rows;
   }
+
+  /**
+   * POST /api/fleet/cancel: a pending, claimed or running job becomes
+   * `cancelled` (terminal; its holder's next renew is refused, which aborts
+   * the handler of a Worker, and its release is refused). `{ cancelled: false }`
+   * for a job in any other state (or unknown). Not retried: a repeat of a
+   * committed cancel would answer cancelled:false. A server without the queue
+   * answers 404 (FleetHttpError).
+   */
+  async cancel(jobId: string, req?: RequestOptions): Promise<CancelResponse> {
+    const body = await this.#post("cancel", "/api/fleet/cancel", { jobId } satisfies JobIdRequest, req);
+    if (!isObject(body) || typeof body["cancelled"] !== "boolean" || (body["cancelled"] && !isJobView(body["job"]))) {
+      throw new FleetProtocolError("cancel", "answer has no boolean `cancelled` (and `job` when true)", body);
+    }
+    return body as CancelResponse;
+  }
+
+  /**
+   * POST /api/fleet/retry: a failed (dead-lettered included) or cancelled job
+   * goes back to pending, due now, with its attempts reset. `{ retried: false }`
+   * for a job in any other state; `reason: "unique_key_taken"` when its
+   * uniqueKey now belongs to another live job. Not retried (a repeat would
+   * answer retried:false). A server without the queue answers 404 (FleetHttpError).
+   */
+  async retry(jobId: string, req?: RequestOptions): Promise<RetryResponse> {
+    const body = await this.#post("retry", "/api/fleet/retry", { jobId } satisfies JobIdRequest, req);
+    if (!isObject(body) || typeof body["retried"] !== "boolean" ||
+        (body["retried"] ? !isJobView(body["job"])
+          : body["reason"] !== undefined && !(RETRY_REFUSALS as readonly unknown[]).includes(body["reason"]))) {
+      throw new FleetProtocolError("retry", "answer has no boolean `retried` (with `job` when true, a known `reason` or none when false)", body);
+    }
+    return body as RetryResponse;
+  }
+
+  // ---- the record API ----------------------------------------------------------------
 
   /** Writes the result JSON of a job. Callers write only after their own terminal release committed. */
   async writeResult(jobId: string, result: unknown, req?: RequestOptions): Promise<void> {
@@ -680,6 +1056,11 @@ function isRecordLike(value: unknown): value is Record<string, any> {
 
 function isJobView(value: unknown): value is JobView {
   return isObject(value) && typeof value["id"] === "string" && typeof value["status"] === "string";
+}
+
+function isEnqueuedJob(value: unknown): value is EnqueuedJob {
+  return isObject(value) && typeof value["id"] === "string" && value["id"] !== "" &&
+    typeof value["probeKey"] === "string" && typeof value["created"] === "boolean";
 }
 
 function isSweptJob(value: unknown): value is SweptJob {

@@ -1,14 +1,14 @@
 /**
  * POST /api/fleet/claim-next { workerId, leaseSeconds?, limit?, probeKeyPrefix? }
- * Claims up to `limit` of the oldest claimable jobs in one transaction. The
+ * Claims up to `limit` claimable jobs, in claim order, in one transaction. The
  * transaction runs on PocketBase's single writer connection, so concurrent
  * callers see each other's claims: no job is handed out twice, and a caller
  * gets nothing only when nothing was claimable when its turn came.
  */
-import { getenv, json, newLeaseToken, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
+import { getenv, json, newLeaseToken, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { claimNext } from "../lib/claim-next.js";
 import { orphanCap } from "../lib/config.js";
-import { jobView } from "../lib/job-row.js";
+import { queueJobView } from "../lib/job-row.js";
 import type { ClaimNextResponse } from "../lib/types.js";
 import { validateClaimNextRequest } from "../lib/validate.js";
 
@@ -17,9 +17,9 @@ export function handleClaimNext(req: FleetRequest): Reply {
   if (!valid.ok) return json(400, { error: valid.error });
   const cap = orphanCap(getenv);
   // null: rolled back, so none of them was claimed.
-  const won = updateJobs((batch, now) => claimNext(batch, valid.value, now, cap, newLeaseToken)) ?? [];
+  const won = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, valid.value, now, cap, newLeaseToken)) ?? [];
   const answer: ClaimNextResponse = {
-    jobs: won.map(({ row, patch }) => ({ job: jobView(row, patch), leaseToken: patch.lease_token ?? "" })),
+    jobs: won.map(({ row, patch }) => ({ job: queueJobView(row, patch), leaseToken: patch.lease_token ?? "" })),
   };
   return json(200, answer);
 }

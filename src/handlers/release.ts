@@ -1,4 +1,4 @@
-/** POST /api/fleet/release { jobId, workerId, status: done|failed|pending, leaseToken? } */
+/** POST /api/fleet/release { jobId, workerId, status: done|failed|pending|retry, leaseToken?, result?, error? } */
 import { json, updateJob, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { releaseAnswer, releasePatch } from "../lib/answers.js";
 import { decideRelease } from "../lib/transitions.js";
@@ -7,6 +7,8 @@ import { validateReleaseRequest } from "../lib/validate.js";
 export function handleRelease(req: FleetRequest): Reply {
   const valid = validateReleaseRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
-  const outcome = updateJob(valid.value.jobId, (row, now) => decideRelease(row, valid.value, now), releasePatch);
+  const { jobId, workerId, target, leaseToken, result, error } = valid.value;
+  const release = { workerId, target, leaseToken, result, error, jitter: Math.random() };
+  const outcome = updateJob(jobId, (row, now) => decideRelease(row, release, now), releasePatch);
   return json(200, releaseAnswer(outcome));
 }

@@ -1,4 +1,4 @@
-/** POST /api/fleet/renew { jobId, workerId, leaseSeconds?, leaseToken? } */
+/** POST /api/fleet/renew { jobId, workerId, leaseSeconds?, leaseToken?, progress? } */
 import { json, updateJob, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { renewAnswer } from "../lib/answers.js";
 import { decideRenew } from "../lib/transitions.js";

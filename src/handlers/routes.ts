@@ -31,8 +31,27 @@ export const ROUTES: readonly RouteEntry[] = [
   { method: "POST", path: "/api/fleet/claim-next", module: "claim-next", handler: "handleClaimNext" },
   { method: "POST", path: "/api/fleet/sweep", module: "sweep", handler: "handleSweep" },
   { method: "GET", path: "/api/fleet/stats", module: "stats", handler: "handleStats" },
+  { method: "GET", path: "/api/fleet/completions", module: "completions", handler: "handleCompletions" },
+  { method: "POST", path: "/api/fleet/enqueue", module: "enqueue", handler: "handleEnqueue" },
+  { method: "POST", path: "/api/fleet/cancel", module: "cancel", handler: "handleCancel" },
+  { method: "POST", path: "/api/fleet/retry", module: "retry", handler: "handleRetry" },
+  { method: "POST", path: "/api/fleet/maintenance", module: "maintenance", handler: "handleMaintenance" },
+  { method: "POST", path: "/api/fleet/heartbeat", module: "heartbeat", handler: "handleHeartbeat" },
+  { method: "POST", path: "/api/fleet/complete", module: "complete", handler: "handleComplete" },
+];
+
+/** A hook on every new probe_jobs record (each bundle registers it with its API's create hook). */
+export interface JobCreateHookEntry {
+  module: string;
+  /** Its export: (event) => void, the adapter's stampDueTime. */
+  handler: string;
+}
+
+export const JOB_CREATE_HOOKS: readonly JobCreateHookEntry[] = [
+  { module: "job-created", handler: "stampDueTime" },
 ];
 
 export const CRONS: readonly CronEntry[] = [
   { id: "pb-fleet-sweeper", module: "sweep", schedule: "sweeperScheduleAtLoad", job: "runScheduledSweep" },
+  { id: "pb-fleet-maintenance", module: "maintenance", schedule: "maintenanceScheduleAtLoad", job: "runMaintenance" },
 ];

@@ -5,7 +5,7 @@
  * (PB_FLEET_SWEEP_CRON; "off" disables it) and on demand from POST /api/fleet/sweep.
  */
 import {
-  getenv, json, logError, logInfo, storeSet, updateJobs, type FleetRequest, type Reply,
+  getenv, json, logError, logInfo, storeSet, updateJobsBulk, type FleetRequest, type Reply,
 } from "@pb-fleet/adapter";
 import {
   DEFAULT_SWEEP_SCHEDULE, encodeSweeperState, invalidScheduleError, orphanCap, SWEEP_BATCH, SWEEP_OFF,
@@ -19,7 +19,7 @@ import { validateSweepRequest } from "../lib/validate.js";
 /** One sweep; null when its transaction rolled back (nothing changed). */
 function sweep(probeKeyPrefix: string): SweepResponse | null {
   const cap = orphanCap(getenv);
-  return updateJobs((batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
+  return updateJobsBulk("sweep", (batch, now) => sweepExpired(batch, now, cap, probeKeyPrefix, SWEEP_BATCH));
 }
 
 /** cronAdd's job: log what it did; a failed sweep is logged (by the adapter) and retried next tick. */

@@ -1,11 +1,15 @@
 /**
- * POST /api/fleet/claim-next: the `limit` oldest claimable jobs, claimed in one
- * transaction. Being pb-fleet's own endpoint, it counts a steal of an expired
+ * POST /api/fleet/claim-next: the first `limit` claimable jobs in claim order
+ * (QUEUE.md: priority, due time, age, order within an enqueue call), claimed in one
+ * transaction. Jobs not yet due are never candidates. Being pb-fleet's own endpoint, it counts a steal of an expired
  * lease as an orphaning and gives up a job at the orphan cap instead of
  * handing it out (StealRule "count_orphans").
  */
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
-import { CLAIM_ORDER, expiredLeaseWhere, oldestFirst, pendingWhere } from "./queries.js";
+import {
+  CLAIM_ORDER, expiredLeaseWhere, firstInClaimOrder, LEVEL_ORDER, pendingDueWhere, PRIORITY_LEVEL_SHAPE,
+  topPriorityQuery,
+} from "./queries.js";
 import { decideClaim } from "./transitions.js";
 import type { ClaimNextRequestFields } from "./validate.js";
 
@@ -32,11 +36,10 @@ export function claimNext(
   const stealRule = { kind: "count_orphans", cap: orphanCap } as const;
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
-    // Pending rows come in order from the (status, created) index; held rows
-    // whose lease passed are few (about the jobs in flight). One query with OR
-    // would sort every claimable row on each call.
-    const candidates = oldestFirst(
-      batch.find(pendingWhere(req.probeKeyPrefix), CLAIM_ORDER, want)
+    // Held rows whose lease passed are few (about the jobs in flight). One
+    // query with OR would sort every claimable row on each call.
+    const candidates = firstInClaimOrder(
+      duePending(batch, nowMs, req.probeKeyPrefix, want)
         .concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix), CLAIM_ORDER, want)),
       want,
     );
@@ -55,4 +58,22 @@ export function claimNext(
     if (gaveUp === 0) break;
   }
   return claimed;
+}
+
+/**
+ * The first `want` due pending rows in claim order: level by level from the
+ * highest priority, each level's due rows a range of the claim-order index
+ * (see pendingDueWhere). A level holding only future rows costs two index
+ * seeks; there are at most MAX_PRIORITY - MIN_PRIORITY + 1 levels.
+ */
+export function duePending(batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number): JobRow[] {
+  const rows: JobRow[] = [];
+  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix), PRIORITY_LEVEL_SHAPE);
+  while (level !== null && level.found === 1 && rows.length < want) {
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix), LEVEL_ORDER, want - rows.length);
+    for (const row of found) rows.push(row);
+    if (rows.length >= want) break;
+    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority), PRIORITY_LEVEL_SHAPE);
+  }
+  return rows;
 }

@@ -74,3 +74,13 @@ export function orphanCap(getenv: (name: string) => string): number {
   const n = Number(getenv(ORPHAN_CAP_ENV).trim());
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
+
+/**
+ * How long finished rows are kept before the server cron deletes them (parsed
+ * by retention.ts): `done` and `cancelled` rows under KEEP_DONE_ENV, `failed`
+ * rows (kept longer: someone may still want to read why) under KEEP_FAILED_ENV.
+ */
+export const KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
+export const DEFAULT_KEEP_DONE = "7d";
+export const KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
+export const DEFAULT_KEEP_FAILED = "30d";

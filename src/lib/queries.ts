@@ -11,16 +11,52 @@ export interface WhereClause {
 }
 
 /**
- * claim-next's candidates come from two queries: pending rows, served in order
- * by the (status, created) index, and held rows whose lease has passed, found
- * through (status, lease_expires_at) and sorted (held rows are about as many as
- * jobs in flight). One query with OR sorts every claimable row on each call
- * (8 ms at 100k rows, against 0.01 ms for the two). decideClaim re-checks every
- * row inside the transaction.
+ * claim-next's candidates come from pending rows that are due and from held
+ * rows whose lease has passed. Pending rows are read one priority level at a
+ * time through the (status, priority, run_at, created, enqueue_index, id)
+ * index: the highest level first (topPriorityQuery, then nextPriorityQuery),
+ * and within a level the due rows are a range of that index, already in claim
+ * order. One query ordered by priority would walk past every future-dated row
+ * of the higher levels on each call. Held rows whose lease passed are few
+ * (about the jobs in flight) and are sorted. decideClaim re-checks every row
+ * inside the transaction.
  */
-export function pendingWhere(probeKeyPrefix: string): WhereClause {
-  return withPrefix("status = 'pending'", {}, probeKeyPrefix);
+export function pendingDueWhere(priority: number, nowMs: number, probeKeyPrefix: string): WhereClause {
+  return withPrefix("status = 'pending' AND priority = {:priority} AND run_at <= {:now}",
+    { priority, now: formatPbDate(nowMs) }, probeKeyPrefix, FILTER_ONLY);
 }
+
+/** A priority level of pending rows: `priority` is its value when `found` is 1. */
+export interface PriorityLevel {
+  found: number;
+  priority: number;
+}
+export const PRIORITY_LEVEL_SHAPE: PriorityLevel = { found: 0, priority: 0 };
+
+/**
+ * The highest priority among pending rows (due or not), or among those below
+ * `below`. One MAX over the index: SQLite seeks it, it does not scan.
+ */
+export function topPriorityQuery(probeKeyPrefix: string, below?: number): WhereClause {
+  const where = below === undefined
+    ? withPrefix("status = 'pending'", {}, probeKeyPrefix, FILTER_ONLY)
+    : withPrefix("status = 'pending' AND priority < {:below}", { below }, probeKeyPrefix, FILTER_ONLY);
+  return {
+    sql: `SELECT MAX(priority) IS NOT NULL AS found, COALESCE(MAX(priority), 0) AS priority FROM probe_jobs WHERE ${where.sql}`,
+    params: where.params,
+  };
+}
+
+/**
+ * Within a priority level: due time, then age, then the item's position in its
+ * enqueue call, then id. Records of one call share a due time and get
+ * non-decreasing `created`; those saved in the same millisecond keep request
+ * order by enqueue_index. (enqueue_index before created would interleave two
+ * calls with the same due time.)
+ */
+export const LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"] as const;
+/** The whole claim order (QUEUE.md): higher priority first, then LEVEL_ORDER. */
+export const CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER] as const;
 
 /**
  * Held rows whose lease has passed or is unreadable (isClaimable's held half,
@@ -33,18 +69,31 @@ export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string): WhereC
 }
 
 /**
- * Narrows a condition to jobs whose probe_key starts with a prefix ("" = all
- * jobs), as a range the (status, probe_key) index serves. Not LIKE: SQLite's
- * LIKE ignores ASCII case ("A-" would match "a-1") and needs % and _ escaped.
+ * How a prefix narrows a query: as a range the (status, probe_key) index
+ * serves, or as a filter on rows another index yields in order (`+probe_key`
+ * keeps SQLite off the probe_key index). claim-next's level queries filter:
+ * through the probe_key index, their MAX would walk the whole family (2.5 ms
+ * per 10,000 rows, measured), while the claim-order index stops at the first
+ * row of the family. A rare family among many rows then costs the rows ahead
+ * of it (see docs/protocol-decisions.md).
  */
-function withPrefix(sql: string, params: WhereClause["params"], probeKeyPrefix: string): WhereClause {
+type PrefixUse = "range" | "filter";
+const FILTER_ONLY: PrefixUse = "filter";
+
+/**
+ * Narrows a condition to jobs whose probe_key starts with a prefix ("" = all
+ * jobs). Not LIKE: SQLite's LIKE ignores ASCII case ("A-" would match "a-1")
+ * and needs % and _ escaped.
+ */
+function withPrefix(sql: string, params: WhereClause["params"], probeKeyPrefix: string, use: PrefixUse = "range"): WhereClause {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
-  let range = "probe_key >= {:prefix}";
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
   const end = prefixUpperBound(probeKeyPrefix);
   if (end !== null) {
     params["prefixEnd"] = end;
-    range += " AND probe_key < {:prefixEnd}";
+    range += ` AND ${column} < {:prefixEnd}`;
   }
   return { sql: `(${sql}) AND ${range}`, params };
 }
@@ -69,26 +118,58 @@ export function jobByIdWhere(jobId: string): WhereClause {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
 
+/** The jobs of some ids (a batch's rows, read with one query). */
+export function jobsByIdsWhere(ids: readonly string[]): WhereClause {
+  const params: WhereClause["params"] = {};
+  const names = ids.map((id, i) => {
+    params[`id${i}`] = id;
+    return `{:id${i}}`;
+  });
+  return { sql: `id IN (${names.join(", ")})`, params };
+}
+
 /** A claim-next candidate: a row and what orders it. */
 export interface Candidate {
+  priority: number;
+  run_at: string;
+  enqueue_index: number;
   created: string;
   id: string;
 }
 
-/** The `limit` oldest of the candidates of both claim-next queries: by created, then id. */
-export function oldestFirst<T extends Candidate>(candidates: T[], limit: number): T[] {
-  return candidates
-    .slice()
-    .sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    .slice(0, limit);
+/** CLAIM_ORDER as a comparison, for merging claim-next's two candidate lists. */
+export function compareClaimOrder(a: Candidate, b: Candidate): number {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (a.run_at !== b.run_at) return a.run_at < b.run_at ? -1 : 1;
+  if (a.created !== b.created) return a.created < b.created ? -1 : 1;
+  if (a.enqueue_index !== b.enqueue_index) return a.enqueue_index - b.enqueue_index;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** Oldest first; id breaks ties between rows created in the same millisecond. */
-export const CLAIM_ORDER = ["created ASC", "id ASC"] as const;
+/** The first `limit` of the candidates in claim order. */
+export function firstInClaimOrder<T extends Candidate>(candidates: T[], limit: number): T[] {
+  return candidates.slice().sort(compareClaimOrder).slice(0, limit);
+}
 
 /**
- * Everything GET /api/fleet/stats reports, in one pass over probe_jobs. A pending
- * job waits from its creation or its last re-queue, whichever is later.
+ * A live (non-terminal) job holding a unique key. The terms repeat the
+ * partial unique index's WHERE word for word, or SQLite would not use it.
+ */
+export function liveUniqueKeyQuery(uniqueKey: string): WhereClause {
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    params: { uniqueKey },
+  };
+}
+export const ID_SHAPE = { id: "" };
+
+/** The partial unique index's condition (the migration creates it with this text). */
+export const LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+
+/**
+ * Everything GET /api/fleet/stats reports, in one pass over probe_jobs. A due
+ * pending job waits from the latest of its creation, its last re-queue and its
+ * due time.
  */
 export function statsQuery(nowMs: number, orphanCap: number, probeKeyPrefix: string): WhereClause {
   const scope = withPrefix("1 = 1", { now: formatPbDate(nowMs), cap: orphanCap }, probeKeyPrefix);
@@ -99,8 +180,13 @@ export function statsQuery(nowMs: number, orphanCap: number, probeKeyPrefix: str
   COALESCE(SUM(status = 'running'), 0) AS running,
   COALESCE(SUM(status = 'done'), 0) AS done,
   COALESCE(SUM(status = 'failed'), 0) AS failed,
+  COALESCE(SUM(status = 'cancelled'), 0) AS cancelled,
   COUNT(*) AS total,
-  COALESCE(MIN(CASE WHEN status = 'pending' THEN MAX(created, COALESCE(requeued_at, '')) END), '') AS oldest_pending,
+  COALESCE(SUM(status = 'pending' AND run_at > {:now}), 0) AS scheduled,
+  COALESCE(SUM(status = 'pending' AND attempts > 0), 0) AS retrying,
+  COALESCE(SUM(COALESCE(dead_lettered_at, '') != ''), 0) AS dead_lettered,
+  COALESCE(MIN(CASE WHEN status = 'pending' AND run_at <= {:now}
+    THEN MAX(created, COALESCE(requeued_at, ''), run_at) END), '') AS oldest_pending,
   COALESCE(SUM(${EXPIRED_LEASE_SQL}), 0) AS expired_leases,
   COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
 FROM probe_jobs
@@ -116,7 +202,11 @@ export interface StatsRow {
   running: number;
   done: number;
   failed: number;
+  cancelled: number;
   total: number;
+  scheduled: number;
+  retrying: number;
+  dead_lettered: number;
   oldest_pending: string;
   expired_leases: number;
   past_orphan_cap: number;
@@ -124,6 +214,6 @@ export interface StatsRow {
 
 /** statsQuery's columns, each with a value of its type (what the database layer reads them into). */
 export const STATS_ROW_SHAPE: StatsRow = {
-  pending: 0, claimed: 0, running: 0, done: 0, failed: 0, total: 0,
-  oldest_pending: "", expired_leases: 0, past_orphan_cap: 0,
+  pending: 0, claimed: 0, running: 0, done: 0, failed: 0, cancelled: 0, total: 0,
+  scheduled: 0, retrying: 0, dead_lettered: 0, oldest_pending: "", expired_leases: 0, past_orphan_cap: 0,
 };

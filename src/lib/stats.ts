@@ -10,6 +10,9 @@ export function buildStats(row: StatsRow, nowMs: number, orphanCap: number, swee
   return {
     counts,
     total: row.total,
+    scheduled: row.scheduled,
+    retrying: row.retrying,
+    deadLettered: row.dead_lettered,
     oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, (nowMs - oldest) / 1000),
     expiredLeases: row.expired_leases,
     pastOrphanCap: row.past_orphan_cap,
@@ -37,8 +40,12 @@ export function formatPrometheus(stats: FleetStats): string {
   };
   gauge("pb_fleet_jobs", "Jobs in probe_jobs by status.",
     JOB_STATUSES.map((s): [string, number] => [`{status="${s}"}`, stats.counts[s]]));
+  gauge("pb_fleet_scheduled_jobs", "Pending jobs not yet due.", [["", stats.scheduled]]);
+  gauge("pb_fleet_retrying_jobs", "Pending jobs that have been tried before.", [["", stats.retrying]]);
+  gauge("pb_fleet_dead_lettered_jobs", "Jobs dead-lettered (out of attempts, or given up at the orphan cap).",
+    [["", stats.deadLettered]]);
   // No sample when nothing is pending: an absent series, not a fake zero age.
-  gauge("pb_fleet_oldest_pending_age_seconds", "Seconds the oldest pending job has waited.",
+  gauge("pb_fleet_oldest_pending_age_seconds", "Seconds the longest-waiting due pending job has waited.",
     stats.oldestPendingAgeSeconds === null ? [] : [["", stats.oldestPendingAgeSeconds]]);
   gauge("pb_fleet_expired_leases", "Claimed or running jobs whose lease has passed, waiting for the sweeper.",
     [["", stats.expiredLeases]]);

@@ -1,12 +1,14 @@
 /**
  * The server-side sweeper's decision for one row it found with an expired
  * lease: hand it back to pending with the bookkeeping of a `pending` release,
- * or, once it has been orphaned `cap` times in a row, give it up as failed so a
- * job that kills every worker does not loop forever.
+ * or give it up as failed so a job that kills every worker does not loop
+ * forever: dead-lettered when it has used its attempts (no claim could take it
+ * again), or once it has been orphaned `cap` times in a row.
  */
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import { expiredLeaseWhere } from "./queries.js";
-import { giveUpPatch, isClaimable, isHeldStatus, requeuePatch } from "./transitions.js";
+import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR } from "./queue.js";
+import { deadLetterPatch, giveUpPatch, isClaimable, isHeldStatus, requeuePatch } from "./transitions.js";
 import type { SweepResponse } from "./types.js";
 
 export type SweepDecision =
@@ -17,6 +19,9 @@ export type SweepDecision =
 export function decideSweep(row: JobRow, nowMs: number, cap: number): SweepDecision {
   // Re-checked inside the sweep's transaction: the holder may have renewed since the query.
   if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
+  }
   if (row.consecutive_orphan_count < cap) return { kind: "requeue", patch: requeuePatch(row, nowMs) };
   return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
 }

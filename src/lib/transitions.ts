@@ -5,6 +5,7 @@
 import { SWEEPER_HOLDER } from "./config.js";
 import { clampLeaseSeconds, formatPbDate, isLeaseLive } from "./lease.js";
 import type { JobPatch, JobRow } from "./job-row.js";
+import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs } from "./queue.js";
 import type { ReleaseRefusal, ReleaseTarget } from "./types.js";
 
 export function isHeldStatus(status: string): boolean {
@@ -12,12 +13,32 @@ export function isHeldStatus(status: string): boolean {
 }
 
 export function isTerminalStatus(status: string): boolean {
-  return status === "done" || status === "failed";
+  return status === "done" || status === "failed" || status === "cancelled";
 }
 
-/** Claimable: pending, or held with an expired lease (the holder is presumed dead). Terminal rows never are. */
+/**
+ * Due: its run_at has come. Compared as text, as claim-next's SQL compares it
+ * (PocketBase's layout is fixed-width, so text order is time order); an empty
+ * run_at (a row no hook stamped) is due.
+ */
+export function isDue(row: JobRow, nowMs: number): boolean {
+  return row.run_at <= formatPbDate(nowMs);
+}
+
+/**
+ * The due time a row gets when it is created without one (through the record
+ * API, say): its creation time. null: it has one.
+ */
+export function dueTimeOnCreate(runAt: string, nowMs: number): string | null {
+  return runAt === "" ? formatPbDate(nowMs) : null;
+}
+
+/**
+ * Claimable: pending and due, or held with an expired lease (the holder is
+ * presumed dead). Terminal rows never are.
+ */
 export function isClaimable(row: JobRow, nowMs: number): boolean {
-  return row.status === "pending" ||
+  return (row.status === "pending" && isDue(row, nowMs)) ||
     (isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs));
 }
 
@@ -25,7 +46,10 @@ export type ClaimDecision =
   | { kind: "win"; patch: JobPatch; steal: boolean }
   | { kind: "already_held"; leaseToken: string }
   | { kind: "refused" }
-  /** A steal that would pass the orphan cap: the job is failed instead (see StealRule). */
+  /**
+   * A claim of a job that used its attempts (dead-lettered), or a steal that
+   * would pass the orphan cap (see StealRule): the job is failed instead.
+   */
   | { kind: "give_up"; patch: JobPatch };
 
 /**
@@ -57,6 +81,10 @@ export function decideClaim(
     const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
     return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
   }
+  // The two poison-job guards; attempts first: a job out of attempts is not delivered, whatever its orphan count.
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
+  }
   const steal = isHeldStatus(row.status);
   const countsOrphans = steal && stealRule.kind === "count_orphans";
   if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
@@ -70,6 +98,7 @@ export function decideClaim(
     version: row.version + 1,
     // Re-stamped on a steal: queue latency is measured to the last claim.
     claimed_at: formatPbDate(nowMs),
+    attempts: row.attempts + 1,
   };
   if (steal) patch.reclaim_count = row.reclaim_count + 1;
   if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
@@ -93,17 +122,27 @@ function isStaleToken(row: JobRow, req: HolderRequest): boolean {
  */
 export function decideRenew(
   row: JobRow,
-  req: HolderRequest & { leaseSeconds: unknown },
+  req: HolderRequest & { leaseSeconds: unknown; progress?: unknown },
   nowMs: number,
 ): JobPatch | null {
   if (!isHeldStatus(row.status)) return null;
   if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
   if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
-  return {
+  const patch: JobPatch = {
     status: "running",
     lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
     version: row.version + 1,
   };
+  if (req.progress !== undefined) patch.progress = req.progress;
+  return patch;
+}
+
+/** What a release may carry besides its target (QUEUE.md); undefined: absent. */
+export interface ReleaseOutcome {
+  result?: unknown;
+  error?: string;
+  /** In [0, 1): the retry backoff's jitter (Math.random() in the server). */
+  jitter?: number;
 }
 
 export type ReleaseDecision =
@@ -118,13 +157,14 @@ export type ReleaseDecision =
  */
 export function decideRelease(
   row: JobRow,
-  req: HolderRequest & { target: ReleaseTarget },
+  req: HolderRequest & { target: ReleaseTarget } & ReleaseOutcome,
   nowMs: number,
 ): ReleaseDecision {
   if (!isHeldStatus(row.status)) {
-    // A terminal row still names its last holder (and keeps its token), and
-    // only that holder's own release can have put it there.
-    if (isTerminalStatus(row.status) && row.claimed_by === req.workerId) {
+    // A done/failed row still names its last holder (and keeps its token),
+    // and only that holder's own release can have put it there. A cancelled
+    // one was finished by the canceller: held by no one.
+    if (isTerminalStatus(row.status) && row.status !== "cancelled" && row.claimed_by === req.workerId) {
       return refused(isStaleToken(row, req) ? "refused_stale_token" : "refused_terminal_same_holder");
     }
     return refused("refused_not_holder");
@@ -133,18 +173,103 @@ export function decideRelease(
   if (isStaleToken(row, req)) return refused("refused_stale_token");
   const live = isLeaseLive(row.lease_expires_at, nowMs);
   if (req.target === "pending") {
-    return live ? refused("refused_lease_live") : { kind: "release", patch: requeuePatch(row, nowMs) };
+    return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
   }
   if (!live) return refused("refused_not_holder");
+  if (req.target === "retry") return { kind: "release", patch: withOutcome(retryPatch(row, nowMs, req), req) };
   return {
     kind: "release",
-    patch: {
+    patch: withOutcome({
       status: req.target,
       finished_at: formatPbDate(nowMs),
       // A finished job starts any later orphaning with a fresh budget.
       consecutive_orphan_count: 0,
       version: row.version + 1,
-    },
+    }, req),
+  };
+}
+
+/** A release's result and error, written in the release's own transaction. */
+function withOutcome(patch: JobPatch, req: ReleaseOutcome): JobPatch {
+  if (req.result !== undefined) patch.result = req.result;
+  if (req.error !== undefined) patch.last_error = req.error;
+  return patch;
+}
+
+/**
+ * A `retry` release: back to pending after the backoff while the job has
+ * attempts left, dead-lettered otherwise. Its holder answered, so the orphan
+ * count restarts; reclaim_count and requeued_at count only lost holders.
+ */
+function retryPatch(row: JobRow, nowMs: number, req: ReleaseOutcome): JobPatch {
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return deadLetterPatch(row, nowMs, req.error !== undefined ? req.error : MAX_ATTEMPTS_ERROR);
+  }
+  return {
+    status: "pending",
+    run_at: formatPbDate(nowMs + retryBackoffMs(row.attempts, req.jitter ?? 0)),
+    claimed_by: "",
+    lease_token: "",
+    // The lease was live: a pending row must not look held until then.
+    lease_expires_at: "",
+    consecutive_orphan_count: 0,
+    progress: null,
+    version: row.version + 1,
+  };
+}
+
+/**
+ * Dead-lettered: failed, held by no one (the last holder's late release gets
+ * refused_not_holder), with when and why. `retry` brings it back.
+ */
+export function deadLetterPatch(row: JobRow, nowMs: number, error: string): JobPatch {
+  const now = formatPbDate(nowMs);
+  return {
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: now,
+    finished_at: now,
+    last_error: error,
+    version: row.version + 1,
+  };
+}
+
+/** POST /api/fleet/cancel: a job not yet finished is cancelled; its holder's renew and release are refused from then on. */
+export function decideCancel(row: JobRow, nowMs: number): JobPatch | null {
+  if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
+  return {
+    status: "cancelled",
+    finished_at: formatPbDate(nowMs),
+    // claimed_by stays on record (who was running it); decideRelease treats a cancelled row as held by no one.
+    lease_token: "",
+    version: row.version + 1,
+  };
+}
+
+/** Statuses POST /api/fleet/retry brings back. */
+export function isRetryable(status: string): boolean {
+  return status === "failed" || status === "cancelled";
+}
+
+/**
+ * POST /api/fleet/retry: a failed or cancelled job goes back to pending, due
+ * now, with its attempts and orphan count reset; last_error is kept as its
+ * history. null when its status is not retryable.
+ */
+export function retryJobPatch(row: JobRow, nowMs: number): JobPatch | null {
+  if (!isRetryable(row.status)) return null;
+  return {
+    status: "pending",
+    run_at: formatPbDate(nowMs),
+    attempts: 0,
+    finished_at: "",
+    dead_lettered_at: "",
+    claimed_by: "",
+    lease_token: "",
+    consecutive_orphan_count: 0,
+    progress: null,
+    version: row.version + 1,
   };
 }
 
@@ -170,8 +295,12 @@ export const ORPHAN_CAP_REASON = "orphan_cap";
  * consecutive orphanings (the sweeper, or a claim-next steal).
  */
 export function giveUpPatch(row: JobRow, nowMs: number): JobPatch {
+  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
   return {
     status: "failed",
+    // A dead letter too (stats, retry), with its own reason.
+    dead_lettered_at: formatPbDate(nowMs),
+    last_error: error,
     // The server, not the last worker, finished it: that worker's late release
     // must get refused_not_holder, not refused_terminal_same_holder (which
     // would let it write its result). It stays on record in result.lastHolder.
@@ -181,7 +310,7 @@ export function giveUpPatch(row: JobRow, nowMs: number): JobPatch {
     // Kept, not reset as by a worker's release: it is the evidence, and what
     // the stats count as "past the orphan cap".
     result: {
-      error: `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`,
+      error,
       reason: ORPHAN_CAP_REASON,
       lastHolder: row.claimed_by,
     },

@@ -4,10 +4,15 @@
  * imports this module too, so it holds no PocketBase code.
  */
 
-export const JOB_STATUSES = ["pending", "claimed", "running", "done", "failed"] as const;
+/** `cancelled` is the queue's (QUEUE.md): terminal like done/failed, held by no one. */
+export const JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-export const RELEASE_TARGETS = ["done", "failed", "pending"] as const;
+/**
+ * `retry` is the queue's: back to pending after a backoff, or dead-lettered
+ * when the job has used its attempts.
+ */
+export const RELEASE_TARGETS = ["done", "failed", "pending", "retry"] as const;
 export type ReleaseTarget = (typeof RELEASE_TARGETS)[number];
 
 /**
@@ -42,6 +47,8 @@ export interface ClaimRequest {
 export interface RenewRequest extends ClaimRequest {
   /** Fencing: when sent, the renew is refused unless it is the current claim's token. */
   leaseToken?: string;
+  /** Any JSON of at most MAX_PROGRESS_BYTES, stored only when the renew succeeds. null: absent. */
+  progress?: unknown;
 }
 export interface ReleaseRequest {
   jobId: string;
@@ -49,6 +56,10 @@ export interface ReleaseRequest {
   status: ReleaseTarget;
   /** Fencing: when sent, the release is refused (refused_stale_token) unless it is the current claim's token. */
   leaseToken?: string;
+  /** Any JSON (at most MAX_RESULT_BYTES), stored in `result` in the release's own transaction. null: absent. */
+  result?: unknown;
+  /** Stored in `last_error` in the release's own transaction. null: absent. */
+  error?: string | null;
 }
 
 /**
@@ -76,11 +87,31 @@ export interface ClaimNextRequest {
   /** Only jobs whose probe_key starts with this text. */
   probeKeyPrefix?: string;
 }
+/**
+ * What pb-fleet's own endpoints (claim-next, cancel, retry) answer for a job:
+ * the reference's view plus the queue's fields (QUEUE.md). The three original
+ * endpoints keep answering the reference's JobView.
+ */
+export interface QueueJobView extends JobView {
+  payload: unknown;
+  priority: number;
+  /** When the job becomes (or became) claimable; PocketBase's text form. */
+  run_at: string;
+  /** Winning claims so far, this one included. */
+  attempts: number;
+  /** 0: no cap. */
+  max_attempts: number;
+  last_error: string;
+  dead_lettered_at: string;
+  unique_key: string;
+  progress: unknown;
+}
+
 export interface ClaimedJob {
-  job: JobView;
+  job: QueueJobView;
   leaseToken: string;
 }
-/** Oldest claimable jobs first; empty when there is nothing to do. */
+/** In claim order (QUEUE.md: priority, due time, age with one enqueue call in request order); empty when there is nothing to do. */
 export interface ClaimNextResponse {
   jobs: ClaimedJob[];
 }
@@ -114,11 +145,101 @@ export interface SweeperState {
   error?: string;
 }
 
+/** One job of POST /api/fleet/enqueue. */
+export interface EnqueueItem {
+  probeKey: string;
+  /** Any JSON, at most MAX_PAYLOAD_BYTES serialized; null when absent. */
+  payload?: unknown;
+  /** ISO-8601 with a zone (`Z` or an offset), or PocketBase's `2006-01-02 15:04:05.000Z`. Not with delaySeconds. */
+  runAt?: string;
+  /** A number >= 0: due this many seconds from now. Not with runAt. */
+  delaySeconds?: number;
+  /** An integer in [MIN_PRIORITY, MAX_PRIORITY]; higher runs first. Default 0. */
+  priority?: number;
+  /** An integer 0..MAX_MAX_ATTEMPTS; 0: no cap. Default DEFAULT_MAX_ATTEMPTS. */
+  maxAttempts?: number;
+  /** At most one non-terminal job per non-empty key. */
+  uniqueKey?: string;
+}
+export interface EnqueueRequest {
+  /** 1 to MAX_ENQUEUE_JOBS; written all or nothing. */
+  jobs: EnqueueItem[];
+}
+export interface EnqueuedJob {
+  id: string;
+  /** Echoes the request's probeKey. */
+  probeKey: string;
+  /** false: uniqueKey matched a live job (or an earlier item of the call), whose id this is; nothing was written. */
+  created: boolean;
+}
+export interface EnqueueResponse {
+  jobs: EnqueuedJob[];
+}
+
+export interface JobIdRequest {
+  jobId: string;
+}
+export type CancelResponse = { cancelled: true; job: QueueJobView } | { cancelled: false };
+/** Why a retry was refused besides the status (a non-failed, non-cancelled job gets no reason). */
+export const RETRY_REFUSALS = ["unique_key_taken"] as const;
+export type RetryRefusal = (typeof RETRY_REFUSALS)[number];
+export type RetryResponse =
+  | { retried: true; job: QueueJobView }
+  | { retried: false; reason?: RetryRefusal };
+
+/** One lease of POST /api/fleet/heartbeat: a renew of one job. */
+export interface HeartbeatItem {
+  jobId: string;
+  leaseToken?: string;
+  progress?: unknown;
+}
+export interface HeartbeatRequest {
+  workerId: string;
+  /** One lease length for every item (renew's leaseSeconds). */
+  leaseSeconds?: number;
+  /** 1 to MAX_BATCH_ITEMS. */
+  leases: HeartbeatItem[];
+}
+/** As renew answers, per item: a renewed item carries the job as written. */
+export type HeartbeatResult = { jobId: string; renewed: true; job: JobView } | { jobId: string; renewed: false };
+/** One result per item, in request order. */
+export interface HeartbeatResponse {
+  results: HeartbeatResult[];
+}
+
+/** One release of POST /api/fleet/complete: a release of one job. */
+export interface CompleteItem {
+  jobId: string;
+  leaseToken?: string;
+  status: ReleaseTarget;
+  result?: unknown;
+  error?: string | null;
+}
+export interface CompleteRequest {
+  workerId: string;
+  /** 1 to MAX_BATCH_ITEMS. */
+  releases: CompleteItem[];
+}
+/** As release answers, per item: a released item carries the job as written. */
+export type CompleteResult =
+  | { jobId: string; released: true; job: JobView }
+  | { jobId: string; released: false; reason: ReleaseRefusal };
+/** One result per item, in request order. */
+export interface CompleteResponse {
+  results: CompleteResult[];
+}
+
 /** GET /api/fleet/stats (JSON; `?format=prometheus` gives the same in Prometheus text). */
 export interface FleetStats {
   counts: Record<JobStatus, number>;
   total: number;
-  /** Seconds since the oldest pending job was created (or re-queued); null when none is pending. */
+  /** Pending, not yet due (run_at in the future). */
+  scheduled: number;
+  /** Pending after at least one attempt (a retry waiting or due). */
+  retrying: number;
+  /** Rows with dead_lettered_at set. */
+  deadLettered: number;
+  /** Seconds the longest-waiting due pending job has waited (since the latest of created, requeued_at and run_at); null when none is due. */
   oldestPendingAgeSeconds: number | null;
   /** claimed/running rows whose lease has passed: work for the sweeper. */
   expiredLeases: number;

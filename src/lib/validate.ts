@@ -3,6 +3,11 @@
  * so a bad request gets the same 400 message from pb-fleet as from them.
  */
 import { SWEEPER_HOLDER } from "./config.js";
+import { formatPbDate, parsePbDate } from "./lease.js";
+import {
+  DEFAULT_MAX_ATTEMPTS, jsonByteLength, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS,
+  MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES, MIN_PRIORITY, utf8ByteLength,
+} from "./queue.js";
 import { RELEASE_TARGETS, type ReleaseTarget } from "./types.js";
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -17,6 +22,8 @@ export interface ClaimRequestFields {
 export interface RenewRequestFields extends ClaimRequestFields {
   /** Fencing token of the caller's claim, when it sent one. */
   leaseToken: string | undefined;
+  /** undefined: absent (or null). */
+  progress: unknown;
 }
 
 export interface ReleaseRequestFields {
@@ -24,6 +31,9 @@ export interface ReleaseRequestFields {
   workerId: string;
   target: ReleaseTarget;
   leaseToken: string | undefined;
+  /** undefined: absent (or null). */
+  result: unknown;
+  error: string | undefined;
 }
 
 /** claim-next's `limit`: an integer from 1 to this. */
@@ -74,13 +84,18 @@ export function validateClaimRequest(data: unknown): Validated<ClaimRequestField
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
-/** renew: a claim request plus an optional `leaseToken`. */
+/** renew: a claim request plus an optional `leaseToken` and `progress`. */
 export function validateRenewRequest(data: unknown): Validated<RenewRequestFields> {
   const ids = validateClaimRequest(data);
   if (!ids.ok) return ids;
   const leaseToken = readLeaseToken(data);
   if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
-  return { ok: true, value: Object.assign({ leaseToken }, ids.value) };
+  const progress = absentIfNull(asBody(data)["progress"]);
+  if (progress !== undefined && jsonByteLength(progress) > MAX_PROGRESS_BYTES) {
+    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
+  }
+  const { jobId, workerId, leaseSeconds } = ids.value;
+  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
 }
 
 /** release: `{ jobId, workerId, status, leaseToken? }`; status has no default (a missing one is a caller bug). */
@@ -92,7 +107,24 @@ export function validateReleaseRequest(data: unknown): Validated<ReleaseRequestF
   if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
   const leaseToken = readLeaseToken(data);
   if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
-  return { ok: true, value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken } };
+  const result = absentIfNull(asBody(data)["result"]);
+  if (result !== undefined && jsonByteLength(result) > MAX_RESULT_BYTES) {
+    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
+  }
+  const error = absentIfNull(asBody(data)["error"]);
+  if (error !== undefined && typeof error !== "string") return fail("error must be a string when given");
+  if (error !== undefined && utf8ByteLength(error) > MAX_ERROR_BYTES) {
+    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
+  }
+  return {
+    ok: true,
+    value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken, result, error },
+  };
+}
+
+/** QUEUE.md: `null` means absent for the optional values it adds. */
+function absentIfNull(value: unknown): unknown {
+  return value === null ? undefined : value;
 }
 
 const INVALID = null;
@@ -145,4 +177,189 @@ export function readPrefix(data: unknown): string | typeof INVALID {
 
 function isReleaseTarget(value: unknown): value is ReleaseTarget {
   return (RELEASE_TARGETS as readonly unknown[]).indexOf(value) !== -1;
+}
+
+/** cancel and retry: `{ jobId }`. */
+export function validateJobIdRequest(data: unknown): Validated<{ jobId: string }> {
+  const { jobId } = asBody(data);
+  if (!jobId) return fail("jobId is required");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  return { ok: true, value: { jobId } };
+}
+
+/** An enqueue item as validated: every default applied, run_at resolved against the request's time. */
+export interface EnqueueItemFields {
+  probeKey: string;
+  /** null when absent. */
+  payload: unknown;
+  /** PocketBase's text form. */
+  runAt: string;
+  priority: number;
+  maxAttempts: number;
+  /** "" when none. */
+  uniqueKey: string;
+}
+
+/**
+ * enqueue: `{ jobs: [...] }`, 1 to MAX_ENQUEUE_JOBS items; the first bad item
+ * fails the whole call (a 400 naming it) and nothing is written.
+ */
+export function validateEnqueueRequest(data: unknown, nowMs: number): Validated<EnqueueItemFields[]> {
+  const jobs = asBody(data)["jobs"];
+  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
+    return fail(`jobs must be an array of 1 to ${MAX_ENQUEUE_JOBS} jobs`);
+  }
+  const items: EnqueueItemFields[] = [];
+  for (let i = 0; i < jobs.length; i++) {
+    const item = validateEnqueueItem(jobs[i], nowMs);
+    if (typeof item === "string") return fail(`jobs[${i}]: ${item}`);
+    items.push(item);
+  }
+  return { ok: true, value: items };
+}
+
+/** One item, or the reason it is refused. */
+function validateEnqueueItem(data: unknown, nowMs: number): EnqueueItemFields | string {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return "must be an object";
+  const item = data as Body;
+  const { probeKey } = item;
+  if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
+  const payload = absentIfNull(item["payload"]);
+  if (payload !== undefined && jsonByteLength(payload) > MAX_PAYLOAD_BYTES) {
+    return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
+  }
+  const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
+  if (runAt.error !== undefined) return runAt.error;
+  const priority = absentIfNull(item["priority"]);
+  if (priority !== undefined && !isIntegerIn(priority, MIN_PRIORITY, MAX_PRIORITY)) {
+    return `priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  const maxAttempts = absentIfNull(item["maxAttempts"]);
+  if (maxAttempts !== undefined && !isIntegerIn(maxAttempts, 0, MAX_MAX_ATTEMPTS)) {
+    return `maxAttempts must be an integer from 0 to ${MAX_MAX_ATTEMPTS} (0: no cap)`;
+  }
+  const uniqueKey = absentIfNull(item["uniqueKey"]);
+  if (uniqueKey !== undefined && typeof uniqueKey !== "string") return "uniqueKey must be a string";
+  return {
+    probeKey,
+    payload: payload === undefined ? null : payload,
+    runAt: runAt.value,
+    priority: priority === undefined ? 0 : (priority as number),
+    maxAttempts: maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : (maxAttempts as number),
+    uniqueKey: uniqueKey === undefined ? "" : uniqueKey,
+  };
+}
+
+function isIntegerIn(value: unknown, min: number, max: number): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+
+/** The due time of an enqueue item: `runAt`, or now + `delaySeconds`, or now. */
+function readRunAt(runAt: unknown, delaySeconds: unknown, nowMs: number): { value: string; error?: string } {
+  if (runAt !== undefined && delaySeconds !== undefined) return { value: "", error: "give runAt or delaySeconds, not both" };
+  if (delaySeconds !== undefined) {
+    if (typeof delaySeconds !== "number" || !(delaySeconds >= 0) || delaySeconds > MAX_DELAY_SECONDS) {
+      return { value: "", error: `delaySeconds must be a number from 0 to ${MAX_DELAY_SECONDS}` };
+    }
+    return { value: formatPbDate(nowMs + Math.round(delaySeconds * 1000)) };
+  }
+  if (runAt === undefined) return { value: formatPbDate(nowMs) };
+  const ms = typeof runAt === "string" ? parseZonedInstant(runAt) : null;
+  if (ms === null) {
+    return {
+      value: "",
+      error: "runAt must be an ISO-8601 time with a zone (like 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00) " +
+        "or a PocketBase date (2026-12-01 09:30:00.000Z)",
+    };
+  }
+  return { value: formatPbDate(ms) };
+}
+
+/** `YYYY-MM-DDTHH:MM[:SS[.fraction]]` and `Z` or `±HH:MM`; the separator may be a space. */
+const ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An instant from a zoned ISO-8601 text or PocketBase's layout; null for
+ * anything else: a time without a zone is ambiguous (the server's zone is not
+ * the caller's), and an impossible date (Feb 30) is not silently moved.
+ */
+export function parseZonedInstant(text: string): number | null {
+  const m = ZONED_ISO.exec(text);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, sec, frac, zone] = m as unknown as string[];
+  const ms = frac === undefined ? "000" : (frac + "00").slice(0, 3);
+  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === undefined ? "00" : sec}.${ms}Z`);
+  if (local === null || zone === undefined) return null;
+  if (zone === "Z") return local;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const offH = Number(zone.slice(1, 3));
+  const offM = Number(zone.slice(4, 6));
+  if (offH > 23 || offM > 59) return null;
+  const instant = local - sign * (offH * 60 + offM) * 60_000;
+  // Stored dates compare as text, which is time order only for 4-digit years.
+  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
+}
+
+/**
+ * heartbeat: `{ workerId, leaseSeconds?, leases: [{ jobId, leaseToken?, progress? }] }`.
+ * Each item is checked as the renew it stands for; the first bad one fails the
+ * whole call (a 400 naming it) and nothing is written.
+ */
+export function validateHeartbeatRequest(data: unknown): Validated<RenewRequestFields[]> {
+  const body = asBody(data);
+  const items = batchItems(body, "leases");
+  if (typeof items === "string") return fail(items);
+  const renewals: RenewRequestFields[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = asBody(items[i]);
+    // The fields renew reads, one by one (in goja, copying a request object's every key costs more).
+    const valid = validateRenewRequest({
+      jobId: item["jobId"], workerId: body["workerId"], leaseSeconds: body["leaseSeconds"],
+      leaseToken: item["leaseToken"], progress: item["progress"],
+    });
+    if (!valid.ok) return fail(`leases[${i}]: ${valid.error}`);
+    renewals.push(valid.value);
+  }
+  return { ok: true, value: renewals };
+}
+
+/**
+ * complete: `{ workerId, releases: [{ jobId, leaseToken?, status, result?, error? }] }`.
+ * Each item is checked as the release it stands for; the first bad one fails
+ * the whole call (a 400 naming it) and nothing is written.
+ */
+export function validateCompleteRequest(data: unknown): Validated<ReleaseRequestFields[]> {
+  const body = asBody(data);
+  const items = batchItems(body, "releases");
+  if (typeof items === "string") return fail(items);
+  const releases: ReleaseRequestFields[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = asBody(items[i]);
+    // The fields release reads, one by one (see validateHeartbeatRequest).
+    const valid = validateReleaseRequest({
+      jobId: item["jobId"], workerId: body["workerId"], status: item["status"],
+      leaseToken: item["leaseToken"], result: item["result"], error: item["error"],
+    });
+    if (!valid.ok) return fail(`releases[${i}]: ${valid.error}`);
+    releases.push(valid.value);
+  }
+  return { ok: true, value: releases };
+}
+
+/** The items of a batch call: 1 to MAX_BATCH_ITEMS objects, from a caller with a valid workerId; else the 400's message. */
+function batchItems(body: Body, field: string): unknown[] | string {
+  const { workerId } = body;
+  if (!workerId) return "workerId is required";
+  if (typeof workerId !== "string") return "workerId must be a string";
+  const reserved = reservedWorkerIdError(workerId);
+  if (reserved !== null) return reserved;
+  const items = body[field];
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
+    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item: unknown = items[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
+  }
+  return items;
 }

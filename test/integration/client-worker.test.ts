@@ -5,47 +5,37 @@
 // client-sweeper-server-path.test.ts for the server's sweep), and
 // stop({ mode: "release" }) hands a job back to pending.
 import { describe, expect, inject, it } from "vitest";
-import { FleetClient, FleetHttpError, Sweeper, Worker, type FleetApi, type WorkerJob } from "../../src/client/index";
+import {
+  FleetClient, FleetHttpError, PermanentJobError, Sweeper, Worker, type FleetApi, type WorkerJob,
+} from "../../src/client/index";
 import { createJob, futureDate, getJob, pastDate, patchJob, randomKey } from "./support/fleet-api";
+import { eventually } from "./support/eventually";
 
 const client = new FleetClient({ url: inject("pbUrl"), email: inject("adminEmail"), password: inject("adminPassword") });
 
-/** Resolves once `check` passes (polled), or fails with its last error after `ms`. */
-async function eventually(check: () => Promise<void>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
 describe("Worker on a real server", () => {
-  it("runs every job of its prefix: done with the handler's value, failed with { error }", async () => {
+  it("runs every job of its prefix: done with the handler's value in the release, failed with last_error on a PermanentJobError", async () => {
     const prefix = randomKey("cw") + "/";
     const rows = await client.enqueueMany(Array.from({ length: 12 }, (_, i) => `${prefix}${i}`));
     const worker = new Worker(client, {
       workerId: randomKey("worker"), concurrency: 3, leaseSeconds: 10, pollInterval: 50, maxPollInterval: 200,
       probeKeyPrefix: prefix,
       handler: async (job: WorkerJob) => {
-        if (job.probe_key.endsWith("/7")) throw new Error("probe 7 exploded");
+        if (job.probe_key.endsWith("/7")) throw new PermanentJobError("probe 7 exploded");
         return { key: job.probe_key, by: job.workerId, claimVersion: job.version };
       },
     }).start();
     try {
       await eventually(async () => {
         const finished = await Promise.all(rows.map((r) => getJob(r.id)));
-        expect(finished.every((r) => (r.status === "done" || r.status === "failed") && r.result !== null)).toBe(true);
+        expect(finished.every((r) => r.status === "done" || r.status === "failed")).toBe(true);
       });
     } finally {
       await worker.stop();
     }
     for (const row of await Promise.all(rows.map((r) => getJob(r.id)))) {
       if (row.probe_key.endsWith("/7")) {
-        expect(row).toMatchObject({ status: "failed", claimed_by: worker.workerId, result: { error: "probe 7 exploded" } });
+        expect(row).toMatchObject({ status: "failed", claimed_by: worker.workerId, last_error: "probe 7 exploded", result: null });
       } else {
         expect(row).toMatchObject({ status: "done", claimed_by: worker.workerId, result: { key: row.probe_key, by: worker.workerId, claimVersion: 1 } });
       }

@@ -6,9 +6,20 @@
 // At the end every job is terminal, each has exactly one successful terminal
 // release, and no result was written by a worker that had lost its lease.
 //
+// The jobs are the queue's (QUEUE.md): enqueued through POST /api/fleet/enqueue
+// with max_attempts MAX_ATTEMPTS, so the Workers report on the queue path, the
+// result in the done release itself. So no job ends `done` without its result,
+// not even one whose worker was SIGKILLed right after its release (the window
+// the old release-then-write order left). A handler that throws is released
+// `retry` and runs again after the server's backoff; a job that uses its
+// attempts (abandons and failures in a row) is dead-lettered, and the final
+// accounting counts it as such.
+//
 // It runs its own PocketBase (the suite's shared one must not be killed), with
 // the server-side cron sweeper off so the client Sweepers do that work.
-// SOAK_JOBS / SOAK_JOBS_PB_KILL change the job counts (defaults 2000 / 1000).
+// SOAK_JOBS / SOAK_JOBS_PB_KILL change the job counts (defaults 2000 / 1000),
+// SOAK_MAX_ATTEMPTS the jobs' max_attempts (default 3: low enough that a few jobs
+// are dead-lettered in a run, so that path is exercised too).
 import { spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,6 +38,9 @@ const ADMIN = { email: "soak@pb-fleet.test", password: "pb-fleet-soak-password" 
 const LEASE_SECONDS = 3;
 const WORKERS_PER_PROCESS = 4;
 const COMPLETION_TIMEOUT_MS = 150_000;
+const MAX_ATTEMPTS = Number(process.env.SOAK_MAX_ATTEMPTS || 3);
+/** last_error of a job dead-lettered because it used its attempts (src/lib/queue.ts MAX_ATTEMPTS_ERROR). */
+const MAX_ATTEMPTS_ERROR = "max attempts reached";
 
 type PocketBase = Awaited<ReturnType<typeof startPocketBase>>;
 
@@ -45,6 +59,9 @@ interface SoakEvent {
   op?: string;
   name?: string;
   message?: string;
+  /** "failed": the job was dead-lettered by this worker's `retry` release (its last attempt failed). */
+  deadLettered?: boolean;
+  attempt?: number;
 }
 
 let workDir: string;
@@ -147,16 +164,19 @@ function fleetConfig(prefix: string) {
   return {
     url: pb.url, email: ADMIN.email, password: ADMIN.password, prefix,
     workers: WORKERS_PER_PROCESS, concurrency: 2, leaseSeconds: LEASE_SECONDS,
-    abandonRate: 0.1, failRate: 0.03, longJobRate: 0.02,
+    // failRate: thrown errors, released `retry`; permanentFailRate: PermanentJobErrors, released `failed`.
+    abandonRate: 0.1, failRate: 0.03, permanentFailRate: 0.01, longJobRate: 0.02,
     // Workers poll at most every 500 ms and claim-next steals expired leases
     // itself, so a slower sweeper would hardly ever get to a row first.
     sweepInterval: 250, maxReclaimAttempts: 5,
   };
 }
 
+/** Through POST /api/fleet/enqueue (1000 a request): queue jobs, with attempts and max_attempts. */
 async function enqueueJobs(client: FleetClient, prefix: string, n: number): Promise<void> {
-  const keys = Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, "0")}`);
-  await client.enqueueMany(keys, { concurrency: 16 });
+  const jobs = Array.from({ length: n }, (_, i) => ({ probeKey: `${prefix}${String(i).padStart(5, "0")}`, maxAttempts: MAX_ATTEMPTS }));
+  const answer = await client.enqueueMany(jobs);
+  expect(answer.filter((j) => j.created)).toHaveLength(n);
 }
 
 /** Polls the stats of the prefix until `until(terminal)` (or every job is terminal); throws after the timeout. */
@@ -198,7 +218,16 @@ interface Figures {
   releasesRecoveredAfterLostAnswer: number;
   errors: Record<string, number>;
   jobsWithoutReleaseLine: number;
-  terminalWithoutResult: number;
+  /** `retry` releases that put a job back to pending (a handler threw). */
+  retried: number;
+  /** Failed by the worker (a PermanentJobError), not dead-lettered. */
+  failedByWorker: number;
+  /** Dead-lettered, by reason: a worker's `retry` release of the last attempt, max attempts at a claim or sweep, the orphan cap. */
+  deadLettered: { lastAttemptFailed: number; maxAttemptsReached: number; orphanCap: number };
+  /** The issue's invariant: must be 0 (the result travels in the done release). */
+  doneWithoutResult: number;
+  /** Results written after a release (the old two-step path): must be 0 on the queue path. */
+  resultWrites: number;
 }
 
 /**
@@ -216,7 +245,9 @@ function verify(rows: JobRecord[], events: SoakEvent[], jobs: number, killedProc
   }
   const isKilled = (workerId: string) => killedProcs.some((p) => workerId.startsWith(p + "-"));
   let jobsWithoutReleaseLine = 0;
-  let terminalWithoutResult = 0;
+  let doneWithoutResult = 0;
+  let failedByWorker = 0;
+  const deadLettered = { lastAttemptFailed: 0, maxAttemptsReached: 0, orphanCap: 0 };
   const problems: string[] = [];
   const problem = (row: JobRecord, what: string) => {
     if (problems.length < 20) problems.push(`${row.id} (${row.probe_key}, ${row.status}, ${row.claimed_by}): ${what}`);
@@ -229,8 +260,50 @@ function verify(rows: JobRecord[], events: SoakEvent[], jobs: number, killedProc
       continue;
     }
     if (row.finished_at === "") problem(row, "terminal without finished_at");
-    // Exactly one successful terminal release (a released:true, or its retry's refused_terminal_same_holder).
+    // Enqueued through the queue: the row counts its claims against its cap.
+    if (row.max_attempts !== MAX_ATTEMPTS) problem(row, `max_attempts ${String(row.max_attempts)}, enqueued with ${MAX_ATTEMPTS}`);
+    if (typeof row.attempts !== "number" || row.attempts < 1 || row.attempts > MAX_ATTEMPTS) problem(row, `attempts ${String(row.attempts)}`);
+    // Successful terminal releases by workers: a done/failed release (released:true, or its retry's
+    // refused_terminal_same_holder), or a `retry` release that dead-lettered the job (its "failed" line).
     const releases = evs.filter((e) => e.ev === "released" && (e.status === "done" || e.status === "failed"));
+    const deadLetterReleases = evs.filter((e) => e.ev === "failed" && e.deadLettered === true);
+    const result = row.result as Record<string, unknown> | null;
+    const lastClaim = evs.filter((e) => e.ev === "claimed").sort((a, b) => (a.version ?? 0) - (b.version ?? 0)).at(-1);
+
+    if (row.dead_lettered_at) {
+      // Given up by the queue: claimed_by cleared (or the sweeper's, for the orphan cap), no worker's done/failed release.
+      if (releases.length > 0) problem(row, `dead-lettered, yet ${releases.length} done/failed release(s) by ${releases.map((r) => r.workerId).join(", ")}`);
+      if (result !== null && result["reason"] === "orphan_cap") {
+        deadLettered.orphanCap++;
+        if (!row.claimed_by.endsWith("-sweeper")) problem(row, "orphan_cap result not from a sweeper");
+        if (deadLetterReleases.length > 0) problem(row, "orphan_cap give-up after a dead-lettering retry release");
+        continue;
+      }
+      if (result !== null) problem(row, `dead-lettered with a result ${JSON.stringify(result)}`);
+      if (row.claimed_by !== "") problem(row, "dead-lettered but still held");
+      if (row.attempts !== MAX_ATTEMPTS) problem(row, `dead-lettered after ${String(row.attempts)} attempts`);
+      if (row.last_error === MAX_ATTEMPTS_ERROR) {
+        // Abandoned (or its holder killed) on its last attempt: the next claim-next or sweep gave it up.
+        deadLettered.maxAttemptsReached++;
+        if (deadLetterReleases.length > 0) problem(row, "max attempts reached, yet a worker's retry release dead-lettered it");
+      } else if (row.last_error?.startsWith("simulated probe failure of ")) {
+        // The handler threw on its last attempt: the worker's `retry` release dead-lettered it, with its error.
+        deadLettered.lastAttemptFailed++;
+        if (deadLetterReleases.length > 1) problem(row, `${deadLetterReleases.length} dead-lettering releases`);
+        if (deadLetterReleases.length === 0) {
+          // The holder was SIGKILLed after the commit, or the answer was lost and its repeat found the job held by no one.
+          const answerLost = evs.some((e) => e.ev === "lease_lost" && e.reason === "refused_not_holder");
+          if (lastClaim && (isKilled(lastClaim.workerId ?? "") || answerLost)) jobsWithoutReleaseLine++;
+          else problem(row, "dead-lettered by a retry release nobody logged");
+        }
+        if (!row.last_error.endsWith(`(attempt ${MAX_ATTEMPTS})`)) problem(row, `last_error "${row.last_error}" is not its last attempt's`);
+      } else {
+        problem(row, `dead-lettered with last_error "${String(row.last_error)}"`);
+      }
+      continue;
+    }
+
+    if (deadLetterReleases.length > 0) problem(row, "a retry release reported dead-lettering, but the row is not dead-lettered");
     if (releases.length === 0) {
       if (isKilled(row.claimed_by)) jobsWithoutReleaseLine++;
       else problem(row, "no release line, and its holder was not SIGKILLed");
@@ -242,34 +315,32 @@ function verify(rows: JobRecord[], events: SoakEvent[], jobs: number, killedProc
       if (r.status !== row.status) problem(row, `released ${r.status}`);
       if (r.committed === "released" && r.version !== row.version) problem(row, `release left version ${r.version}, row has ${row.version}`);
     }
-    // Results come only from the final holder, after its release.
-    for (const w of evs.filter((e) => e.ev === "result_written")) {
-      if (w.workerId !== row.claimed_by) problem(row, `result written by ${w.workerId}, who had lost the job`);
-    }
-    const result = row.result as Record<string, unknown> | null;
-    if (result === null) {
-      // Released, then SIGKILLed before the result write: the one gap the
-      // release-first order leaves, and only a dead holder can leave it.
-      if (isKilled(row.claimed_by)) terminalWithoutResult++;
-      else problem(row, "no result");
-      continue;
-    }
-    if (result["reason"] === "orphan_cap") {
-      if (!row.claimed_by.endsWith("-sweeper")) problem(row, "orphan_cap result not from a sweeper");
-      continue;
-    }
+    if (row.consecutive_orphan_count !== 0) problem(row, "a worker's terminal release left consecutive_orphan_count > 0");
+
     if (row.status === "failed") {
-      if (typeof result["error"] !== "string") problem(row, "failed without an error message");
+      // A PermanentJobError: one `failed` release with the handler's message, and no result.
+      failedByWorker++;
+      if (!row.last_error?.startsWith("simulated permanent failure of ")) problem(row, `failed with last_error "${String(row.last_error)}"`);
+      if (result !== null) problem(row, `failed with a result ${JSON.stringify(result)}`);
       continue;
     }
+
+    // done: the result came in the release itself, so it is always there, whoever
+    // was killed when (the issue: no more `done` rows without their result).
+    if (result === null) {
+      doneWithoutResult++;
+      problem(row, "done without a result");
+      continue;
+    }
+    // The result is the final holder's, from its last claim: nobody claimed the job after that worker did.
     if (result["workerId"] !== row.claimed_by) problem(row, `result names ${String(result["workerId"])}`);
-    // The result's claim is the job's last claim: nobody claimed it after that worker did.
-    const claims = evs.filter((e) => e.ev === "claimed").sort((a, b) => (a.version ?? 0) - (b.version ?? 0));
-    const lastClaim = claims[claims.length - 1];
     if (!lastClaim || lastClaim.workerId !== row.claimed_by || lastClaim.version !== result["claimVersion"]) {
       problem(row, `result from claim v${String(result["claimVersion"])}, last logged claim ${lastClaim ? `${lastClaim.workerId} v${lastClaim.version}` : "none"}`);
     }
-    if (row.consecutive_orphan_count !== 0) problem(row, "a worker's terminal release left consecutive_orphan_count > 0");
+    // The handler saw the row's attempt count of that claim, and the job's cap.
+    if (result["attempt"] !== row.attempts || result["maxAttempts"] !== MAX_ATTEMPTS) {
+      problem(row, `result says attempt ${String(result["attempt"])}/${String(result["maxAttempts"])}, row has ${String(row.attempts)}/${String(row.max_attempts)}`);
+    }
   }
   expect(problems).toEqual([]);
 
@@ -296,8 +367,29 @@ function verify(rows: JobRecord[], events: SoakEvent[], jobs: number, killedProc
     releasesRecoveredAfterLostAnswer: count((e) => e.ev === "released" && e.committed === "refused_terminal_same_holder"),
     errors: tally(events.filter((e) => e.ev === "error"), (e) => `${e.op}:${e.name}`),
     jobsWithoutReleaseLine,
-    terminalWithoutResult,
+    retried: count((e) => e.ev === "retried"),
+    failedByWorker,
+    deadLettered,
+    doneWithoutResult,
+    resultWrites: count((e) => e.ev === "result_written"),
   };
+}
+
+/** What both phases assert of the figures besides verify's per-job checks. */
+function expectQueuePath(figures: Omit<Figures, "seconds">, jobs: number): void {
+  const dead = figures.deadLettered;
+  expect(figures.done + figures.failed).toBe(jobs);
+  expect(figures.failed).toBe(figures.failedByWorker + dead.lastAttemptFailed + dead.maxAttemptsReached + dead.orphanCap);
+  // The issue: no job ends done without its result.
+  expect(figures.doneWithoutResult).toBe(0);
+  // Every report went through the queue's one release: no result was written after one.
+  expect(figures.resultWrites).toBe(0);
+  // Thrown errors were released `retry` and the jobs ran again.
+  expect(figures.retried).toBeGreaterThan(0);
+  // The crash simulation really happened: claims were abandoned, and each came back
+  // (a steal or a sweeper re-queue: reclaim_count) or was given up on its last attempt.
+  expect(figures.abandonedByHandler).toBeGreaterThan(jobs * 0.05);
+  expect(figures.reclaimsTotal + dead.maxAttemptsReached + dead.orphanCap).toBeGreaterThanOrEqual(figures.abandonedByHandler);
 }
 
 describe("fleet soak", () => {
@@ -324,10 +416,7 @@ describe("fleet soak", () => {
 
     const figures = { ...verify(await allRows(client, prefix), events, jobs, ["A1"]), seconds };
     log(`worker-process crash phase: ${JSON.stringify(figures)}`);
-    expect(figures.done + figures.failed).toBe(jobs);
-    // The crash simulation really happened: claims were abandoned and came back.
-    expect(figures.abandonedByHandler).toBeGreaterThan(jobs * 0.05);
-    expect(figures.reclaimsTotal).toBeGreaterThanOrEqual(figures.abandonedByHandler);
+    expectQueuePath(figures, jobs);
     expect(figures.renews).toBeGreaterThan(0);
   });
 
@@ -358,9 +447,8 @@ describe("fleet soak", () => {
 
     const figures = { ...verify(await allRows(client, prefix), events, jobs, []), seconds, downSeconds };
     log(`PocketBase crash phase: ${JSON.stringify(figures)}`);
-    expect(figures.done + figures.failed).toBe(jobs);
+    expectQueuePath(figures, jobs);
     // The outage was felt: requests failed while it was down, and the workers carried on.
     expect(Object.keys(figures.errors).some((k) => k.endsWith(":FleetNetworkError") || k.endsWith(":FleetTimeoutError"))).toBe(true);
-    expect(figures.abandonedByHandler).toBeGreaterThan(jobs * 0.05);
   });
 });

@@ -12,7 +12,7 @@ import {
 } from "./support/protocol";
 
 describe("POST /api/fleet/claim", () => {
-  it("wins a pending job: claimed by the caller, version + 1, claimed_at stamped, reclaim_count unchanged", async () => {
+  it("wins a pending job: claimed by the caller, version + 1, attempts + 1, claimed_at stamped, reclaim_count unchanged", async () => {
     const before = await createJob({ reclaim_count: 2, consecutive_orphan_count: 1, version: 4 });
     const { result: res, t0, t1 } = await timed(() => claim(before.id, "w1", { leaseSeconds: 60 }));
     const after = await getJob(before.id);
@@ -23,6 +23,7 @@ describe("POST /api/fleet/claim", () => {
       status: "claimed",
       claimed_by: "w1",
       version: 5,
+      attempts: 1, // QUEUE.md: every winning claim is an attempt
       lease_expires_at: after.lease_expires_at,
       claimed_at: after.claimed_at,
     });
@@ -46,6 +47,7 @@ describe("POST /api/fleet/claim", () => {
         status: "claimed",
         claimed_by: "w2",
         version: 8,
+        attempts: 1,
         reclaim_count: 2,
         lease_expires_at: after.lease_expires_at,
         claimed_at: after.claimed_at,

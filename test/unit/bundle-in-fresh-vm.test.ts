@@ -11,7 +11,9 @@ import { readFileSync } from "node:fs";
 import vm from "node:vm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { HOOKS_BUNDLES } from "../../esbuild.config.mjs";
-import { CRONS, ROUTES } from "../../src/handlers/routes";
+import { CRONS, JOB_CREATE_HOOKS, ROUTES } from "../../src/handlers/routes";
+import { MAX_ATTEMPTS_ERROR, TRANSACTION_FAILED } from "../../src/lib/queue";
+import { minuteStart, scheduleUniqueKey } from "../../src/lib/schedules";
 import { STATS_UNAVAILABLE } from "../../src/lib/stats";
 import {
   ADMIN_ONLY_ANSWER,
@@ -33,16 +35,19 @@ const FAKES: Record<string, FakePocketBase> = { "0.22": FAKE_POCKETBASE_0_22, "0
 /** How long each adapter keeps probe_jobs' collection model in a pooled runtime (0: PocketBase 0.23+ caches it itself). */
 const COLLECTION_CACHE_MS: Record<string, number> = { "0.22": 2000, "0.23": 0 };
 
-const BUNDLES = HOOKS_BUNDLES.map((bundle: { api: string; output: string }) => {
+const BUNDLES = HOOKS_BUNDLES.map((bundle: { api: string; output: string; jobCreateHook: string }) => {
   const fake = FAKES[bundle.api];
   if (fake === undefined) throw new Error(`no fake PocketBase for the ${bundle.api} bundle: add one to run it here`);
-  return { name: `${bundle.output.split("/").slice(-2).join("/")} (hooks API ${bundle.api})`, api: bundle.api, output: bundle.output, fake };
+  return {
+    name: `${bundle.output.split("/").slice(-2).join("/")} (hooks API ${bundle.api})`,
+    api: bundle.api, output: bundle.output, createHook: bundle.jobCreateHook, fake,
+  };
 });
 
 const TOKEN = /^[A-Za-z0-9]{24}$/;
 const PB_DATE_TEXT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
+describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
   const SOURCE = readFileSync(output, "utf8");
   const hooks = fake.loadHooks(SOURCE);
 
@@ -55,6 +60,8 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
   let db: FakeDb;
   beforeEach(() => {
     db = new FakeDb();
+    // Every insert runs the bundle's probe_jobs create hook, as PocketBase does.
+    fake.installHooks(hooks, db);
   });
 
   const post = (path: string, body: unknown) => fake.runRoute(route(path), db, { body });
@@ -74,15 +81,29 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
     return { id, probe_key, status, claimed_by, lease_expires_at, version };
   }
 
+  /** A JSON field's stored text as the value an answer shows. */
+  const jsonOf = (text: string): unknown => (text === "" ? null : JSON.parse(text));
+
+  /** The `job` object of pb-fleet's own answers (claim-next, cancel, retry): the reference's view plus the queue's fields. */
+  function queueViewOf(row: StoredRow) {
+    const { priority, run_at, attempts, max_attempts, last_error, dead_lettered_at, unique_key } = row;
+    return {
+      ...viewOf(row), payload: jsonOf(row.payload), priority, run_at, attempts, max_attempts, last_error, dead_lettered_at,
+      unique_key, progress: jsonOf(row.progress),
+    };
+  }
+
   function heldRow(workerId: string, lease: string, fields: Partial<StoredRow> = {}): StoredRow {
     return db.insert({ status: "claimed", claimed_by: workerId, lease_expires_at: lease, lease_token: "tok-current", version: 1, ...fields });
   }
 
   describe("loading the bundle", () => {
-    it("registers one handler per route and cron of esbuild.config.mjs, every route behind admin auth", () => {
+    it("registers one handler per route, create hook and cron of esbuild.config.mjs, every route behind admin auth", () => {
       expect(hooks.routes.map((r) => [r.method, r.path])).toEqual(ROUTES.map((r) => [r.method, r.path]));
       for (const r of hooks.routes) expect(r.middlewares).toEqual(fake.routeMiddlewares);
       expect(hooks.crons.map((c) => c.id)).toEqual(CRONS.map((c) => c.id));
+      // With this API's own create hook (the fake's loader defines no other), for probe_jobs only.
+      expect(hooks.createHooks.map((h) => [h.registrar, h.collections])).toEqual(JOB_CREATE_HOOKS.map(() => [createHook, ["probe_jobs"]]));
     });
 
     it.each<[string, Record<string, string>, string]>([
@@ -326,10 +347,10 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
       const [after1, after2] = [db.row(a1.id), db.row(a2.id)];
       expect(first).toEqual({
         status: 200,
-        body: { jobs: [{ job: viewOf(after1), leaseToken: after1.lease_token }, { job: viewOf(after2), leaseToken: after2.lease_token }] },
+        body: { jobs: [{ job: queueViewOf(after1), leaseToken: after1.lease_token }, { job: queueViewOf(after2), leaseToken: after2.lease_token }] },
       });
-      expect(after1).toMatchObject({ status: "claimed", claimed_by: "w9", version: 1, reclaim_count: 0 });
-      expect(after2).toMatchObject({ status: "claimed", claimed_by: "w9", version: 2, reclaim_count: 2 }); // a steal
+      expect(after1).toMatchObject({ status: "claimed", claimed_by: "w9", version: 1, reclaim_count: 0, attempts: 1 });
+      expect(after2).toMatchObject({ status: "claimed", claimed_by: "w9", version: 2, reclaim_count: 2, attempts: 1 }); // a steal
       expect(after1.lease_token).toMatch(TOKEN);
       expect(after1.lease_token).not.toBe(after2.lease_token);
       expect(msFromNow(after1.lease_expires_at)).toBeGreaterThan(85_000);
@@ -389,13 +410,27 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
       expect(db.row(poison.id).status).toBe("failed");
     });
 
-    it("rolls every claim back when one save fails, answering no jobs", () => {
+    it.each<[string, (db: FakeDb) => void]>([
+      ["the batch's write fails", (d) => d.failExecute(1)],
+      ["its probe_job_events record cannot be saved", (d) => d.failSave(1)],
+    ])("rolls every claim back when %s, answering no jobs", (_name, arm) => {
       const first = db.insert();
       const second = db.insert();
-      db.failSave(2);
+      arm(db);
       expect(post("/api/fleet/claim-next", { workerId: "w1", limit: 2 })).toEqual({ status: 200, body: { jobs: [] } });
-      expect(db.saves).toBe(2);
       expect([db.row(first.id), db.row(second.id)]).toEqual([first, second]);
+      expect(db.events.size).toBe(0);
+      expect(db.logs).toMatchObject([{ level: "error", message: "pb-fleet: transaction rolled back" }]);
+    });
+
+    it("saves one probe_job_events record listing every job as written", () => {
+      const first = db.insert({ probe_key: "a" });
+      const second = db.insert({ probe_key: "b" });
+      post("/api/fleet/claim-next", { workerId: "w1", limit: 5 });
+      const events = [...db.events.values()];
+      expect(events).toHaveLength(1);
+      expect(events[0]!.source).toBe("claim-next");
+      expect(JSON.parse(events[0]!.changes)).toEqual([viewOf(db.row(first.id)), viewOf(db.row(second.id))]);
     });
   });
 
@@ -430,6 +465,9 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
       expect(gaveUp).toMatchObject({ status: "failed", claimed_by: "pb-fleet-sweeper", lease_token: "", consecutive_orphan_count: 3, version: 2 });
       expect(JSON.parse(gaveUp.result)).toMatchObject({ reason: "orphan_cap", lastHolder: "w-dead" });
       expect(Math.abs(msFromNow(gaveUp.finished_at))).toBeLessThan(5000);
+      // a dead letter too, with its own reason
+      expect(gaveUp.dead_lettered_at).toBe(gaveUp.finished_at);
+      expect(gaveUp.last_error).toBe("pb-fleet gave up: the lease of this job expired 4 times in a row without a release");
       expect(db.row(rows.alive.id)).toEqual(rows.alive);
       expect(db.row(rows.pending.id)).toEqual(rows.pending);
     });
@@ -445,9 +483,9 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
       expect(post("/api/fleet/sweep", { probeKeyPrefix: 5 })).toEqual({ status: 400, body: { error: "probeKeyPrefix must be a string" } });
     });
 
-    it("answers a failed save with nothing swept and rolls back", () => {
+    it("answers a failed write with nothing swept and rolls back", () => {
       const rows = seedSweepable();
-      db.failSave(2);
+      db.failExecute(1);
       expect(post("/api/fleet/sweep", {})).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0, jobs: [] } });
       expect(db.row(rows.requeue.id)).toEqual(rows.requeue);
     });
@@ -497,8 +535,11 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
       const answer = stats();
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({
-        counts: { pending: 2, claimed: 1, running: 1, done: 1, failed: 0 },
+        counts: { pending: 2, claimed: 1, running: 1, done: 1, failed: 0, cancelled: 0 },
         total: 5,
+        scheduled: 0,
+        retrying: 0,
+        deadLettered: 0,
         oldestPendingAgeSeconds: expect.closeTo(120, -1),
         expiredLeases: 1,
         pastOrphanCap: 1,
@@ -511,13 +552,32 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
       seedStats();
       db.env["PB_FLEET_MAX_ORPHANS"] = "7";
       expect(stats({ probeKeyPrefix: "b-" }).body).toEqual({
-        counts: { pending: 0, claimed: 0, running: 1, done: 1, failed: 0 },
+        counts: { pending: 0, claimed: 0, running: 1, done: 1, failed: 0, cancelled: 0 },
         total: 2,
+        scheduled: 0,
+        retrying: 0,
+        deadLettered: 0,
         oldestPendingAgeSeconds: null,
         expiredLeases: 0,
         pastOrphanCap: 0,
         orphanCap: 7,
         sweeper: { scheduled: true, schedule: "* * * * *" },
+      });
+    });
+
+    it("counts cancelled, scheduled, retrying and dead-lettered jobs", () => {
+      db.insert({ status: "cancelled" });
+      db.insert({ run_at: live(60) });
+      db.insert({ attempts: 2, run_at: live(5) });
+      db.insert({ attempts: 1, created: expired(30) });
+      db.insert({ status: "failed", dead_lettered_at: expired() });
+      expect(stats().body).toMatchObject({
+        counts: { pending: 3, cancelled: 1, failed: 1 },
+        scheduled: 2,
+        retrying: 2,
+        deadLettered: 1,
+        // only the due pending job waits
+        oldestPendingAgeSeconds: expect.closeTo(30, -1),
       });
     });
 
@@ -564,6 +624,283 @@ describe.each(BUNDLES)("$name", ({ api, output, fake }) => {
       expect(fake.runRoute(route("/api/fleet/stats"), new FakeDb()).body).toMatchObject({
         sweeper: { scheduled: false, schedule: "* * * * *", error: expect.stringContaining("did not register the sweeper") },
       });
+    });
+  });
+
+  describe("the probe_jobs create hook", () => {
+    it("gives a row created through the record API its creation time as its due time", () => {
+      const before = Date.now();
+      const created = db.createRecord({ probe_key: "api-1", status: "pending" });
+      expect(created.id).toMatch(/^[a-z0-9]{15}$/);
+      expect(created.run_at).toMatch(PB_DATE_TEXT);
+      expect(Date.parse(created.run_at.replace(" ", "T"))).toBeGreaterThanOrEqual(before - 1);
+      expect(Math.abs(msFromNow(created.run_at))).toBeLessThan(5000);
+      // ...so claim-next hands it out at once.
+      expect((post("/api/fleet/claim-next", { workerId: "w1" }).body as { jobs: { job: { id: string } }[] }).jobs.map((j) => j.job.id))
+        .toEqual([created.id]);
+    });
+
+    it("leaves a due time that was given", () => {
+      const later = live(3600);
+      expect(db.createRecord({ probe_key: "api-2", status: "pending", run_at: later }).run_at).toBe(later);
+    });
+  });
+
+  describe("POST /api/fleet/enqueue", () => {
+    type Enqueued = { jobs: { id: string; probeKey: string; created: boolean }[] };
+
+    it("writes the jobs in one call, in request order, with every field, and answers their ids", () => {
+      const answer = post("/api/fleet/enqueue", {
+        jobs: [
+          { probeKey: "a", payload: { x: [1, "é"] }, priority: 5, maxAttempts: 3, uniqueKey: "k", delaySeconds: 60 },
+          { probeKey: "b", payload: "123" },
+          { probeKey: "c", runAt: "2099-01-01T01:00:00+01:00" },
+        ],
+      });
+      expect(answer.status).toBe(200);
+      const jobs = (answer.body as Enqueued).jobs;
+      expect(jobs.map((j) => [j.probeKey, j.created])).toEqual([["a", true], ["b", true], ["c", true]]);
+      const [a, b, c] = jobs.map((j) => db.row(j.id));
+      expect(a).toMatchObject({
+        probe_key: "a", status: "pending", payload: '{"x":[1,"é"]}', priority: 5, max_attempts: 3, unique_key: "k",
+        enqueue_index: 0, attempts: 0, claimed_by: "", last_error: "", dead_lettered_at: "",
+      });
+      // enqueue's due time, not the create hook's stamp
+      expect(msFromNow(a!.run_at)).toBeGreaterThan(55_000);
+      // A JSON string payload stays a string (PocketBase would re-parse a bare "123" as a number).
+      expect(b).toMatchObject({ payload: '"123"', priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 1 });
+      expect(Math.abs(msFromNow(b!.run_at))).toBeLessThan(5000);
+      expect(c).toMatchObject({ run_at: "2099-01-01 00:00:00.000Z", payload: "null", enqueue_index: 2 });
+      expect(db.all()).toHaveLength(3);
+    });
+
+    it.each<[string, unknown, string]>([
+      ["no jobs", {}, "jobs must be an array of 1 to 1000 jobs"],
+      ["a bad second item", { jobs: [{ probeKey: "a" }, { probeKey: "" }] }, "jobs[1]: probeKey must be a non-empty string"],
+      ["runAt without a zone", { jobs: [{ probeKey: "a", runAt: "2099-01-01T00:00:00" }] }, "jobs[0]: runAt must be an ISO-8601 time with a zone"],
+      ["runAt with delaySeconds", { jobs: [{ probeKey: "a", runAt: "2099-01-01T00:00:00Z", delaySeconds: 1 }] }, "jobs[0]: give runAt or delaySeconds, not both"],
+    ])("answers 400 for %s, writing nothing", (_name, body, error) => {
+      const answer = post("/api/fleet/enqueue", body);
+      expect(answer.status).toBe(400);
+      expect((answer.body as { error: string }).error.startsWith(error)).toBe(true);
+      expect(db.saves).toBe(0);
+    });
+
+    it("answers a live job's unique key with that job, and an earlier item's key with that item", () => {
+      const live = db.insert({ status: "running", unique_key: "k1" });
+      db.insert({ status: "done", unique_key: "k2" });
+      const jobs = (post("/api/fleet/enqueue", {
+        jobs: [{ probeKey: "x", uniqueKey: "k1" }, { probeKey: "y", uniqueKey: "k2" }, { probeKey: "z", uniqueKey: "k2" }],
+      }).body as Enqueued).jobs;
+      expect(jobs.map((j) => [j.probeKey, j.created])).toEqual([["x", false], ["y", true], ["z", false]]);
+      expect(jobs[0]!.id).toBe(live.id);
+      expect(jobs[2]!.id).toBe(jobs[1]!.id);
+      expect(db.all()).toHaveLength(3);
+      expect(db.saves).toBe(1);
+    });
+
+    it("writes all or nothing: a failed save answers 503 and rolls every item back", () => {
+      db.failSave(2);
+      expect(post("/api/fleet/enqueue", { jobs: [{ probeKey: "a" }, { probeKey: "b" }] })).toEqual({ status: 503, body: { error: TRANSACTION_FAILED } });
+      expect(db.all()).toEqual([]);
+    });
+
+    it("hands one call's jobs to claim-next in request order, with payload, attempts and maxAttempts", () => {
+      const ids = (post("/api/fleet/enqueue", {
+        jobs: [{ probeKey: "p-3", payload: { n: 3 } }, { probeKey: "p-1", payload: "123" }, { probeKey: "p-2", maxAttempts: 0 }],
+      }).body as Enqueued).jobs.map((j) => j.id);
+      const claimed = (post("/api/fleet/claim-next", { workerId: "w1", limit: 5 }).body as { jobs: { job: Record<string, unknown> }[] }).jobs;
+      expect(claimed.map((c) => c.job["id"])).toEqual(ids);
+      expect(claimed.map((c) => [c.job["payload"], c.job["attempts"], c.job["max_attempts"]])).toEqual([
+        [{ n: 3 }, 1, 25], ["123", 1, 25], [null, 1, 0],
+      ]);
+    });
+  });
+
+  describe("POST /api/fleet/claim-next: the queue's order", () => {
+    it("claims by priority, then due time, and never a job not yet due", () => {
+      const low = db.insert({ probe_key: "low", priority: -1 });
+      const future = db.insert({ probe_key: "future", priority: 100, run_at: live(60) });
+      const high = db.insert({ probe_key: "high", priority: 10 });
+      const laterDue = db.insert({ probe_key: "mid-b", run_at: pbDate(Date.now() - 1000) });
+      const earlierDue = db.insert({ probe_key: "mid-a", run_at: pbDate(Date.now() - 5000) });
+      const answer = post("/api/fleet/claim-next", { workerId: "w1", limit: 10 });
+      const claimed = (answer.body as { jobs: { job: { id: string } }[] }).jobs.map((j) => j.job.id);
+      expect(claimed).toEqual([high.id, earlierDue.id, laterDue.id, low.id]);
+      expect(db.row(future.id)).toEqual(future);
+      expect(post("/api/fleet/claim", { jobId: future.id, workerId: "w1" }).body).toEqual({ claimed: false });
+    });
+
+    it("dead-letters a job at max attempts instead of handing it out", () => {
+      const spent = db.insert({ attempts: 3, max_attempts: 3, lease_token: "old" });
+      const next = db.insert();
+      const claimed = (post("/api/fleet/claim-next", { workerId: "w1" }).body as { jobs: { job: { id: string } }[] }).jobs;
+      expect(claimed.map((j) => j.job.id)).toEqual([next.id]);
+      const after = db.row(spent.id);
+      expect(after).toMatchObject({ status: "failed", claimed_by: "", lease_token: "", last_error: MAX_ATTEMPTS_ERROR, attempts: 3, version: 1 });
+      expect(after.dead_lettered_at).toBe(after.finished_at);
+      expect(Math.abs(msFromNow(after.dead_lettered_at))).toBeLessThan(5000);
+    });
+  });
+
+  describe("POST /api/fleet/release: result, error and retry", () => {
+    it("stores result and error with a done release, in the same write", () => {
+      const job = heldRow("w1", live());
+      const answer = post("/api/fleet/release", { jobId: job.id, workerId: "w1", status: "done", result: { rows: 2 }, error: "1 warning" });
+      const after = db.row(job.id);
+      expect(after).toMatchObject({ status: "done", result: '{"rows":2}', last_error: "1 warning" });
+      expect(db.saves).toBe(1);
+      expect(answer).toEqual({ status: 200, body: { released: true, job: viewOf(after) } });
+    });
+
+    it("keeps a JSON string result a string", () => {
+      const job = heldRow("w1", live());
+      post("/api/fleet/release", { jobId: job.id, workerId: "w1", status: "failed", result: "42" });
+      expect(db.row(job.id).result).toBe('"42"');
+    });
+
+    it("sends a retry back to pending after its backoff: no holder, orphan count 0, progress cleared", () => {
+      const job = heldRow("w1", live(), {
+        status: "running", attempts: 1, max_attempts: 5, consecutive_orphan_count: 2, reclaim_count: 3, progress: '{"p":1}',
+      });
+      const answer = post("/api/fleet/release", { jobId: job.id, workerId: "w1", status: "retry", leaseToken: "tok-current", error: "timeout" });
+      const after = db.row(job.id);
+      expect(after).toMatchObject({
+        status: "pending", claimed_by: "", lease_token: "", lease_expires_at: "", consecutive_orphan_count: 0,
+        reclaim_count: 3, requeued_at: "", progress: "null", last_error: "timeout", attempts: 1, version: 2,
+      });
+      // after the first attempt: 1 s, plus at most 25% jitter
+      expect(msFromNow(after.run_at)).toBeGreaterThan(500);
+      expect(msFromNow(after.run_at)).toBeLessThanOrEqual(1250);
+      expect(answer).toEqual({ status: 200, body: { released: true, job: viewOf(after) } });
+      expect(post("/api/fleet/claim-next", { workerId: "w2" }).body).toEqual({ jobs: [] }); // not due yet
+    });
+
+    it("dead-letters a retry at max attempts, keeping the worker's error", () => {
+      const job = heldRow("w1", live(), { attempts: 2, max_attempts: 2 });
+      const answer = post("/api/fleet/release", { jobId: job.id, workerId: "w1", status: "retry", error: "disk full" });
+      const after = db.row(job.id);
+      expect(after).toMatchObject({ status: "failed", claimed_by: "", lease_token: "", last_error: "disk full" });
+      expect(after.dead_lettered_at).toMatch(PB_DATE_TEXT);
+      expect(answer.body).toMatchObject({ released: true, job: { status: "failed" } });
+    });
+
+    it("answers 400 for a non-string error, writing nothing", () => {
+      const job = heldRow("w1", live());
+      expect(post("/api/fleet/release", { jobId: job.id, workerId: "w1", status: "done", error: 5 }))
+        .toEqual({ status: 400, body: { error: "error must be a string when given" } });
+      expect(db.saves).toBe(0);
+    });
+  });
+
+  describe("POST /api/fleet/renew: progress", () => {
+    it("stores progress with a successful renew", () => {
+      const job = heldRow("w1", live());
+      expect(post("/api/fleet/renew", { jobId: job.id, workerId: "w1", progress: { step: 2, of: 5 } }).body).toMatchObject({ renewed: true });
+      expect(db.row(job.id).progress).toBe('{"step":2,"of":5}');
+    });
+
+    it("stores nothing on a refused renew, and answers 400 for progress over 4096 bytes", () => {
+      const job = heldRow("w-other", live());
+      expect(post("/api/fleet/renew", { jobId: job.id, workerId: "w1", progress: { step: 2 } }).body).toEqual({ renewed: false });
+      expect(post("/api/fleet/renew", { jobId: job.id, workerId: "w-other", progress: "x".repeat(4095) }))
+        .toEqual({ status: 400, body: { error: "progress must be at most 4096 bytes as JSON" } });
+      expect(db.row(job.id)).toEqual(job);
+    });
+  });
+
+  describe("POST /api/fleet/cancel", () => {
+    it("cancels a held job; its holder's renew and release are refused from then on", () => {
+      const job = heldRow("w1", live(), { payload: '{"a":1}' });
+      const answer = post("/api/fleet/cancel", { jobId: job.id });
+      const after = db.row(job.id);
+      expect(after).toMatchObject({ status: "cancelled", lease_token: "", claimed_by: "w1", version: 2 });
+      expect(Math.abs(msFromNow(after.finished_at))).toBeLessThan(5000);
+      expect(answer).toEqual({ status: 200, body: { cancelled: true, job: queueViewOf(after) } });
+      expect(post("/api/fleet/renew", { jobId: job.id, workerId: "w1", leaseToken: "tok-current" }).body).toEqual({ renewed: false });
+      expect(post("/api/fleet/release", { jobId: job.id, workerId: "w1", status: "done", leaseToken: "tok-current" }).body)
+        .toEqual({ released: false, reason: "refused_not_holder" });
+    });
+
+    it("refuses a finished or unknown job, writing nothing, and answers 400 without a jobId", () => {
+      const done = db.insert({ status: "done" });
+      expect(post("/api/fleet/cancel", { jobId: done.id })).toEqual({ status: 200, body: { cancelled: false } });
+      expect(post("/api/fleet/cancel", { jobId: "nosuchjob" })).toEqual({ status: 200, body: { cancelled: false } });
+      expect(post("/api/fleet/cancel", {})).toEqual({ status: 400, body: { error: "jobId is required" } });
+      expect(db.saves).toBe(0);
+    });
+  });
+
+  describe("POST /api/fleet/retry", () => {
+    it("brings a dead-lettered job back: pending, due now, attempts 0, last_error kept", () => {
+      const job = db.insert({
+        status: "failed", attempts: 25, max_attempts: 25, dead_lettered_at: expired(), finished_at: expired(),
+        last_error: MAX_ATTEMPTS_ERROR, run_at: expired(3600), version: 30,
+      });
+      const answer = post("/api/fleet/retry", { jobId: job.id });
+      const after = db.row(job.id);
+      expect(after).toMatchObject({
+        status: "pending", attempts: 0, finished_at: "", dead_lettered_at: "", last_error: MAX_ATTEMPTS_ERROR, version: 31,
+      });
+      expect(Math.abs(msFromNow(after.run_at))).toBeLessThan(5000);
+      expect(answer).toEqual({ status: 200, body: { retried: true, job: queueViewOf(after) } });
+    });
+
+    it("refuses a job whose unique key another live job now holds, and a job that is not failed or cancelled", () => {
+      const old = db.insert({ status: "cancelled", unique_key: "k" });
+      db.insert({ status: "pending", unique_key: "k" });
+      const pending = db.insert();
+      expect(post("/api/fleet/retry", { jobId: old.id }).body).toEqual({ retried: false, reason: "unique_key_taken" });
+      expect(post("/api/fleet/retry", { jobId: pending.id }).body).toEqual({ retried: false });
+      expect(db.saves).toBe(0);
+    });
+  });
+
+  describe("POST /api/fleet/maintenance and its cron job", () => {
+    type Tick = { schedules: { enqueued: { schedule: string; jobId: string; created: boolean }[]; errors: string[] }; retention: unknown };
+
+    it("enqueues a due schedule's job once per minute", () => {
+      const schedule = db.addSchedule({ name: "tick", probe_key: "report", payload: '{"a":1}', priority: 2, max_attempts: 4 });
+      // One pooled runtime with its clock held mid-minute: both ticks fall in the same minute.
+      const runtime = fake.pooledRuntime(db);
+      const at = minuteStart(Date.now()) + 30_000;
+      vm.runInContext(`Date.now = () => ${at};`, runtime);
+      const tick = () => fake.runRoute(route("/api/fleet/maintenance"), db, { body: {} }, runtime);
+      const first = tick();
+      expect(first.status).toBe(200);
+      const enqueued = (first.body as Tick).schedules.enqueued;
+      expect(enqueued).toEqual([{ schedule: "tick", jobId: expect.any(String), created: true }]);
+      expect(db.row(enqueued[0]!.jobId)).toMatchObject({
+        probe_key: "report", payload: '{"a":1}', priority: 2, max_attempts: 4, status: "pending",
+        unique_key: scheduleUniqueKey("tick", at), run_at: pbDate(minuteStart(at)),
+      });
+      expect(db.schedule(schedule.id).last_enqueued_for).toBe(pbDate(minuteStart(at)));
+      expect((tick().body as Tick).schedules).toEqual({ enqueued: [], errors: [] });
+      expect(db.all()).toHaveLength(1);
+    });
+
+    it("deletes finished rows past their keep time", () => {
+      db.env["PB_FLEET_KEEP_FAILED"] = "1d";
+      const oldDone = db.insert({ status: "done", finished_at: expired(8 * 86_400) });
+      const newDone = db.insert({ status: "done", finished_at: expired(86_400) });
+      const oldFailed = db.insert({ status: "failed", finished_at: expired(2 * 86_400) });
+      const answer = post("/api/fleet/maintenance", {});
+      expect(answer).toEqual({
+        status: 200,
+        body: { schedules: { enqueued: [], errors: [] }, retention: { deleted: { done: 1, failed: 1 }, events: 0, errors: [] } },
+      });
+      expect(db.all().map((r) => r.id)).toEqual([newDone.id]);
+      expect([oldDone.id, oldFailed.id].some((id) => db.rows.has(id))).toBe(false);
+    });
+
+    it("runs the same tick from cron, and logs what it did", () => {
+      db.addSchedule({ name: "every-minute" });
+      db.insert({ status: "cancelled", finished_at: expired(30 * 86_400) });
+      const cron = hooks.crons.find((c) => c.id === "pb-fleet-maintenance")!;
+      expect(cron.schedule).toBe("* * * * *");
+      fake.runCron(cron, db);
+      expect(db.all().map((r) => r.probe_key)).toEqual(["scheduled-every-minute"]);
+      expect(db.logs).toEqual([{ level: "info", message: "pb-fleet maintenance", attrs: ["enqueued", 1, "deleted", 1] }]);
     });
   });
 

@@ -31,4 +31,16 @@ describe("the bundles", () => {
       ["0.23", "pb_hooks_0.23/fleet.pb.js"],
     ]);
   });
+
+  it("register probe_jobs' create hook with each API's own registrar", () => {
+    // 0.22 has no onRecordCreate and 0.23+ no onModelBeforeCreate: the wrong one fails the file at load.
+    expect(HOOKS_BUNDLES.map((b) => [b.api, b.jobCreateHook])).toEqual([
+      ["0.22", "onModelBeforeCreate"],
+      ["0.23", "onRecordCreate"],
+    ]);
+    for (const bundle of HOOKS_BUNDLES) {
+      expect(readFileSync(bundle.output, "utf8")).toMatch(new RegExp(`^${bundle.jobCreateHook}\\(\\(__context\\) => \\{$`, "m"));
+      expect(readFileSync(bundle.output, "utf8")).toMatch(/^\}, "probe_jobs"\);$/m);
+    }
+  });
 });

@@ -1,37 +1,25 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { claimNext } from "../../src/lib/claim-next";
-import type { JobBatch, JobPatch, JobRow } from "../../src/lib/job-row";
-import { expiredLeaseWhere, pendingWhere, type WhereClause } from "../../src/lib/queries";
-import { isClaimable } from "../../src/lib/transitions";
-import { EXPIRED, held, LIVE, NOW, row } from "./support/rows";
-
-/** A JobBatch over rows in memory; find answers the two candidate queries by the lib's own predicates. */
-function memoryBatch(rows: JobRow[]): JobBatch & { writes: { id: string; patch: JobPatch }[] } {
-  const byId = new Map(rows.map((r) => [r.id, { ...r }]));
-  const pendingSql = pendingWhere("").sql;
-  const expiredSql = expiredLeaseWhere(NOW, "").sql;
-  const writes: { id: string; patch: JobPatch }[] = [];
-  return {
-    writes,
-    find(where: WhereClause, _order, limit) {
-      const matches = [...byId.values()].filter((r) => {
-        if (where.sql === pendingSql) return r.status === "pending";
-        if (where.sql === expiredSql) return r.status !== "pending" && isClaimable(r, NOW);
-        throw new Error(`unexpected query ${where.sql}`);
-      });
-      return matches.sort((a, b) => (a.created < b.created ? -1 : 1)).slice(0, limit).map((r) => ({ ...r }));
-    },
-    write(r, patch) {
-      writes.push({ id: r.id, patch });
-      byId.set(r.id, Object.assign({ ...byId.get(r.id)! }, patch) as JobRow);
-    },
-  };
-}
+import { CLAIM_NEXT_ROUNDS, claimNext, duePending } from "../../src/lib/claim-next";
+import type { JobRow } from "../../src/lib/job-row";
+import { formatPbDate, isLeaseLive } from "../../src/lib/lease";
+import { LEVEL_ORDER } from "../../src/lib/queries";
+import { MAX_ATTEMPTS_ERROR } from "../../src/lib/queue";
+import { EXPIRED, held, LIVE, memoryBatch, NOW, row, type MemoryBatch } from "./support/rows";
 
 const at = (n: number) => `2025-01-15 11:00:0${n}.000Z`;
-const request = (limit: number) => ({ workerId: "w1", leaseSeconds: 30, limit, probeKeyPrefix: "" });
+const request = (limit: number, probeKeyPrefix = "") => ({ workerId: "w1", leaseSeconds: 30, limit, probeKeyPrefix });
 let tokens = 0;
 const newToken = () => `tok${++tokens}`;
+const ids = (claimed: { row: JobRow }[]) => claimed.map((c) => c.row.id);
+const seconds = (s: number) => formatPbDate(NOW + s * 1000);
+
+/** The priority levels claim-next's level queries visited, in order (a find of pending due rows names its level). */
+function levelsRead(batch: MemoryBatch): number[] {
+  return batch.calls
+    .filter((c) => c.op === "find" && c.query.params["priority"] !== undefined)
+    .map((c) => c.query.params["priority"] as number);
+}
 
 describe("claimNext (the claim-next transaction's logic)", () => {
   it("claims the oldest claimable rows, pending and expired alike, up to the limit", () => {
@@ -41,7 +29,7 @@ describe("claimNext (the claim-next transaction's logic)", () => {
       held("w-live", LIVE, { id: "l0", created: at(0) }),
       row({ id: "p3", created: at(3) }),
     ]);
-    expect(claimNext(batch, request(2), NOW, 5, newToken).map((c) => c.row.id)).toEqual(["e1", "p2"]);
+    expect(ids(claimNext(batch, request(2), NOW, 5, newToken))).toEqual(["e1", "p2"]);
   });
 
   it("fills the limit with later rows when a candidate is given up at the cap", () => {
@@ -50,7 +38,7 @@ describe("claimNext (the claim-next transaction's logic)", () => {
       row({ id: "p2", created: at(2) }),
       row({ id: "p3", created: at(3) }),
     ]);
-    expect(claimNext(batch, request(2), NOW, 5, newToken).map((c) => c.row.id)).toEqual(["p2", "p3"]);
+    expect(ids(claimNext(batch, request(2), NOW, 5, newToken))).toEqual(["p2", "p3"]);
     expect(batch.writes.find((w) => w.id === "poison")?.patch).toMatchObject({ status: "failed" });
   });
 
@@ -59,13 +47,164 @@ describe("claimNext (the claim-next transaction's logic)", () => {
       held("w-dead", EXPIRED, { id: `x${String(i).padStart(2, "0")}`, created: at(0), consecutive_orphan_count: 5 }));
     const batch = memoryBatch(poison);
     expect(claimNext(batch, request(1), NOW, 5, newToken)).toEqual([]);
-    expect(batch.writes.length).toBeLessThanOrEqual(8); // CLAIM_NEXT_ROUNDS rounds of at most `limit` x 2 candidates
-    expect(batch.writes.length).toBeGreaterThan(0);
+    expect(batch.writes.length).toBe(CLAIM_NEXT_ROUNDS); // one give-up per round of limit 1
   });
 
   it("answers nothing, writing nothing, when nothing is claimable", () => {
-    const batch = memoryBatch([held("w-live", LIVE), row({ id: "d", status: "done" })]);
+    const batch = memoryBatch([
+      held("w-live", LIVE),
+      row({ id: "d", status: "done" }),
+      row({ id: "c", status: "cancelled" }),
+      row({ id: "future", run_at: seconds(1) }),
+    ]);
     expect(claimNext(batch, request(3), NOW, 5, newToken)).toEqual([]);
     expect(batch.writes).toEqual([]);
+  });
+
+  it("orders by priority, then due time, then created, then enqueue order, then id; never a job not yet due", () => {
+    const batch = memoryBatch([
+      row({ id: "low-old", priority: -5, run_at: seconds(-900), created: at(0) }),
+      row({ id: "high-future", priority: 9, run_at: seconds(1) }),
+      // one enqueue call, saved in the same millisecond: request order
+      row({ id: "high-b", priority: 9, run_at: seconds(-10), enqueue_index: 1, created: at(1) }),
+      row({ id: "high-a", priority: 9, run_at: seconds(-10), enqueue_index: 0, created: at(1) }),
+      // a later call's first item comes after an earlier call's second
+      row({ id: "high-c", priority: 9, run_at: seconds(-10), enqueue_index: 0, created: at(2) }),
+      row({ id: "high-early", priority: 9, run_at: seconds(-20), enqueue_index: 7, created: at(9) }),
+      row({ id: "mid-2", priority: 0, run_at: seconds(-10), created: at(1) }),
+      row({ id: "mid-1", priority: 0, run_at: seconds(-10), created: at(0) }),
+      row({ id: "mid-0", priority: 0, run_at: seconds(-10), created: at(0) }),
+      row({ id: "due-now", priority: 0, run_at: seconds(0), created: at(0) }),
+    ]);
+    expect(ids(claimNext(batch, request(100), NOW, 5, newToken))).toEqual([
+      "high-early", "high-a", "high-b", "high-c", "mid-0", "mid-1", "mid-2", "due-now", "low-old",
+    ]);
+    expect(batch.row("high-future").status).toBe("pending");
+  });
+
+  it("bumps attempts on every win, a steal included", () => {
+    const batch = memoryBatch([
+      row({ id: "p", attempts: 2, max_attempts: 5 }),
+      held("w-dead", EXPIRED, { id: "s", attempts: 1, consecutive_orphan_count: 0 }),
+    ]);
+    const claimed = claimNext(batch, request(2), NOW, 5, newToken);
+    expect(claimed.map((c) => [c.row.id, c.patch.attempts])).toEqual([["p", 3], ["s", 2]]);
+    expect(batch.row("p").attempts).toBe(3);
+  });
+
+  it("dead-letters a due job that used its attempts instead of handing it out, and claims the next in its place", () => {
+    const batch = memoryBatch([
+      row({ id: "spent", priority: 5, attempts: 3, max_attempts: 3, version: 4 }),
+      row({ id: "next", priority: 0 }),
+    ]);
+    expect(ids(claimNext(batch, request(1), NOW, 5, newToken))).toEqual(["next"]);
+    expect(batch.row("spent")).toMatchObject({
+      status: "failed", claimed_by: "", lease_token: "", last_error: MAX_ATTEMPTS_ERROR,
+      dead_lettered_at: formatPbDate(NOW), finished_at: formatPbDate(NOW), attempts: 3, version: 5,
+    });
+  });
+
+  it("narrows to a prefix", () => {
+    const batch = memoryBatch([
+      row({ id: "b", probe_key: "b-1", priority: 10 }),
+      row({ id: "a", probe_key: "a-1" }),
+      held("w-dead", EXPIRED, { id: "b-held", probe_key: "b-2", consecutive_orphan_count: 0 }),
+    ]);
+    expect(ids(claimNext(batch, request(5, "a-"), NOW, 5, newToken))).toEqual(["a"]);
+  });
+});
+
+describe("duePending (pending rows, level by level)", () => {
+  it("walks the levels from the highest, skipping a level of future rows, and stops once it has enough", () => {
+    const batch = memoryBatch([
+      row({ id: "top-future", priority: 5, run_at: seconds(60) }),
+      row({ id: "mid", priority: 3 }),
+      row({ id: "low", priority: 1 }),
+    ]);
+    expect(duePending(batch, NOW, "", 1).map((r) => r.id)).toEqual(["mid"]);
+    expect(levelsRead(batch)).toEqual([5, 3]);
+  });
+
+  it("reads each level for only what is still wanted, in LEVEL_ORDER, and ends when no level is left", () => {
+    const batch = memoryBatch([
+      row({ id: "a1", priority: 2, created: at(1) }),
+      row({ id: "a2", priority: 2, created: at(2) }),
+      row({ id: "b1", priority: -1 }),
+    ]);
+    expect(duePending(batch, NOW, "", 10).map((r) => r.id)).toEqual(["a1", "a2", "b1"]);
+    const finds = batch.calls.filter((c) => c.op === "find");
+    expect(finds.map((c) => [c.query.params["priority"], c.limit])).toEqual([[2, 10], [-1, 8]]);
+    for (const f of finds) expect(f.order).toEqual(LEVEL_ORDER);
+    // The top, the level below 2, the level below -1 (none).
+    expect(batch.calls.filter((c) => c.op === "queryOne").map((c) => c.query.params["below"])).toEqual([undefined, 2, -1]);
+  });
+
+  it("answers nothing without a query per row when nothing is pending", () => {
+    const batch = memoryBatch([held("w", LIVE), row({ id: "d", status: "done" })]);
+    expect(duePending(batch, NOW, "", 5)).toEqual([]);
+    expect(batch.calls.map((c) => c.op)).toEqual(["queryOne"]);
+  });
+});
+
+/** The claim order (QUEUE.md; created before enqueue_index: one call's rows share a due time and have non-decreasing created), written out on its own. */
+function claimOrder(a: JobRow, b: JobRow): number {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (a.run_at !== b.run_at) return a.run_at < b.run_at ? -1 : 1;
+  if (a.created !== b.created) return a.created < b.created ? -1 : 1;
+  if (a.enqueue_index !== b.enqueue_index) return a.enqueue_index - b.enqueue_index;
+  return a.id < b.id ? -1 : 1;
+}
+
+const arbitraryRow = fc.record({
+  priority: fc.constantFrom(-1000, -3, 0, 0, 0, 1, 2, 1000),
+  dueIn: fc.option(fc.integer({ min: -3600, max: 3600 }), { nil: undefined, freq: 8 }),
+  state: fc.constantFrom("pending", "pending", "pending", "live", "expired", "done", "failed", "cancelled"),
+  enqueueIndex: fc.integer({ min: 0, max: 2 }),
+  createdAgo: fc.integer({ min: 0, max: 5 }),
+  family: fc.constantFrom("a-", "b-"),
+});
+
+describe("claimNext against a model", () => {
+  it("claims the first `limit` claimable jobs in claim order, never one not yet due", () => {
+    fc.assert(
+      fc.property(
+        fc.array(arbitraryRow, { maxLength: 25 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.constantFrom("", "a-"),
+        (specs, limit, prefix) => {
+          const rows = specs.map((s, i) => {
+            const held = s.state === "live" || s.state === "expired";
+            return row({
+              id: `r${String(i).padStart(2, "0")}`,
+              probe_key: `${s.family}${i}`,
+              status: held ? "running" : s.state,
+              claimed_by: held ? "w-other" : "",
+              lease_expires_at: s.state === "live" ? LIVE : s.state === "expired" ? EXPIRED : "",
+              priority: s.priority,
+              // undefined: a row no hook stamped (due)
+              run_at: s.dueIn === undefined ? "" : seconds(s.dueIn),
+              enqueue_index: s.enqueueIndex,
+              created: at(s.createdAgo),
+              consecutive_orphan_count: 0,
+            });
+          });
+          const claimable = rows.filter((r) =>
+            r.probe_key.startsWith(prefix) &&
+            ((r.status === "pending" && r.run_at <= formatPbDate(NOW)) ||
+              (r.status === "running" && !isLeaseLive(r.lease_expires_at, NOW))));
+          const expected = claimable.sort(claimOrder).slice(0, limit).map((r) => r.id);
+
+          const batch = memoryBatch(rows);
+          const claimed = claimNext(batch, request(limit, prefix), NOW, 5, newToken);
+          expect(ids(claimed)).toEqual(expected);
+          // Each claimed once, bumped once; nothing else written.
+          expect(batch.writes.map((w) => w.id)).toEqual(expected);
+          for (const c of claimed) expect(c.patch).toMatchObject({ status: "claimed", claimed_by: "w1", attempts: c.row.attempts + 1 });
+          // The level queries never ask for more than is wanted.
+          for (const call of batch.calls) if (call.op === "find") expect(call.limit).toBeLessThanOrEqual(limit);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
+  DEFAULT_KEEP_DONE,
+  DEFAULT_KEEP_FAILED,
   DEFAULT_ORPHAN_CAP,
   DEFAULT_SWEEP_SCHEDULE,
   decodeSweeperState,
   encodeSweeperState,
   invalidScheduleError,
+  KEEP_DONE_ENV,
+  KEEP_FAILED_ENV,
   ORPHAN_CAP_ENV,
   orphanCap,
   SWEEP_BATCH,
@@ -27,6 +31,13 @@ describe("config names and defaults", () => {
     expect(DEFAULT_SWEEP_SCHEDULE).toBe("* * * * *");
     expect(DEFAULT_ORPHAN_CAP).toBe(5);
     expect(SWEEP_BATCH).toBe(500);
+  });
+
+  it("reads PB_FLEET_KEEP_DONE (default 7d) and PB_FLEET_KEEP_FAILED (default 30d)", () => {
+    expect(KEEP_DONE_ENV).toBe("PB_FLEET_KEEP_DONE");
+    expect(KEEP_FAILED_ENV).toBe("PB_FLEET_KEEP_FAILED");
+    expect(DEFAULT_KEEP_DONE).toBe("7d");
+    expect(DEFAULT_KEEP_FAILED).toBe("30d");
   });
 });
 

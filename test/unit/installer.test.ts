@@ -19,6 +19,9 @@ const LINE_FILES = Object.fromEntries(
   }),
 ) as Record<"0.22" | "0.23", { bundle: Buffer; migrationsDir: string; migrations: string[] }>;
 const MIGRATIONS = LINE_FILES["0.22"].migrations;
+/** The dashboard page (the same files for both lines), installed into <pb_dir>/pb_public/fleet. */
+const DASHBOARD_DIR = join(packageRoot, "pb_public", "fleet");
+const DASHBOARD_FILES = readdirSync(DASHBOARD_DIR).sort();
 const BUNDLE = LINE_FILES["0.22"].bundle;
 
 /** A stand-in PocketBase binary at `path` that says it is `version` (or reports none and lists `commands`). */
@@ -69,6 +72,28 @@ describe("pb-fleet install", () => {
     expect(stdout).toContain("installing the bundle for PocketBase 0.22.21 (./pocketbase)");
     expect(stdout).toContain("`./pocketbase serve`; the migrations run on start");
     expect(stdout).toContain("need an admin token");
+  });
+
+  it.each(["0.22.21", "0.40.4"])("installs the dashboard into <pb_dir>/pb_public/fleet for PocketBase %s, where PocketBase serves it at /fleet/", async (version) => {
+    fakePocketBase(join(pbDir, "pocketbase"), version);
+    const { code, stdout } = await run(["install", "pb"], work);
+    expect(code, stdout).toBe(0);
+    expect(DASHBOARD_FILES).toContain("index.html");
+    expect(readdirSync(join(pbDir, "pb_public", "fleet")).sort()).toEqual(DASHBOARD_FILES);
+    for (const name of DASHBOARD_FILES) {
+      expect(readFileSync(join(pbDir, "pb_public", "fleet", name)).equals(readFileSync(join(DASHBOARD_DIR, name))), name).toBe(true);
+      expect(stdout).toMatch(new RegExp(`copied\\s+pb_public/fleet/${name.replace(/\./g, "\\.")}`));
+    }
+    // The binary is in <pb_dir>, so PocketBase's default public dir (pb_public beside it) is the one written.
+    expect(stdout).toContain("The dashboard is at http://127.0.0.1:8090/fleet/");
+    expect(stdout).not.toContain("--publicDir");
+  });
+
+  it("says to pass --publicDir when the binary lives outside <pb_dir>", async () => {
+    const elsewhere = fakePocketBase(join(work, "pocketbase-elsewhere"), "0.40.4");
+    const { code, stdout } = await run(["install", "pb", "--binary", elsewhere], work);
+    expect(code, stdout).toBe(0);
+    expect(stdout).toContain(`start PocketBase with --publicDir ${join(pbDir, "pb_public")}`);
   });
 
   it.each(["0.23.12", "0.36.8", "0.40.4"])("installs the 0.23+ bundle and migrations for PocketBase %s", async (version) => {
@@ -144,7 +169,7 @@ describe("pb-fleet install", () => {
     await run(["install", pbDir], work);
     const { code, stdout } = await run(["install", pbDir], work);
     expect(code).toBe(0);
-    expect(stdout.match(/^  already up to date +\S/gm)?.length).toBe(MIGRATIONS.length + 1);
+    expect(stdout.match(/^  already up to date +\S/gm)?.length).toBe(MIGRATIONS.length + 1 + DASHBOARD_FILES.length);
     expect(stdout).toContain("nothing to restart");
   });
 

@@ -1,10 +1,12 @@
 /**
  * pb_migrations/ (PocketBase 0.22) and pb_migrations_0.23/ (0.23 to 0.40)
- * must build the same probe_jobs collection. Both sets run here in node:vm over
- * small stand-ins of each line's migration API (the calls the files make, as
- * PocketBase names them), up, down and up again; the collections they leave are
- * compared field by field. The files were also run on real binaries (0.22.21,
- * 0.23.12, 0.40.4: up, down, up), which this cannot replace.
+ * must build the same collections (probe_jobs, probe_schedules, probe_job_events). Both sets run
+ * here in node:vm over small stand-ins of each line's migration API (the calls
+ * the files make, as PocketBase names them), up, down and up again; the
+ * collections they leave are compared field by field, and the raw SQL they run
+ * (the queue fields' backfill) statement by statement. The files are also run
+ * on real binaries (test/integration/migration-queue-fields.test.ts), which
+ * this cannot replace.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -40,6 +42,42 @@ interface Shape {
   rules: unknown[];
 }
 
+/** The steps of this change; everything before them is the schema the queue fields were added to. */
+const QUEUE_STEPS_FROM = "1764460900";
+const isQueueStep = (file: string) => file >= QUEUE_STEPS_FROM;
+const RULES = ["listRule", "viewRule", "createRule", "updateRule", "deleteRule"];
+
+interface Line {
+  /** Runs the migrations (those `only` keeps) up in file order or down in reverse order. */
+  run(direction: "up" | "down", only?: (file: string) => boolean): void;
+  /** The collections as compared, by name. */
+  shapes(): Record<string, Shape>;
+  shape(name?: string): Shape | null;
+  collection(name?: string): Record<string, unknown> | null;
+  /** Raw SQL the migrations ran through the db/app (db.newQuery / app.db().newQuery), in order. */
+  sql: string[];
+}
+
+function runner(migrations: Migration[], arg: () => unknown) {
+  return (direction: "up" | "down", only: (file: string) => boolean = () => true) => {
+    const ordered = (direction === "up" ? migrations : [...migrations].reverse()).filter((m) => only(m.file));
+    for (const m of ordered) m[direction](arg());
+  };
+}
+
+/** A dbx query builder's stand-in: newQuery(sql).execute() records the statement. */
+function sqlRecorder(sql: string[]) {
+  return {
+    newQuery(statement: string) {
+      return {
+        execute() {
+          sql.push(statement);
+        },
+      };
+    },
+  };
+}
+
 // ---- PocketBase 0.22: new Dao(db), collection.schema, SchemaField ------------------------
 
 interface Collection022 {
@@ -49,15 +87,23 @@ interface Collection022 {
   [rule: string]: unknown;
 }
 
-function migrations022(): { run(direction: "up" | "down"): void; shape(): Shape | null } {
-  const store: { collection: Collection022 | null } = { collection: null };
+function migrations022(): Line {
+  const store = new Map<string, Collection022>();
+  const sql: string[] = [];
+  let nextId = 0;
   class Schema {
-    constructor(readonly fields: Record<string, unknown>[]) {}
+    readonly fields: Record<string, unknown>[];
+    constructor(fields: Record<string, unknown>[]) {
+      this.fields = fields.map((f) => ({ ...f, id: `f${nextId++}` }));
+    }
     getFieldByName(name: string) {
       return this.fields.find((f) => f["name"] === name) ?? null;
     }
+    // Schema.AddField: a field with an existing id replaces that field in place.
     addField(field: Record<string, unknown>) {
-      this.fields.push({ ...field, id: `f${this.fields.length}` });
+      const at = field["id"] ? this.fields.findIndex((f) => f["id"] === field["id"]) : -1;
+      if (at >= 0) this.fields[at] = { ...field };
+      else this.fields.push({ ...field, id: field["id"] ?? `f${nextId++}` });
     }
     removeField(id: string) {
       this.fields.splice(this.fields.findIndex((f) => f["id"] === id), 1);
@@ -65,54 +111,55 @@ function migrations022(): { run(direction: "up" | "down"): void; shape(): Shape 
   }
   class Dao {
     findCollectionByNameOrId(name: string): Collection022 {
-      if (store.collection === null || store.collection.name !== name) throw new Error("sql: no rows in result set");
-      return store.collection;
+      const found = store.get(name);
+      if (found === undefined) throw new Error("sql: no rows in result set");
+      return found;
     }
     saveCollection(collection: Collection022) {
-      store.collection = collection;
+      store.set(collection.name, collection);
     }
-    deleteCollection() {
-      store.collection = null;
+    deleteCollection(collection: Collection022) {
+      store.delete(collection.name);
     }
   }
   const migrations = loadMigrations("pb_migrations", {
     Dao,
     Collection: function Collection(this: Collection022, data: Record<string, unknown>) {
-      Object.assign(this, data, {
-        schema: new Schema((data["schema"] as Record<string, unknown>[]).map((f, i) => ({ ...f, id: `f${i}` }))),
-      });
+      Object.assign(this, data, { schema: new Schema(data["schema"] as Record<string, unknown>[]) });
     },
     SchemaField: function SchemaField(this: object, data: object) {
       Object.assign(this, data);
     },
   });
-  return {
-    run(direction) {
-      const ordered = direction === "up" ? migrations : [...migrations].reverse();
-      for (const m of ordered) m[direction]({});
-    },
-    shape() {
-      const c = store.collection;
-      if (c === null) return null;
-      const fields: Shape["fields"] = {};
-      // 0.22 gives every collection id, created and updated.
-      fields["created"] = { type: "autodate", onCreate: true, onUpdate: false };
-      fields["updated"] = { type: "autodate", onCreate: true, onUpdate: true };
-      for (const f of c.schema.fields) {
-        const o = f["options"] as Record<string, unknown>;
-        const required = f["required"] === true;
-        switch (f["type"]) {
-          case "text": fields[f["name"] as string] = { type: "text", required, max: o["max"] === null ? NO_LIMIT : o["max"] }; break;
-          case "date": fields[f["name"] as string] = { type: "date", required }; break;
-          case "number": fields[f["name"] as string] = { type: "number", required, min: o["min"], onlyInt: o["noDecimal"] }; break;
-          case "select": fields[f["name"] as string] = { type: "select", required, maxSelect: o["maxSelect"], values: o["values"] }; break;
-          case "json": fields[f["name"] as string] = { type: "json", required, maxSize: o["maxSize"] }; break;
-          default: throw new Error(`unexpected 0.22 field type ${String(f["type"])}`);
-        }
+  const shape = (c: Collection022): Shape => {
+    const fields: Shape["fields"] = {};
+    // 0.22 gives every collection id, created and updated.
+    fields["created"] = { type: "autodate", onCreate: true, onUpdate: false };
+    fields["updated"] = { type: "autodate", onCreate: true, onUpdate: true };
+    for (const f of c.schema.fields) {
+      const o = f["options"] as Record<string, unknown>;
+      const required = f["required"] === true;
+      switch (f["type"]) {
+        case "text": fields[f["name"] as string] = { type: "text", required, max: o["max"] === null ? NO_LIMIT : o["max"] }; break;
+        case "date": fields[f["name"] as string] = { type: "date", required }; break;
+        case "number": fields[f["name"] as string] = { type: "number", required, min: o["min"] ?? null, max: o["max"] ?? null, onlyInt: o["noDecimal"] }; break;
+        case "bool": fields[f["name"] as string] = { type: "bool", required }; break;
+        case "select": fields[f["name"] as string] = { type: "select", required, maxSelect: o["maxSelect"], values: [...(o["values"] as string[])] }; break;
+        case "json": fields[f["name"] as string] = { type: "json", required, maxSize: o["maxSize"] }; break;
+        default: throw new Error(`unexpected 0.22 field type ${String(f["type"])}`);
       }
-      return { fields, indexes: [...c.indexes], rules: ["listRule", "viewRule", "createRule", "updateRule", "deleteRule"].map((r) => c[r]) };
-    },
+    }
+    return { fields, indexes: [...c.indexes], rules: RULES.map((r) => c[r]) };
   };
+  const line: Line = {
+    // The migration's db is the transaction's query builder.
+    run: runner(migrations, () => sqlRecorder(sql)),
+    shapes: () => Object.fromEntries([...store.values()].map((c) => [c.name, shape(c)])),
+    shape: (name = "probe_jobs") => (store.has(name) ? shape(store.get(name)!) : null),
+    collection: (name = "probe_jobs") => store.get(name) ?? null,
+    sql,
+  };
+  return line;
 }
 
 // ---- PocketBase 0.23+: migrate((app) => ...), typed fields, addIndex ----------------------
@@ -123,37 +170,54 @@ interface Field023 {
   [option: string]: unknown;
 }
 
-function migrations023(): { run(direction: "up" | "down"): void; shape(): Shape | null; collection(): Record<string, unknown> | null } {
-  const store: { collection: (Record<string, unknown> & { name: string; fields: FieldsList; indexes: string[] }) | null } = { collection: null };
+type Collection023 = Record<string, unknown> & { name: string; fields: FieldsList; indexes: string[] };
+
+class FieldsList {
+  constructor(readonly list: Field023[]) {}
+  getByName(name: string) {
+    return this.list.find((f) => f.name === name) ?? null;
+  }
+  // FieldsList.Add: a field without an id replaces the field of its name in place.
+  add(f: Field023) {
+    const at = this.list.findIndex((g) => g.name === f.name);
+    if (at >= 0) this.list[at] = f;
+    else this.list.push(f);
+  }
+  removeByName(name: string) {
+    this.list.splice(this.list.findIndex((f) => f.name === name), 1);
+  }
+}
+
+function migrations023(): Line {
+  const store = new Map<string, Collection023>();
+  const sql: string[] = [];
   const indexName = (index: string) => /INDEX `([^`]+)`/.exec(index)?.[1];
-  /** A field as PocketBase 0.23 exposes it: its options as properties, its type as type(). */
+  /**
+   * A field as PocketBase 0.23 exposes it: its options as properties, its type
+   * as type(). A text field's max defaults to 0 (5000 characters); a number's
+   * min/max to nil.
+   */
   const field = (data: Record<string, unknown>, type = data["type"] as string): Field023 => {
     const { type: _type, ...options } = data;
-    return Object.assign({ type: () => type, max: 0 }, options) as unknown as Field023;
+    return Object.assign({ type: () => type }, type === "text" ? { max: 0 } : {}, options) as unknown as Field023;
   };
-  class FieldsList {
-    constructor(readonly list: Field023[]) {}
-    getByName(name: string) {
-      return this.list.find((f) => f.name === name) ?? null;
-    }
-    add(f: Field023) {
-      this.list.push(f);
-    }
-    removeByName(name: string) {
-      this.list.splice(this.list.findIndex((f) => f.name === name), 1);
-    }
-  }
+  const typed = (type: string) =>
+    function TypedField(data: Record<string, unknown>) {
+      return field(data, type);
+    };
   const app = {
     findCollectionByNameOrId(name: string) {
-      if (store.collection === null || store.collection.name !== name) throw new Error("sql: no rows in result set");
-      return store.collection;
+      const found = store.get(name);
+      if (found === undefined) throw new Error("sql: no rows in result set");
+      return found;
     },
-    save(collection: NonNullable<typeof store.collection>) {
-      store.collection = collection;
+    save(collection: Collection023) {
+      store.set(collection.name, collection);
     },
-    delete() {
-      store.collection = null;
+    delete(collection: Collection023) {
+      store.delete(collection.name);
     },
+    db: () => sqlRecorder(sql),
   };
   const migrations = loadMigrations("pb_migrations_0.23", {
     Collection: function Collection(this: Record<string, unknown>, data: Record<string, unknown>) {
@@ -165,6 +229,7 @@ function migrations023(): { run(direction: "up" | "down"): void; shape(): Shape 
         },
         // Collection.AddIndex's text (core/collection_model.go).
         addIndex(this: { name: string; indexes: string[] }, name: string, unique: boolean, columns: string, where: string) {
+          this.indexes = this.indexes.filter((i) => indexName(i) !== name);
           this.indexes.push(`CREATE ${unique ? "UNIQUE " : ""}INDEX \`${name}\` ON \`${this.name}\` (${columns})${where ? ` WHERE ${where}` : ""}`);
         },
         removeIndex(this: { indexes: string[] }, name: string) {
@@ -172,84 +237,174 @@ function migrations023(): { run(direction: "up" | "down"): void; shape(): Shape 
         },
       });
     },
-    TextField: function TextField(data: Record<string, unknown>) {
-      return field(data, "text");
-    },
+    TextField: typed("text"),
+    NumberField: typed("number"),
+    DateField: typed("date"),
+    JSONField: typed("json"),
+    BoolField: typed("bool"),
+    SelectField: typed("select"),
   });
-  return {
-    run(direction) {
-      const ordered = direction === "up" ? migrations : [...migrations].reverse();
-      for (const m of ordered) m[direction](app);
-    },
-    collection: () => store.collection,
-    shape() {
-      const c = store.collection;
-      if (c === null) return null;
-      const fields: Shape["fields"] = {};
-      for (const f of c.fields.list) {
-        const required = f["required"] === true;
-        switch (f.type()) {
-          case "text": fields[f.name] = { type: "text", required, max: f["max"] }; break;
-          case "date": fields[f.name] = { type: "date", required }; break;
-          case "number": fields[f.name] = { type: "number", required, min: f["min"], onlyInt: f["onlyInt"] }; break;
-          case "select": fields[f.name] = { type: "select", required, maxSelect: f["maxSelect"], values: f["values"] }; break;
-          case "json": fields[f.name] = { type: "json", required, maxSize: f["maxSize"] }; break;
-          case "autodate": fields[f.name] = { type: "autodate", onCreate: f["onCreate"], onUpdate: f["onUpdate"] }; break;
-          default: throw new Error(`unexpected 0.23 field type ${f.type()}`);
-        }
+  const shape = (c: Collection023): Shape => {
+    const fields: Shape["fields"] = {};
+    for (const f of c.fields.list) {
+      const required = f["required"] === true;
+      switch (f.type()) {
+        case "text": fields[f.name] = { type: "text", required, max: f["max"] }; break;
+        case "date": fields[f.name] = { type: "date", required }; break;
+        case "number": fields[f.name] = { type: "number", required, min: f["min"] ?? null, max: f["max"] ?? null, onlyInt: f["onlyInt"] }; break;
+        case "bool": fields[f.name] = { type: "bool", required }; break;
+        case "select": fields[f.name] = { type: "select", required, maxSelect: f["maxSelect"], values: [...(f["values"] as string[])] }; break;
+        case "json": fields[f.name] = { type: "json", required, maxSize: f["maxSize"] }; break;
+        case "autodate": fields[f.name] = { type: "autodate", onCreate: f["onCreate"], onUpdate: f["onUpdate"] }; break;
+        default: throw new Error(`unexpected 0.23 field type ${f.type()}`);
       }
-      return { fields, indexes: [...c.indexes], rules: ["listRule", "viewRule", "createRule", "updateRule", "deleteRule"].map((r) => c[r]) };
-    },
+    }
+    return { fields, indexes: [...c.indexes], rules: RULES.map((r) => c[r]) };
+  };
+  return {
+    run: runner(migrations, () => app),
+    shapes: () => Object.fromEntries([...store.values()].map((c) => [c.name, shape(c)])),
+    shape: (name = "probe_jobs") => (store.has(name) ? shape(store.get(name)!) : null),
+    collection: (name = "probe_jobs") => store.get(name) ?? null,
+    sql,
   };
 }
 
-describe("the probe_jobs migrations of both PocketBase lines", () => {
-  it("carry the same steps under the same file names, plus 0.23's lift of the 5000-character text limit", () => {
+const lines = { "0.22": migrations022, "0.23": migrations023 };
+
+const QUEUE_FIELDS = ["payload", "run_at", "priority", "attempts", "max_attempts", "last_error", "dead_lettered_at", "unique_key", "progress", "enqueue_index"];
+const UNIQUE_KEY_INDEX =
+  "CREATE UNIQUE INDEX `idx_probe_jobs_unique_key` ON `probe_jobs` (`unique_key`) " +
+  "WHERE unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+const CLAIM_ORDER_INDEX =
+  "CREATE INDEX `idx_probe_jobs_claim_order` ON `probe_jobs` (`status`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`)";
+const BACKFILL = "UPDATE `probe_jobs` SET `run_at` = `created` WHERE `run_at` = '' OR `run_at` IS NULL";
+
+describe("the migrations of both PocketBase lines", () => {
+  it("carry the same steps under the same file names, plus 0.23's lifts of the 5000-character text limit", () => {
     const names = (folder: string) => readdirSync(join(REPO, folder)).filter((f) => f.endsWith(".js")).sort();
-    expect(names("pb_migrations_0.23")).toEqual([...names("pb_migrations"), "1764460803_lifted_probe_jobs_text_limit.js"]);
+    expect(names("pb_migrations_0.23")).toEqual(
+      [...names("pb_migrations"), "1764460803_lifted_probe_jobs_text_limit.js", "1764460902_lifted_queue_text_limits.js"].sort(),
+    );
   });
 
-  it("build the same collection: fields, options, indexes, superuser-only rules", () => {
+  it("build the same collections: fields, options, indexes, superuser-only rules", () => {
     const [old, modern] = [migrations022(), migrations023()];
     old.run("up");
     modern.run("up");
-    const expected = old.shape();
-    expect(expected).not.toBeNull();
-    expect(modern.shape()).toEqual(expected);
-    expect(expected!.rules).toEqual([null, null, null, null, null]);
-    expect(Object.keys(expected!.fields)).toContain("lease_token");
-    expect(expected!.indexes).toHaveLength(4);
-  });
+    const expected = old.shapes();
+    expect(Object.keys(expected).sort()).toEqual(["probe_job_events", "probe_jobs", "probe_schedules"]);
+    expect(modern.shapes()).toEqual(expected);
 
-  it("are idempotent (0.23): applied again, they leave the collection as it is", () => {
-    const modern = migrations023();
-    modern.run("up");
-    const first = modern.collection();
-    const shape = modern.shape();
-    modern.run("up");
-    expect(modern.collection()).toBe(first);
-    expect(modern.shape()).toEqual(shape);
-  });
-
-  it("go down to nothing and up again to the same collection (0.23)", () => {
-    const modern = migrations023();
-    modern.run("up");
-    const shape = modern.shape();
-    modern.run("down");
-    expect(modern.shape()).toBeNull();
-    modern.run("up");
-    expect(modern.shape()).toEqual(shape);
-  });
-
-  it("lift the 5000-character default of a probe_jobs carried over by PocketBase's own 0.23 upgrade", () => {
-    const modern = migrations023();
-    modern.run("up");
-    const fields = (modern.collection()!["fields"] as { list: Field023[] }).list;
-    // What the upgrade makes of 0.22's `max: null`: 0, which 0.23+ reads as 5000.
-    for (const f of fields) if (f.type() === "text" && f.name !== "id") f["max"] = 0;
-    modern.run("up");
-    for (const name of ["probe_key", "claimed_by", "lease_token"]) {
-      expect(fields.find((f) => f.name === name)?.["max"]).toBe(NO_LIMIT);
+    const jobs = expected["probe_jobs"]!;
+    expect(jobs.rules).toEqual([null, null, null, null, null]);
+    expect(Object.keys(jobs.fields)).toEqual(expect.arrayContaining(["lease_token", ...QUEUE_FIELDS]));
+    expect(jobs.fields["status"]!["values"]).toEqual(["pending", "claimed", "running", "done", "failed", "cancelled"]);
+    expect(jobs.fields["priority"]).toEqual({ type: "number", required: false, min: -1000, max: 1000, onlyInt: true });
+    for (const name of ["attempts", "max_attempts", "enqueue_index"]) {
+      expect(jobs.fields[name]).toEqual({ type: "number", required: false, min: 0, max: null, onlyInt: true });
     }
+    for (const name of ["last_error", "unique_key"]) expect(jobs.fields[name]).toEqual({ type: "text", required: false, max: NO_LIMIT });
+    for (const name of ["payload", "progress"]) expect(jobs.fields[name]).toEqual({ type: "json", required: false, maxSize: 2000000 });
+    expect(jobs.indexes).toEqual([
+      "CREATE INDEX `idx_probe_jobs_status_lease` ON `probe_jobs` (`status`, `lease_expires_at`)",
+      "CREATE INDEX `idx_probe_jobs_probe_key` ON `probe_jobs` (`probe_key`)",
+      "CREATE INDEX `idx_probe_jobs_status_key` ON `probe_jobs` (`status`, `probe_key`)",
+      CLAIM_ORDER_INDEX,
+      UNIQUE_KEY_INDEX,
+    ]);
+    // PocketBase 0.22's index parser cuts a WHERE at its first parenthesis.
+    expect(UNIQUE_KEY_INDEX.slice(UNIQUE_KEY_INDEX.indexOf("WHERE"))).not.toMatch(/[()]/);
+
+    const events = expected["probe_job_events"]!;
+    expect(events.rules).toEqual([null, null, null, null, null]);
+    expect(events.indexes).toEqual(["CREATE INDEX `idx_probe_job_events_created` ON `probe_job_events` (`created`)"]);
+    expect(Object.keys(events.fields).sort()).toEqual(["changes", "created", "source", "updated"]);
+    expect(events.fields["changes"]).toEqual({ type: "json", required: false, maxSize: 2000000 });
+
+    const schedules = expected["probe_schedules"]!;
+    expect(schedules.rules).toEqual([null, null, null, null, null]);
+    expect(schedules.indexes).toEqual(["CREATE UNIQUE INDEX `idx_probe_schedules_name` ON `probe_schedules` (`name`)"]);
+    expect(schedules.fields).toEqual({
+      created: { type: "autodate", onCreate: true, onUpdate: false },
+      updated: { type: "autodate", onCreate: true, onUpdate: true },
+      name: { type: "text", required: true, max: NO_LIMIT },
+      probe_key: { type: "text", required: true, max: NO_LIMIT },
+      cron: { type: "text", required: true, max: NO_LIMIT },
+      payload: { type: "json", required: false, maxSize: 2000000 },
+      priority: { type: "number", required: false, min: -1000, max: 1000, onlyInt: true },
+      max_attempts: { type: "number", required: false, min: 0, max: null, onlyInt: true },
+      enabled: { type: "bool", required: false },
+      last_enqueued_for: { type: "date", required: false },
+    });
+  });
+
+  it("run the same raw SQL: the due-time backfill up, cancelled rows to failed down", () => {
+    const [old, modern] = [migrations022(), migrations023()];
+    for (const line of [old, modern]) {
+      line.run("up");
+      line.run("down");
+    }
+    expect(old.sql).toEqual([BACKFILL, "UPDATE `probe_jobs` SET `status` = 'failed' WHERE `status` = 'cancelled'"]);
+    expect(modern.sql).toEqual(old.sql);
+  });
+
+  for (const [name, make] of Object.entries(lines)) {
+    it(`are idempotent (${name}): applied again, they leave the collections as they are`, () => {
+      const line = make();
+      line.run("up");
+      const [jobs, schedules] = [line.collection("probe_jobs"), line.collection("probe_schedules")];
+      const shapes = line.shapes();
+      line.run("up");
+      expect(line.collection("probe_jobs")).toBe(jobs);
+      expect(line.collection("probe_schedules")).toBe(schedules);
+      expect(line.shapes()).toEqual(shapes);
+    });
+
+    it(`go down to nothing and up again to the same collections, twice (${name})`, () => {
+      const line = make();
+      line.run("up");
+      const shapes = line.shapes();
+      for (let round = 0; round < 2; round++) {
+        line.run("down");
+        expect(line.shapes()).toEqual({});
+        line.run("up");
+        expect(line.shapes()).toEqual(shapes);
+      }
+    });
+
+    it(`undo only the queue steps when only they go down (${name})`, () => {
+      const line = make();
+      line.run("up", (file) => !isQueueStep(file));
+      const before = line.shapes();
+      line.run("up");
+      const after = line.shapes();
+      for (let round = 0; round < 2; round++) {
+        line.run("down", isQueueStep);
+        const undone = line.shapes();
+        expect(Object.keys(undone)).toEqual(["probe_jobs"]);
+        // Same fields and index set; the restored index comes back at the end.
+        expect({ ...undone["probe_jobs"], indexes: [...undone["probe_jobs"]!.indexes].sort() }).toEqual({
+          ...before["probe_jobs"],
+          indexes: [...before["probe_jobs"]!.indexes].sort(),
+        });
+        line.run("up", isQueueStep);
+        expect(line.shapes()).toEqual(after);
+      }
+    });
+  }
+
+  it("lift the 5000-character default of text fields carried over by PocketBase's own 0.23 upgrade", () => {
+    const modern = migrations023();
+    modern.run("up");
+    // What the upgrade makes of 0.22's `max: null`: 0, which 0.23+ reads as 5000.
+    for (const collection of ["probe_jobs", "probe_schedules"]) {
+      for (const f of (modern.collection(collection)!["fields"] as FieldsList).list) if (f.type() === "text" && f.name !== "id") f["max"] = 0;
+    }
+    modern.run("up");
+    const max = (collection: string, field: string) =>
+      (modern.collection(collection)!["fields"] as FieldsList).getByName(field)?.["max"];
+    for (const name of ["probe_key", "claimed_by", "lease_token", "last_error", "unique_key"]) expect(max("probe_jobs", name)).toBe(NO_LIMIT);
+    for (const name of ["name", "probe_key", "cron"]) expect(max("probe_schedules", name)).toBe(NO_LIMIT);
   });
 });

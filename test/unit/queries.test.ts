@@ -3,11 +3,18 @@ import { describe, expect, it } from "vitest";
 import { formatPbDate, LIVE_LEASE_SQL } from "../../src/lib/lease";
 import {
   CLAIM_ORDER,
+  compareClaimOrder,
   expiredLeaseWhere,
-  oldestFirst,
-  pendingWhere,
+  firstInClaimOrder,
+  LEVEL_ORDER,
+  LIVE_UNIQUE_KEY_SQL,
+  liveUniqueKeyQuery,
+  pendingDueWhere,
   prefixUpperBound,
   statsQuery,
+  STATS_ROW_SHAPE,
+  topPriorityQuery,
+  type Candidate,
   type WhereClause,
 } from "../../src/lib/queries";
 import { NOW } from "./support/rows";
@@ -27,7 +34,6 @@ function expectPlaceholdersBound({ sql, params }: WhereClause) {
 const binaryLess = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0;
 
 describe.each([
-  ["pendingWhere", (prefix: string) => pendingWhere(prefix), "status = 'pending'", {}],
   ["expiredLeaseWhere", (prefix: string) => expiredLeaseWhere(NOW, prefix), EXPIRED, { now: NOW_TEXT }],
 ] as const)("%s", (_name, where, condition, baseParams) => {
   it("covers all jobs when the prefix is empty", () => {
@@ -85,23 +91,90 @@ describe("prefixUpperBound", () => {
   });
 });
 
-describe("oldestFirst", () => {
-  it("merges both queries' candidates by created, then id, and keeps the limit", () => {
-    const c = (id: string, created: string) => ({ id, created });
-    const merged = oldestFirst([c("p2", "2026-01-02"), c("p1", "2026-01-01"), c("s2", "2026-01-01"), c("s1", "2026-01-03")], 3);
-    expect(merged.map((x) => x.id)).toEqual(["p1", "s2", "p2"]);
+/** The filter form of a prefix (claim-next's level queries): `+probe_key` keeps SQLite on the claim-order index. */
+const FILTER_RANGE = "+probe_key >= {:prefix} AND +probe_key < {:prefixEnd}";
+
+describe("pendingDueWhere", () => {
+  const DUE = "status = 'pending' AND priority = {:priority} AND run_at <= {:now}";
+
+  it("is one priority level's due pending rows", () => {
+    expect(pendingDueWhere(-7, NOW, "")).toEqual({ sql: DUE, params: { priority: -7, now: NOW_TEXT } });
   });
 
-  it("does not reorder its input", () => {
-    const input = [{ id: "b", created: "2" }, { id: "a", created: "1" }];
-    oldestFirst(input, 2);
-    expect(input.map((x) => x.id)).toEqual(["b", "a"]);
+  it("narrows to a prefix as a filter, not through the probe_key index", () => {
+    expect(pendingDueWhere(3, NOW, "A%b_")).toEqual({
+      sql: `(${DUE}) AND ${FILTER_RANGE}`,
+      params: { priority: 3, now: NOW_TEXT, prefix: "A%b_", prefixEnd: "A%b`" },
+    });
+    expect(pendingDueWhere(3, NOW, "\u{10FFFF}").sql).toBe(`(${DUE}) AND +probe_key >= {:prefix}`);
+  });
+
+  it.each(HOSTILE_PREFIXES)("never puts a value into the SQL text (prefix %j)", (prefix) => {
+    const clause = pendingDueWhere(1000, NOW, prefix);
+    expect(clause.sql).not.toContain(NOW_TEXT);
+    expect(clause.sql).not.toContain("1000");
+    if (prefix !== "{:now}") expect(clause.sql).not.toContain(prefix);
+    expectPlaceholdersBound(clause);
   });
 });
 
-describe("CLAIM_ORDER", () => {
-  it("is oldest first, id breaking ties", () => {
-    expect(CLAIM_ORDER).toEqual(["created ASC", "id ASC"]);
+describe("topPriorityQuery", () => {
+  it("is one MAX over the pending rows, due or not", () => {
+    expect(topPriorityQuery("")).toEqual({
+      sql: "SELECT MAX(priority) IS NOT NULL AS found, COALESCE(MAX(priority), 0) AS priority FROM probe_jobs WHERE status = 'pending'",
+      params: {},
+    });
+  });
+
+  it("finds the next level down with `below`, and filters a prefix", () => {
+    const query = topPriorityQuery("a-", -1000);
+    expect(query.sql).toMatch(/WHERE \(status = 'pending' AND priority < \{:below\}\) AND \+probe_key >= \{:prefix\} AND \+probe_key < \{:prefixEnd\}$/);
+    expect(query.params).toEqual({ below: -1000, prefix: "a-", prefixEnd: "a." });
+    expectPlaceholdersBound(query);
+  });
+
+  it("answers the columns of PRIORITY_LEVEL_SHAPE", () => {
+    expect([...topPriorityQuery("").sql.matchAll(/ AS (\w+)/g)].map((m) => m[1])).toEqual(["found", "priority"]);
+  });
+});
+
+describe("liveUniqueKeyQuery", () => {
+  it("repeats the partial unique index's condition word for word, the key bound", () => {
+    const query = liveUniqueKeyQuery("k' OR 1=1");
+    expect(query.sql).toBe(`SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`);
+    expect(query.params).toEqual({ uniqueKey: "k' OR 1=1" });
+    expect(LIVE_UNIQUE_KEY_SQL).toBe("unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'");
+  });
+});
+
+describe("CLAIM_ORDER and compareClaimOrder", () => {
+  it("is priority first, then due time, age, enqueue order and id", () => {
+    // Rows of one call share a due time and get non-decreasing created; enqueue_index orders those of one millisecond.
+    expect(LEVEL_ORDER).toEqual(["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"]);
+    expect(CLAIM_ORDER).toEqual(["priority DESC", ...LEVEL_ORDER]);
+  });
+
+  const c = (id: string, fields: Partial<Candidate> = {}): Candidate =>
+    ({ id, priority: 0, run_at: "2026-01-01 00:00:00.000Z", enqueue_index: 0, created: "2026-01-01 00:00:00.000Z", ...fields });
+
+  it.each<[string, Candidate, Candidate]>([
+    ["higher priority, even due later and younger", c("z", { priority: 1, run_at: "2026-02-01 00:00:00.000Z", created: "2027" }), c("a")],
+    ["a negative priority after zero", c("z"), c("a", { priority: -1 })],
+    ["earlier run_at, even enqueued later", c("z", { run_at: "2025-12-31 23:59:59.999Z", enqueue_index: 9 }), c("a")],
+    ["an empty run_at (a row no hook stamped) before any date", c("z", { run_at: "" }), c("a")],
+    ["older created, even with a higher enqueue_index (an earlier call)", c("z", { created: "2025", enqueue_index: 5 }), c("a")],
+    ["lower enqueue_index at the same created (one call, one millisecond)", c("z"), c("a", { enqueue_index: 1 })],
+    ["lower id", c("a"), c("b")],
+  ])("puts %s first", (_name, first, second) => {
+    expect(compareClaimOrder(first, second)).toBeLessThan(0);
+    expect(compareClaimOrder(second, first)).toBeGreaterThan(0);
+    expect(compareClaimOrder(first, { ...first })).toBe(0);
+  });
+
+  it("firstInClaimOrder merges both queries' candidates, keeps the limit, and does not reorder its input", () => {
+    const input = [c("p2", { priority: 1 }), c("s1", { priority: 2 }), c("p1", { priority: 1, run_at: "2025" }), c("s2")];
+    expect(firstInClaimOrder(input, 3).map((x) => x.id)).toEqual(["s1", "p1", "p2"]);
+    expect(input.map((x) => x.id)).toEqual(["p2", "s1", "p1", "s2"]);
   });
 });
 
@@ -117,8 +190,10 @@ describe("statsQuery", () => {
   it("answers every StatsRow column", () => {
     const columns = [...statsQuery(NOW, 5, "").sql.matchAll(/ AS (\w+)/g)].map((m) => m[1]);
     expect(columns).toEqual([
-      "pending", "claimed", "running", "done", "failed", "total", "oldest_pending", "expired_leases", "past_orphan_cap",
+      "pending", "claimed", "running", "done", "failed", "cancelled", "total", "scheduled", "retrying", "dead_lettered",
+      "oldest_pending", "expired_leases", "past_orphan_cap",
     ]);
+    expect(Object.keys(STATS_ROW_SHAPE).sort()).toEqual([...columns].sort());
   });
 
   it.each(HOSTILE_PREFIXES)("narrows to a bound prefix range (%j)", (prefix) => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { HOOKS_BUNDLES, OUTPUT } from "../../esbuild.config.mjs";
-import { CRONS, ROUTES } from "../../src/handlers/routes";
+import { CRONS, JOB_CREATE_HOOKS, ROUTES } from "../../src/handlers/routes";
 import {
   checkSelfContained,
   HOOKS_API_GLOBALS,
@@ -26,11 +26,13 @@ routerAdd("POST", "/api/leak", (c) => {
 const route = (body: string) => `routerAdd("GET", "/api/x", (c) => {\n${body}\n}, $apis.requireAdminAuth());\n`;
 
 describe("checkSelfContained", { timeout: 20_000 }, () => {
-  it.each(HOOKS_BUNDLES.map((b) => [b.api, b.output] as const))("passes the committed %s bundle, with one handler per route and cron", (api, output) => {
+  it.each(HOOKS_BUNDLES.map((b) => [b.api, b.output, b.jobCreateHook] as const))("passes the committed %s bundle, with one handler per route, create hook and cron", (api, output, createHook) => {
     const { violations, handlers } = checkSelfContained(readFileSync(output, "utf8"), api);
     expect(violations).toEqual([]);
     expect(handlers.map((h) => h.name)).toEqual([
       ...ROUTES.map((r) => `routerAdd(${JSON.stringify(r.method)}, ${JSON.stringify(r.path)})`),
+      // Each API's own create hook on probe_jobs: onModelBeforeCreate (0.22), onRecordCreate (0.23+).
+      ...JOB_CREATE_HOOKS.map(() => `${createHook}("probe_jobs")`),
       ...CRONS.map((c) => `cronAdd(${JSON.stringify(c.id)})`),
     ]);
     for (const h of handlers) {
@@ -60,7 +62,7 @@ describe("checkSelfContained", { timeout: 20_000 }, () => {
   it("names both the top-level helper and the handler's free identifier", () => {
     const { violations, handlers } = checkSelfContained(LEAKED);
     expect(violations).toHaveLength(2);
-    expect(violations[0]).toMatch(/^top-level code other than a route or cron registration \("function helper\(\)/);
+    expect(violations[0]).toMatch(/^top-level code other than a route, cron or hook registration \("function helper\(\)/);
     expect(violations[1]).toMatch(/^routerAdd\("POST", "\/api\/leak"\): "helper" is not declared inside the handler/);
     expect(handlers.map((h) => h.freeIdentifiers)).toEqual([["helper"]]);
   });
@@ -116,6 +118,7 @@ describe("checkSelfContained", { timeout: 20_000 }, () => {
 
 // Spawns node and parses 40 kB: allow for a loaded 2-core machine.
 describe("scripts/check-self-contained.mjs", { timeout: 20_000 }, () => {
+  const HANDLERS = ROUTES.length + JOB_CREATE_HOOKS.length + CRONS.length;
   const dir = mkdtempSync(join(tmpdir(), "pb-fleet-check-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const cli = (file: string) =>
@@ -125,7 +128,7 @@ describe("scripts/check-self-contained.mjs", { timeout: 20_000 }, () => {
     const run = cli(OUTPUT);
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain(`${ROUTES.length + CRONS.length} handlers, all self-contained (PocketBase hooks API 0.22)`);
+    expect(run.stdout).toContain(`${HANDLERS} handlers, all self-contained (PocketBase hooks API 0.22)`);
   });
 
   it("checks every committed bundle against its own hooks API when given no file", () => {
@@ -133,7 +136,7 @@ describe("scripts/check-self-contained.mjs", { timeout: 20_000 }, () => {
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     for (const bundle of HOOKS_BUNDLES) {
-      expect(run.stdout).toContain(`${relative(REPO, bundle.output)}: ${ROUTES.length + CRONS.length} handlers, all self-contained (PocketBase hooks API ${bundle.api})`);
+      expect(run.stdout).toContain(`${relative(REPO, bundle.output)}: ${HANDLERS} handlers, all self-contained (PocketBase hooks API ${bundle.api})`);
     }
   });
 

@@ -7,7 +7,8 @@ import { NOW } from "./support/rows";
 
 function statsRow(overrides: Partial<StatsRow> = {}): StatsRow {
   return {
-    pending: 4, claimed: 3, running: 2, done: 10, failed: 1, total: 20,
+    pending: 4, claimed: 3, running: 2, done: 10, failed: 1, cancelled: 6, total: 26,
+    scheduled: 3, retrying: 2, dead_lettered: 5,
     oldest_pending: formatPbDate(NOW - 90_500), expired_leases: 2, past_orphan_cap: 1,
     ...overrides,
   };
@@ -15,8 +16,11 @@ function statsRow(overrides: Partial<StatsRow> = {}): StatsRow {
 
 /** What statsRow() with an orphan cap of 5 means, at NOW. */
 const STATS: FleetStats = {
-  counts: { pending: 4, claimed: 3, running: 2, done: 10, failed: 1 },
-  total: 20,
+  counts: { pending: 4, claimed: 3, running: 2, done: 10, failed: 1, cancelled: 6 },
+  total: 26,
+  scheduled: 3,
+  retrying: 2,
+  deadLettered: 5,
   oldestPendingAgeSeconds: 90.5,
   expiredLeases: 2,
   pastOrphanCap: 1,
@@ -45,6 +49,17 @@ describe("buildStats", () => {
 
   it("never reports a negative age (a job created after now by a skewed clock)", () => {
     expect(buildStats(statsRow({ oldest_pending: formatPbDate(NOW + 5000) }), NOW, 5, SWEEPER).oldestPendingAgeSeconds).toBe(0);
+  });
+});
+
+describe("buildStats: the queue's numbers", () => {
+  it("reads scheduled, retrying and dead-lettered from their own columns, and counts cancelled jobs", () => {
+    const stats = buildStats(statsRow({ scheduled: 11, retrying: 12, dead_lettered: 13, cancelled: 14 }), NOW, 5, SWEEPER);
+    expect(stats).toMatchObject({ scheduled: 11, retrying: 12, deadLettered: 13, counts: { cancelled: 14 } });
+  });
+
+  it("reports a null age when only jobs not yet due are pending (the query gives no oldest)", () => {
+    expect(buildStats(statsRow({ pending: 2, scheduled: 2, oldest_pending: "" }), NOW, 5, SWEEPER).oldestPendingAgeSeconds).toBeNull();
   });
 });
 
@@ -80,7 +95,17 @@ describe("formatPrometheus", () => {
         'pb_fleet_jobs{status="running"} 2',
         'pb_fleet_jobs{status="done"} 10',
         'pb_fleet_jobs{status="failed"} 1',
-        "# HELP pb_fleet_oldest_pending_age_seconds Seconds the oldest pending job has waited.",
+        'pb_fleet_jobs{status="cancelled"} 6',
+        "# HELP pb_fleet_scheduled_jobs Pending jobs not yet due.",
+        "# TYPE pb_fleet_scheduled_jobs gauge",
+        "pb_fleet_scheduled_jobs 3",
+        "# HELP pb_fleet_retrying_jobs Pending jobs that have been tried before.",
+        "# TYPE pb_fleet_retrying_jobs gauge",
+        "pb_fleet_retrying_jobs 2",
+        "# HELP pb_fleet_dead_lettered_jobs Jobs dead-lettered (out of attempts, or given up at the orphan cap).",
+        "# TYPE pb_fleet_dead_lettered_jobs gauge",
+        "pb_fleet_dead_lettered_jobs 5",
+        "# HELP pb_fleet_oldest_pending_age_seconds Seconds the longest-waiting due pending job has waited.",
         "# TYPE pb_fleet_oldest_pending_age_seconds gauge",
         "pb_fleet_oldest_pending_age_seconds 90.5",
         "# HELP pb_fleet_expired_leases Claimed or running jobs whose lease has passed, waiting for the sweeper.",
@@ -113,7 +138,7 @@ describe("formatPrometheus", () => {
       const help = /^# HELP (\w+) \S.*$/.exec(line);
       if (help) { current = help[1]!; continue; }
       if (line.startsWith("# TYPE ")) { expect(line).toBe(`# TYPE ${current} gauge`); continue; }
-      expect(line).toMatch(/^(\w+)(\{(status="(pending|claimed|running|done|failed)"|schedule="[^"\\\n]*")\})? -?\d+(\.\d+)?$/);
+      expect(line).toMatch(/^(\w+)(\{(status="(pending|claimed|running|done|failed|cancelled)"|schedule="[^"\\\n]*")\})? -?\d+(\.\d+)?$/);
       expect(line.split(/[{ ]/)[0]).toBe(current);
     }
   });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
 import { decideSweep } from "../../src/lib/sweep";
-import { ORPHAN_CAP_REASON } from "../../src/lib/transitions";
-import { decideRelease, requeuePatch } from "../../src/lib/transitions";
-import { ENDS_NOW, EXPIRED, held, LIVE, NOW, row } from "./support/rows";
+import { MAX_ATTEMPTS_ERROR } from "../../src/lib/queue";
+import { sweepExpired } from "../../src/lib/sweep";
+import { deadLetterPatch, decideRelease, ORPHAN_CAP_REASON, requeuePatch } from "../../src/lib/transitions";
+import { ENDS_NOW, EXPIRED, held, LIVE, memoryBatch, NOW, row } from "./support/rows";
 
 const CAP = 5;
 
@@ -52,6 +53,9 @@ describe("decideSweep", () => {
       kind: "give_up",
       patch: {
         status: "failed",
+        // a dead letter too, with its own reason
+        dead_lettered_at: formatPbDate(NOW),
+        last_error: `pb-fleet gave up: the lease of this job expired ${count + 1} times in a row without a release`,
         claimed_by: "pb-fleet-sweeper",
         lease_token: "",
         finished_at: formatPbDate(NOW),
@@ -85,7 +89,52 @@ describe("decideSweep", () => {
     expect(decideSweep(before, NOW, 2).kind).toBe("requeue");
   });
 
+  it("dead-letters an expired job that used its attempts (no claim could take it again), below the orphan cap", () => {
+    const before = held("w-last", EXPIRED, { attempts: 3, max_attempts: 3, consecutive_orphan_count: 0, version: 4 });
+    expect(decideSweep(before, NOW, CAP)).toEqual({ kind: "give_up", patch: deadLetterPatch(before, NOW, MAX_ATTEMPTS_ERROR) });
+    expect(deadLetterPatch(before, NOW, MAX_ATTEMPTS_ERROR)).toEqual({
+      status: "failed", claimed_by: "", lease_token: "", dead_lettered_at: formatPbDate(NOW), finished_at: formatPbDate(NOW),
+      last_error: MAX_ATTEMPTS_ERROR, version: 5,
+    });
+  });
+
+  it("checks attempts before the orphan cap", () => {
+    const before = held("w-last", EXPIRED, { attempts: 9, max_attempts: 2, consecutive_orphan_count: CAP });
+    expect(decideSweep(before, NOW, CAP)).toMatchObject({ kind: "give_up", patch: { last_error: MAX_ATTEMPTS_ERROR } });
+  });
+
+  it.each<[string, number, number]>([
+    ["attempts left", 2, 3],
+    ["no cap", 50, 0],
+  ])("re-queues an expired job with %s", (_name, attempts, max) => {
+    const before = held("w1", EXPIRED, { attempts, max_attempts: max, consecutive_orphan_count: 0 });
+    expect(decideSweep(before, NOW, CAP).kind).toBe("requeue");
+  });
+
   it("names the reason orphan_cap", () => {
     expect(ORPHAN_CAP_REASON).toBe("orphan_cap");
+  });
+});
+
+describe("sweepExpired", () => {
+  it("handles the longest-expired rows first, at most `limit`, and reports each outcome", () => {
+    const batch = memoryBatch([
+      held("w-a", formatPbDate(NOW - 5000), { id: "a", consecutive_orphan_count: 0 }),
+      held("w-b", formatPbDate(NOW - 9000), { id: "b", attempts: 1, max_attempts: 1 }),
+      held("w-c", formatPbDate(NOW - 7000), { id: "c", consecutive_orphan_count: CAP }),
+      held("w-live", LIVE, { id: "live" }),
+      row({ id: "pending", lease_expires_at: EXPIRED }),
+    ]);
+    expect(sweepExpired(batch, NOW, CAP, "", 2)).toEqual({
+      requeued: 0,
+      gaveUp: 2,
+      jobs: [
+        { id: "b", outcome: "gave_up", claimedBy: "w-b", consecutiveOrphanCount: 1 },
+        { id: "c", outcome: "gave_up", claimedBy: "w-c", consecutiveOrphanCount: CAP },
+      ],
+    });
+    expect(batch.row("b")).toMatchObject({ status: "failed", last_error: MAX_ATTEMPTS_ERROR, claimed_by: "" });
+    expect(sweepExpired(batch, NOW, CAP, "", 2)).toMatchObject({ requeued: 1, gaveUp: 0, jobs: [{ id: "a", consecutiveOrphanCount: 1 }] });
+    expect(batch.row("live").status).toBe("claimed");
   });
 });

@@ -1,17 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
+import { claimPatch } from "../../src/lib/answers";
+import { MAX_ATTEMPTS_ERROR } from "../../src/lib/queue";
 import {
+  decideCancel,
   decideClaim,
   decideRelease,
   decideRenew,
+  deadLetterPatch,
+  dueTimeOnCreate,
   giveUpPatch,
   isClaimable,
+  isDue,
   isHeldStatus,
+  isRetryable,
   isTerminalStatus,
   requeuePatch,
+  retryJobPatch,
 } from "../../src/lib/transitions";
 import type { ReleaseTarget } from "../../src/lib/types";
-import { ENDS_NOW, EXPIRED, held, LIVE, NOW, row } from "./support/rows";
+import { ENDS_NOW, EXPIRED, enqueued, held, LIVE, NOW, row } from "./support/rows";
 
 const NEW_TOKEN = "tok-new";
 /** Counts the tokens decideClaim asks for: one per win, none otherwise. */
@@ -29,6 +37,7 @@ describe("status classes", () => {
     ["running", true, false],
     ["done", false, true],
     ["failed", false, true],
+    ["cancelled", false, true],
     ["weird", false, false],
     ["", false, false],
     ["CLAIMED", false, false],
@@ -49,9 +58,32 @@ describe("status classes", () => {
     ["running", LIVE, false],
     ["done", EXPIRED, false],
     ["failed", "", false],
+    ["cancelled", EXPIRED, false],
+    ["cancelled", "", false],
     ["weird", EXPIRED, false],
   ])("isClaimable(%s, lease %j) = %s", (status, lease, claimable) => {
     expect(isClaimable(row({ status, lease_expires_at: lease }), NOW)).toBe(claimable);
+  });
+
+  it.each<[string, string, boolean]>([
+    ["due a minute ago", formatPbDate(NOW - 60_000), true],
+    ["due exactly now", formatPbDate(NOW), true],
+    ["never stamped (empty)", "", true],
+    ["due in a millisecond", formatPbDate(NOW + 1), false],
+    ["due next year", formatPbDate(NOW + 365 * 86_400_000), false],
+  ])("a pending row %s: due %s", (_name, runAt, due) => {
+    const pending = row({ run_at: runAt });
+    expect(isDue(pending, NOW)).toBe(due);
+    expect(isClaimable(pending, NOW)).toBe(due);
+  });
+
+  it("judges a held row by its lease, not by its due time", () => {
+    expect(isClaimable(held("w", EXPIRED, { run_at: formatPbDate(NOW + 60_000) }), NOW)).toBe(true);
+  });
+
+  it("stamps a row created without a due time with its creation time, and leaves a given one", () => {
+    expect(dueTimeOnCreate("", NOW)).toBe(formatPbDate(NOW));
+    expect(dueTimeOnCreate(formatPbDate(NOW + 5000), NOW)).toBeNull();
   });
 });
 
@@ -77,6 +109,7 @@ describe("decideClaim", () => {
         lease_token: NEW_TOKEN,
         version: 4,
         claimed_at: formatPbDate(NOW),
+        attempts: 1,
       },
     });
   });
@@ -115,6 +148,7 @@ describe("decideClaim", () => {
         lease_token: NEW_TOKEN,
         version: 8,
         claimed_at: formatPbDate(NOW),
+        attempts: 1,
         reclaim_count: 3,
         // consecutive_orphan_count is the sweeper's: a steal leaves it alone.
       },
@@ -291,5 +325,255 @@ describe("decideRelease", () => {
     ["pending on a live running lease, with its token", held("w1", LIVE, { status: "running" }), release("pending", "tok-current"), "refused_lease_live"],
   ])("refuses %s", (_name, before, req, reason) => {
     expect(decideRelease(before, req, NOW)).toEqual({ kind: "refused", reason });
+  });
+});
+
+describe("decideClaim: attempts (QUEUE.md)", () => {
+  const rule = { kind: "count_orphans", cap: 3 } as const;
+  const deadLetter = (before: ReturnType<typeof row>) => ({
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: formatPbDate(NOW),
+    finished_at: formatPbDate(NOW),
+    last_error: MAX_ATTEMPTS_ERROR,
+    version: before.version + 1,
+  });
+
+  it.each<[string, number, number, number]>([
+    ["a first claim", 0, 25, 1],
+    ["a claim below the cap", 4, 5, 5],
+    ["a claim with no cap (0)", 999, 0, 1000],
+  ])("counts %s as an attempt", (_name, attempts, max, after) => {
+    const decision = decideClaim(enqueued({ attempts, max_attempts: max }), "w1", 30, NOW, newToken);
+    expect(decision).toMatchObject({ kind: "win", patch: { attempts: after } });
+  });
+
+  it("counts a steal as an attempt", () => {
+    const decision = decideClaim(held("w-dead", EXPIRED, { attempts: 2, max_attempts: 5 }), "w1", 30, NOW, newToken);
+    expect(decision).toMatchObject({ kind: "win", steal: true, patch: { attempts: 3 } });
+  });
+
+  it.each<[string, number, number]>([
+    ["reached", 3, 3],
+    ["passed (a hand-edited row)", 7, 3],
+    ["reached at a cap of 1", 1, 1],
+  ])("dead-letters a pending job whose attempts %s max_attempts, issuing no token", (_name, attempts, max) => {
+    tokensIssued = 0;
+    const before = enqueued({ attempts, max_attempts: max, version: 6 });
+    const decision = decideClaim(before, "w1", 30, NOW, newToken);
+    expect(decision).toEqual({ kind: "give_up", patch: deadLetter(before) });
+    expect(decision).toEqual({ kind: "give_up", patch: deadLetterPatch(before, NOW, MAX_ATTEMPTS_ERROR) });
+    expect(tokensIssued).toBe(0);
+    expect(claimPatch(decision)).toEqual(deadLetter(before));
+  });
+
+  it("dead-letters a steal at max attempts, so the last holder's late release is refused as not the holder", () => {
+    const before = held("w-dead", EXPIRED, { attempts: 2, max_attempts: 2, lease_token: "tok-dead" });
+    const decision = decideClaim(before, "w1", 30, NOW, newToken);
+    if (decision.kind !== "give_up") throw new Error(`expected give_up, got ${decision.kind}`);
+    const after = { ...before, ...decision.patch } as typeof before;
+    for (const leaseToken of [undefined, "tok-dead"]) {
+      expect(decideRelease(after, { workerId: "w-dead", target: "done", leaseToken }, NOW))
+        .toEqual({ kind: "refused", reason: "refused_not_holder" });
+    }
+  });
+
+  it("checks attempts before the orphan cap: a job past both is dead-lettered for its attempts", () => {
+    const before = held("w-dead", EXPIRED, { attempts: 5, max_attempts: 5, consecutive_orphan_count: 9 });
+    const decision = decideClaim(before, "w1", 30, NOW, newToken, rule);
+    expect(decision).toEqual({ kind: "give_up", patch: deadLetter(before) });
+    expect(decision.kind === "give_up" && "result" in decision.patch).toBe(false);
+  });
+
+  it("gives a job at the orphan cap up with the orphan reason while it has attempts left", () => {
+    const before = held("w-dead", EXPIRED, { attempts: 1, max_attempts: 5, consecutive_orphan_count: 3 });
+    expect(decideClaim(before, "w1", 30, NOW, newToken, rule)).toEqual({ kind: "give_up", patch: giveUpPatch(before, NOW) });
+    expect(giveUpPatch(before, NOW)).toMatchObject({
+      dead_lettered_at: formatPbDate(NOW),
+      last_error: "pb-fleet gave up: the lease of this job expired 4 times in a row without a release",
+    });
+  });
+
+  it.each<[string, string]>([
+    ["a millisecond from now", formatPbDate(NOW + 1)],
+    ["an hour from now", formatPbDate(NOW + 3_600_000)],
+  ])("refuses a pending job due %s, writing nothing, even when it used its attempts", (_name, runAt) => {
+    tokensIssued = 0;
+    for (const before of [enqueued({ run_at: runAt }), enqueued({ run_at: runAt, attempts: 25 })]) {
+      const decision = decideClaim(before, "w1", 30, NOW, newToken);
+      expect(decision).toEqual({ kind: "refused" });
+      expect(claimPatch(decision)).toBeNull();
+    }
+    expect(tokensIssued).toBe(0);
+  });
+
+  it("wins a pending job due exactly now", () => {
+    expect(decideClaim(enqueued({ run_at: formatPbDate(NOW) }), "w1", 30, NOW, newToken).kind).toBe("win");
+  });
+
+  it("answers an already_held re-claim without a patch and without counting an attempt, even at max attempts", () => {
+    const before = held("w1", LIVE, { attempts: 3, max_attempts: 3 });
+    const decision = decideClaim(before, "w1", 30, NOW, newToken);
+    expect(decision).toEqual({ kind: "already_held", leaseToken: "tok-current" });
+    expect(claimPatch(decision)).toBeNull();
+  });
+});
+
+describe("decideRenew: progress", () => {
+  const renew = (progress: unknown) => ({ workerId: "w1", leaseToken: "tok-current", leaseSeconds: 60, progress });
+
+  it.each<[string, unknown]>([
+    ["an object", { done: 3, of: 10 }],
+    ["0", 0],
+    ["false", false],
+    ["an empty string", ""],
+  ])("stores %s with a successful renew", (_name, progress) => {
+    expect(decideRenew(held("w1", LIVE, { version: 2 }), renew(progress), NOW)).toEqual({
+      status: "running",
+      lease_expires_at: leaseIn(60),
+      version: 3,
+      progress,
+    });
+  });
+
+  it("leaves progress alone when none is sent", () => {
+    expect(decideRenew(held("w1", LIVE), renew(undefined), NOW)).not.toHaveProperty("progress");
+  });
+
+  it("stores nothing on a refused renew", () => {
+    expect(decideRenew(held("w1", EXPIRED), renew({ p: 1 }), NOW)).toBeNull();
+    expect(decideRenew(held("w1", LIVE, { status: "cancelled" }), renew({ p: 1 }), NOW)).toBeNull();
+  });
+});
+
+describe("decideRelease: result, error and retry (QUEUE.md)", () => {
+  const release = (target: ReleaseTarget, extra: { result?: unknown; error?: string; jitter?: number; leaseToken?: string; workerId?: string } = {}) =>
+    ({ workerId: "w1", leaseToken: undefined, target, ...extra });
+
+  it.each(["done", "failed"] as const)("carries result and error on a %s release, in the same patch as the status", (target) => {
+    const before = held("w1", LIVE, { version: 4 });
+    expect(decideRelease(before, release(target, { result: { rows: [1, 2] }, error: "it broke" }), NOW)).toEqual({
+      kind: "release",
+      patch: {
+        status: target, finished_at: formatPbDate(NOW), consecutive_orphan_count: 0, version: 5,
+        result: { rows: [1, 2] }, last_error: "it broke",
+      },
+    });
+  });
+
+  it("carries a falsy result (0, false, an empty string) and an empty error", () => {
+    for (const result of [0, false, ""]) {
+      const decision = decideRelease(held("w1", LIVE), release("done", { result, error: "" }), NOW);
+      expect(decision.kind === "release" && decision.patch).toMatchObject({ result, last_error: "" });
+    }
+  });
+
+  it("sends a retry with attempts left back to pending after the backoff: no holder, orphan count 0, progress cleared", () => {
+    const before = held("w1", LIVE, {
+      status: "running", attempts: 2, max_attempts: 5, version: 9, consecutive_orphan_count: 3, reclaim_count: 4,
+      progress: '{"at":7}',
+    });
+    expect(decideRelease(before, release("retry", { jitter: 0, error: "timeout", leaseToken: "tok-current" }), NOW)).toEqual({
+      kind: "release",
+      patch: {
+        status: "pending",
+        run_at: formatPbDate(NOW + 2000), // the 2nd attempt failed: 2 s
+        claimed_by: "",
+        lease_token: "",
+        lease_expires_at: "",
+        consecutive_orphan_count: 0,
+        progress: null,
+        version: 10,
+        last_error: "timeout",
+        // reclaim_count and requeued_at count lost holders only: not here
+      },
+    });
+  });
+
+  it.each<[number, number, number]>([
+    // attempts, jitter, delay in ms
+    [1, 0, 1000],
+    [1, 0.999, 1249.75],
+    [3, 0.5, 4000 * 1.125],
+    [13, 0, 3_600_000],
+    [40, 0.9, 3_600_000],
+  ])("delays a retry after attempt %d (jitter %s) by %s ms", (attempts, jitter, delay) => {
+    const decision = decideRelease(held("w1", LIVE, { attempts, max_attempts: 0 }), release("retry", { jitter }), NOW);
+    expect(decision.kind === "release" && decision.patch.run_at).toBe(formatPbDate(NOW + delay));
+  });
+
+  it("dead-letters a retry at max attempts, keeping the worker's error as last_error, and its result", () => {
+    const before = held("w1", LIVE, { attempts: 3, max_attempts: 3, version: 2 });
+    expect(decideRelease(before, release("retry", { error: "disk full", result: { partial: true } }), NOW)).toEqual({
+      kind: "release",
+      patch: {
+        status: "failed", claimed_by: "", lease_token: "", dead_lettered_at: formatPbDate(NOW),
+        finished_at: formatPbDate(NOW), last_error: "disk full", version: 3, result: { partial: true },
+      },
+    });
+  });
+
+  it("dead-letters a retry at max attempts without an error with the max-attempts reason", () => {
+    const decision = decideRelease(held("w1", LIVE, { attempts: 3, max_attempts: 3 }), release("retry"), NOW);
+    expect(decision).toMatchObject({ kind: "release", patch: { status: "failed", last_error: MAX_ATTEMPTS_ERROR } });
+  });
+
+  type Case = [string, ReturnType<typeof row>, ReturnType<typeof release>, string];
+  it.each<Case>([
+    ["a retry on an expired lease", held("w1", EXPIRED), release("retry"), "refused_not_holder"],
+    ["a retry by another worker", held("w-other", LIVE), release("retry"), "refused_not_holder"],
+    ["a retry with a stale token", held("w1", LIVE), release("retry", { leaseToken: "tok-old" }), "refused_stale_token"],
+    ["a retry of a pending row", row(), release("retry"), "refused_not_holder"],
+    ["a retry of the caller's own done row", row({ status: "done", claimed_by: "w1" }), release("retry"), "refused_terminal_same_holder"],
+    ["the last holder's done release of a cancelled job", row({ status: "cancelled", claimed_by: "w1", lease_expires_at: LIVE }), release("done"), "refused_not_holder"],
+    ["the last holder's release of a cancelled job, with its old token", row({ status: "cancelled", claimed_by: "w1", lease_token: "" }), release("failed", { leaseToken: "tok-current" }), "refused_not_holder"],
+    ["the last holder's retry of a cancelled job", row({ status: "cancelled", claimed_by: "w1" }), release("retry"), "refused_not_holder"],
+  ])("refuses %s", (_name, before, req, reason) => {
+    expect(decideRelease(before, req, NOW)).toEqual({ kind: "refused", reason });
+  });
+});
+
+describe("decideCancel", () => {
+  it.each<[string, ReturnType<typeof row>]>([
+    ["a pending job", row({ version: 1 })],
+    ["a job not yet due", row({ version: 1, run_at: formatPbDate(NOW + 60_000) })],
+    ["a claimed job", held("w1", LIVE, { version: 1 })],
+    ["a running job whose lease expired", held("w1", EXPIRED, { status: "running", version: 1 })],
+  ])("cancels %s: finished now, token cleared, the holder kept on record", (_name, before) => {
+    const patch = decideCancel(before, NOW);
+    expect(patch).toEqual({ status: "cancelled", finished_at: formatPbDate(NOW), lease_token: "", version: 2 });
+    const after = { ...before, ...patch } as typeof before;
+    // The holder's next renew and release are refused.
+    expect(decideRenew(after, { workerId: "w1", leaseToken: undefined, leaseSeconds: 30 }, NOW)).toBeNull();
+    expect(decideRelease(after, { workerId: "w1", leaseToken: "tok-current", target: "done" }, NOW))
+      .toEqual({ kind: "refused", reason: "refused_not_holder" });
+    expect(decideClaim(after, "w2", 30, NOW, newToken)).toEqual({ kind: "refused" });
+  });
+
+  it.each(["done", "failed", "cancelled", "weird", ""])("does not cancel a %j job", (status) => {
+    expect(decideCancel(row({ status, claimed_by: "w1" }), NOW)).toBeNull();
+  });
+});
+
+describe("retryJobPatch", () => {
+  it.each(["failed", "cancelled"])("brings a %s job back: pending, due now, attempts 0, finish and dead letter cleared, last_error kept", (status) => {
+    const before = row({
+      status, claimed_by: "pb-fleet-sweeper", lease_token: "t", attempts: 25, max_attempts: 25, consecutive_orphan_count: 5,
+      dead_lettered_at: formatPbDate(NOW - 1000), last_error: "max attempts reached", progress: '{"p":1}', version: 8,
+      run_at: formatPbDate(NOW - 86_400_000),
+    });
+    const patch = retryJobPatch(before, NOW);
+    expect(patch).toEqual({
+      status: "pending", run_at: formatPbDate(NOW), attempts: 0, finished_at: "", dead_lettered_at: "", claimed_by: "",
+      lease_token: "", consecutive_orphan_count: 0, progress: null, version: 9,
+    });
+    expect(patch).not.toHaveProperty("last_error");
+    expect(isClaimable({ ...before, ...patch } as typeof before, NOW)).toBe(true);
+  });
+
+  it.each(["pending", "claimed", "running", "done", "weird"])("leaves a %s job alone", (status) => {
+    expect(isRetryable(status)).toBe(false);
+    expect(retryJobPatch(row({ status }), NOW)).toBeNull();
   });
 });

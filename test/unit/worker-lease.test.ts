@@ -1,10 +1,12 @@
 // Worker lease upkeep: renews on schedule while the handler runs, and the moment
 // the lease is lost (renew refused, or it runs out unrenewed) the handler is
-// aborted and nothing is released or written.
+// aborted and nothing is released or written. On a server with the heartbeat
+// the renews are items of the worker's heartbeat (fake.renewsSent() lists them
+// per job either way); worker-batch.test.ts has what is particular to it.
 import { describe, expect, it, vi } from "vitest";
 import { FleetNetworkError } from "../../src/client/errors";
 import type { LeaseLostEvent } from "../../src/client/events";
-import { LeaseLostError, Worker, type WorkerJob } from "../../src/client/worker";
+import { COMPLETE_FLUSH_DELAY_MS, LeaseLostError, Worker, type WorkerJob } from "../../src/client/worker";
 import { FakeFleet, pbDateIn, useFakeClock, wait } from "./support/fake-fleet";
 
 
@@ -26,12 +28,13 @@ describe("Worker lease upkeep", () => {
     await vi.advanceTimersByTimeAsync(3_600);
     await worker.stop();
 
-    const renews = fake.callsOf("renew");
+    const renews = fake.renewsSent();
     expect(renews.map((c) => c.at - start)).toEqual([1_000, 2_000, 3_000]);
     const token = fake.row(id).lease_token;
     expect(token).not.toBe("");
     expect(renews.every((c) => c.leaseToken === token && c.leaseSeconds === 3)).toBe(true);
-    expect(fake.callsOf("release")).toMatchObject([{ jobId: id, status: "done", leaseToken: token, at: start + 3_500 }]);
+    // The release waits COMPLETE_FLUSH_DELAY_MS in the completion queue for others to share its call.
+    expect(fake.releasesSent()).toMatchObject([{ jobId: id, status: "done", leaseToken: token, at: start + 3_500 + COMPLETE_FLUSH_DELAY_MS }]);
     expect(fake.row(id)).toMatchObject({ status: "done", claimed_by: "w1" });
     expect(fake.results.get(id)).toEqual({ ok: true });
   });
@@ -46,7 +49,7 @@ describe("Worker lease upkeep", () => {
     }).start();
     await vi.advanceTimersByTimeAsync(16_000);
     await worker.stop();
-    expect(fake.callsOf("renew").map((c) => c.at - start)).toEqual([5_000, 10_000, 15_000]);
+    expect(fake.renewsSent().map((c) => c.at - start)).toEqual([5_000, 10_000, 15_000]);
   });
 
   it("aborts the handler when a renew answers renewed:false, and neither releases nor writes", async () => {
@@ -76,7 +79,7 @@ describe("Worker lease upkeep", () => {
     expect(seen!.reason).toBeInstanceOf(LeaseLostError);
     expect(lost).toEqual([{ jobId: id, workerId: "w1", reason: "renew_refused" }]);
     await worker.stop();
-    expect(fake.callsOf("release")).toEqual([]);
+    expect(fake.releasesSent()).toEqual([]);
     expect(fake.callsOf("writeResult")).toEqual([]);
     expect(fake.row(id).claimed_by).toBe("thief");
   });
@@ -95,15 +98,20 @@ describe("Worker lease upkeep", () => {
     Object.assign(fake.row(id), { claimed_by: "thief", lease_expires_at: pbDateIn(60_000) });
     await vi.advanceTimersByTimeAsync(6_000);
     await worker.stop();
-    expect(fake.callsOf("renew")).toHaveLength(1);
-    expect(fake.callsOf("release")).toEqual([]);
+    expect(fake.renewsSent()).toHaveLength(1);
+    expect(fake.releasesSent()).toEqual([]);
     expect(fake.results.has(id)).toBe(false);
   });
 
-  it("declares the lease lost when it runs out while renews cannot reach the server", async () => {
+  // (Was one test, with renew failing: on a server with the heartbeat it is the heartbeat that fails.)
+  it.each([
+    ["heartbeat", true],
+    ["renew", false],
+  ] as const)("declares the lease lost when it runs out while renews cannot reach the server (%s)", async (op, batchCalls) => {
     const fake = new FakeFleet();
+    fake.batchCalls = batchCalls;
     const { id } = fake.add();
-    vi.spyOn(fake, "renew").mockRejectedValue(new FleetNetworkError("renew", "fetch failed (ECONNREFUSED)"));
+    vi.spyOn(fake, op).mockRejectedValue(new FleetNetworkError(op, "fetch failed (ECONNREFUSED)"));
     const start = Date.now();
     let abortedAt: number | null = null;
     const lost: LeaseLostEvent[] = [];
@@ -128,9 +136,9 @@ describe("Worker lease upkeep", () => {
     expect(lost).toEqual([{ jobId: id, workerId: "w1", reason: "lease_expired" }]);
     // Failed renews are retried sooner than the normal schedule (every half
     // interval here), until the lease ends.
-    expect(vi.mocked(fake.renew).mock.calls).toHaveLength(4);
-    expect(errors).toEqual(["renew", "renew", "renew", "renew"]);
-    expect(fake.callsOf("release")).toEqual([]);
+    expect(vi.mocked(fake[op]).mock.calls).toHaveLength(4);
+    expect(errors).toEqual([op, op, op, op]);
+    expect(fake.releasesSent()).toEqual([]);
     expect(fake.callsOf("writeResult")).toEqual([]);
   });
 
@@ -154,7 +162,7 @@ describe("Worker lease upkeep", () => {
     await vi.advanceTimersByTimeAsync(600);
     await worker.stop();
     expect(seen[0]).toMatchObject({ id, alreadyHeld: true, workerId: "w1" });
-    expect(fake.callsOf("renew").map((c) => c.at - start)).toEqual([0]);
+    expect(fake.renewsSent().map((c) => c.at - start)).toEqual([0]);
     expect(fake.row(id).status).toBe("done");
   });
 });

@@ -1,7 +1,12 @@
-// How a Worker reports a finished job: release first (the compare-and-set), and
-// write the result only when that release committed: released:true, or
+// How a Worker reports a finished job on a server without the queue (its claim
+// answers carry no `attempts`): release first (the compare-and-set), and write
+// the result only when that release committed: released:true, or
 // refused_terminal_same_holder (its own earlier release whose answer was lost).
 // Any other refusal means someone else holds the job: nothing is written.
+// (worker-queue.test.ts has the one-release report of a server with the queue;
+// on a server with POST /api/fleet/complete that release is an item of it,
+// which fake.releasesSent() lists per job, and worker-batch.test.ts has what is
+// particular to it.)
 import { describe, expect, it, vi } from "vitest";
 import { FleetHttpError, FleetTimeoutError } from "../../src/client/errors";
 import type { FleetEvents } from "../../src/client/events";
@@ -23,9 +28,16 @@ async function runWorker(fake: FakeFleet, opts: Partial<WorkerOptions> & Pick<Wo
   return events;
 }
 
+/** A fake server from before the queue: the two-step report. */
+function legacyFleet(): FakeFleet {
+  const fake = new FakeFleet();
+  fake.queue = false;
+  return fake;
+}
+
 describe("Worker reporting", () => {
   it("releases done before writing the handler's value as the result", async () => {
-    const fake = new FakeFleet();
+    const fake = legacyFleet();
     const { id } = fake.add();
     const events = await runWorker(fake, { handler: async () => ({ answer: 42 }) });
     const order = fake.calls.filter((c) => c.op === "release" || c.op === "writeResult").map((c) => c.op);
@@ -59,7 +71,7 @@ describe("Worker reporting", () => {
   });
 
   it("a throwing handler releases failed and writes { error: message }", async () => {
-    const fake = new FakeFleet();
+    const fake = legacyFleet();
     const { id } = fake.add();
     const events = await runWorker(fake, {
       handler: async () => {
@@ -73,7 +85,7 @@ describe("Worker reporting", () => {
   });
 
   it("treats refused_terminal_same_holder as its own committed release and still writes the result", async () => {
-    const fake = new FakeFleet();
+    const fake = legacyFleet();
     const { id } = fake.add();
     // The release commits but its answer is lost; the retry is told the row is
     // already terminal under this worker.
@@ -107,39 +119,44 @@ describe("Worker reporting", () => {
         return "stale";
       },
     });
-    expect(fake.callsOf("release")).toHaveLength(1);
+    expect(fake.releasesSent()).toHaveLength(1);
     expect(fake.callsOf("writeResult")).toEqual([]);
     expect(fake.results.has(id)).toBe(false);
     expect(events.map(([name]) => name)).toEqual(["claimed", "lease_lost"]);
     expect(events[1]![1]).toEqual({ jobId: id, workerId: "w1", reason });
   });
 
-  it("keeps retrying a release that fails transiently, then reports", async () => {
+  // (Each was one test of release: on a server with `complete` it is the complete call that fails.)
+  it.each([["complete"], ["release"]] as const)("keeps retrying a release that fails transiently, then reports (%s)", async (op) => {
     const fake = new FakeFleet();
+    fake.batchCalls = op === "complete";
     const { id } = fake.add();
-    vi.spyOn(fake, "release")
-      .mockRejectedValueOnce(new FleetHttpError("release", 503, "unavailable", {}))
-      .mockRejectedValueOnce(new FleetTimeoutError("release", 1_000));
+    vi.spyOn(fake, op)
+      .mockRejectedValueOnce(new FleetHttpError(op, 503, "unavailable", {}))
+      .mockRejectedValueOnce(new FleetTimeoutError(op, 1_000));
     const events = await runWorker(fake, { handler: async () => "ok" }, 5_000);
-    expect(vi.mocked(fake.release).mock.calls).toHaveLength(3);
+    expect(vi.mocked(fake[op]).mock.calls).toHaveLength(3);
     expect(fake.results.get(id)).toBe("ok");
-    expect(events.filter(([n]) => n === "error")).toHaveLength(2);
+    expect(events.filter(([n]) => n === "error").map(([, e]) => (e as { op: string }).op)).toEqual([op, op]);
   });
 
-  it("does not retry a release answered 400 (a bug, not a blip), and writes nothing", async () => {
+  it.each([["complete"], ["release"]] as const)("does not retry a release answered 400 (a bug, not a blip), and writes nothing (%s)", async (op) => {
     const fake = new FakeFleet();
+    fake.batchCalls = op === "complete";
     const { id } = fake.add();
-    vi.spyOn(fake, "release").mockRejectedValue(new FleetHttpError("release", 400, "status must be done|failed|pending", {}));
+    vi.spyOn(fake, op).mockRejectedValue(new FleetHttpError(op, 400, "status must be done|failed|pending", {}));
     const events = await runWorker(fake, { handler: async () => "ok" }, 5_000);
-    expect(vi.mocked(fake.release).mock.calls).toHaveLength(1);
+    expect(vi.mocked(fake[op]).mock.calls).toHaveLength(1);
+    // A complete of one release refused as malformed is not sent again as a release: it would be the same request.
+    if (op === "complete") expect(fake.callsOf("release")).toEqual([]);
     expect(fake.results.has(id)).toBe(false);
     const error = events.find(([n]) => n === "error")![1] as { op: string; error: Error };
-    expect(error.op).toBe("release");
+    expect(error.op).toBe(op);
     expect(error.error).toBeInstanceOf(FleetHttpError);
   });
 
   it("retries the result write after a committed release until it lands", async () => {
-    const fake = new FakeFleet();
+    const fake = legacyFleet();
     const { id } = fake.add();
     vi.spyOn(fake, "writeResult").mockRejectedValueOnce(new FleetTimeoutError("writeResult", 1_000));
     const events = await runWorker(fake, { handler: async () => "ok" }, 5_000);

@@ -7,14 +7,18 @@
 // A simulated crash: with probability abandonRate, a handler makes its own
 // Worker walk away (stop({ mode: "abandon" }): no more renews, no release,
 // nothing written) and a fresh Worker with a new id takes its place.
+// The jobs are the queue's (enqueued through POST /api/fleet/enqueue, with
+// max_attempts), so the Workers report on the queue path: one release carries
+// the result (done), or the error: `retry` for a plain throw (failRate), `failed`
+// for a PermanentJobError (permanentFailRate).
 // On SIGTERM the process stops its workers (mode "finish") and sweeper, then exits.
 
 const config = JSON.parse(process.env.FLEET_SOAK_CONFIG ?? "{}");
-const { FleetClient, Worker, Sweeper } = await import(config.clientModule);
+const { FleetClient, Worker, Sweeper, PermanentJobError } = await import(config.clientModule);
 
 const {
   url, email, password, prefix, processName, workers: workerCount, concurrency, leaseSeconds,
-  abandonRate, failRate, longJobRate, sweepInterval, maxReclaimAttempts,
+  abandonRate, failRate, permanentFailRate, longJobRate, sweepInterval, maxReclaimAttempts,
 } = config;
 
 function emit(line) {
@@ -44,6 +48,8 @@ function watch(emitter, role) {
   emitter.on("lease_lost", (e) => emit({ ev: "lease_lost", role, jobId: e.jobId, workerId: e.workerId, reason: e.reason }));
   emitter.on("released", (e) => emit({ ev: "released", role, jobId: e.jobId, workerId: e.workerId, status: e.status, version: e.version, committed: e.committed }));
   emitter.on("result_written", (e) => emit({ ev: "result_written", role, jobId: e.jobId, workerId: e.workerId, status: e.status }));
+  emitter.on("retried", (e) => emit({ ev: "retried", jobId: e.jobId, workerId: e.workerId, attempt: e.attempt, maxAttempts: e.maxAttempts }));
+  emitter.on("failed", (e) => emit({ ev: "failed", jobId: e.jobId, workerId: e.workerId, deadLettered: e.deadLettered === true, message: e.error }));
   emitter.on("swept", (e) => emit({ ev: "swept", jobId: e.jobId, claimedBy: e.claimedBy, count: e.consecutiveOrphanCount }));
   emitter.on("gave_up", (e) => emit({ ev: "gave_up", jobId: e.jobId, claimedBy: e.claimedBy }));
   emitter.on("error", (e) => emit({ ev: "error", role, op: e.op, jobId: e.jobId, name: e.error.name, message: e.error.message }));
@@ -71,8 +77,13 @@ function startWorker(slot) {
       // Most probes are quick; a few outlive several renew intervals.
       const ms = Math.random() < longJobRate ? 1_500 + Math.random() * 2_500 : 5 + Math.random() * 25;
       await wait(ms, signal);
-      if (Math.random() < failRate) throw new Error(`simulated probe failure of ${job.probe_key}`);
-      return { workerId: job.workerId, claimVersion: job.version, leaseToken: job.leaseToken ?? null, pid: process.pid };
+      const roll = Math.random();
+      if (roll < permanentFailRate) throw new PermanentJobError(`simulated permanent failure of ${job.probe_key}`);
+      if (roll < permanentFailRate + failRate) throw new Error(`simulated probe failure of ${job.probe_key} (attempt ${job.attempt})`);
+      return {
+        workerId: job.workerId, claimVersion: job.version, leaseToken: job.leaseToken ?? null, pid: process.pid,
+        attempt: job.attempt, maxAttempts: job.maxAttempts,
+      };
     },
   });
   watch(worker, "worker");

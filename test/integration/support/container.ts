@@ -26,7 +26,7 @@ const PB_PORT = 8090;
 /** Where the Dockerfile expects the binary, in its build context (`get-pocketbase --docker-context` writes the same). */
 const DOCKER_BINARY = join(".pb", "docker", "pocketbase");
 /** What the Dockerfile reads besides the binary (.dockerignore narrows it further). */
-const CONTEXT_ENTRIES = ["Dockerfile", ".dockerignore", "docker", ...Object.values(HOOKS_LINES).flatMap((l) => [l.hooksDir, l.migrationsDir])];
+const CONTEXT_ENTRIES = ["Dockerfile", ".dockerignore", "docker", "pb_public", ...Object.values(HOOKS_LINES).flatMap((l) => [l.hooksDir, l.migrationsDir])];
 /** Where the Dockerfile puts the hooks; the copied file replaces the image's bundle. */
 const HOOKS_IN_IMAGE = "/pb/pb_hooks/fleet.pb.js";
 

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import type { JobRecord as ClientJobRecord } from "../../../src/client/fleet-client";
 import { formatPbDate } from "../../../src/lib/lease";
+import type { EnqueuedJob, EnqueueItem, EnqueueResponse, FleetStats } from "../../../src/lib/types";
 
 export interface RequestOptions {
   /** Defaults to the injected admin token; null sends no Authorization header. */
@@ -108,4 +109,74 @@ export function pastDate(msAgo = 60_000): string {
 
 export function futureDate(msAhead = 60_000): string {
   return formatPbDate(Date.now() + msAhead);
+}
+
+// ---- the queue (QUEUE.md) ----------------------------------------------------------------
+
+/** A probe_jobs row with the queue's fields (the queue migrations are applied on the server under test). */
+export interface QueueJobRecord extends JobRecord {
+  payload: unknown;
+  run_at: string;
+  priority: number;
+  attempts: number;
+  max_attempts: number;
+  last_error: string;
+  dead_lettered_at: string;
+  unique_key: string;
+  progress: unknown;
+  enqueue_index: number;
+}
+
+/** POST /api/fleet/enqueue with these items, as sent (odd shapes included). */
+export function enqueue(jobs: unknown, opts?: RequestOptions): Promise<ApiResponse> {
+  return post("/api/fleet/enqueue", { jobs }, opts);
+}
+
+/** enqueue that must succeed: its `jobs` answer ({ id, probeKey, created } in request order). */
+export async function enqueueOk(jobs: readonly EnqueueItem[], opts?: RequestOptions): Promise<EnqueuedJob[]> {
+  const res = await enqueue(jobs, opts);
+  expectOk("enqueue", res);
+  return (res.body as EnqueueResponse).jobs;
+}
+
+/** POST /api/fleet/claim-next with this body, as sent. */
+export function claimNext(body: unknown, opts?: RequestOptions): Promise<ApiResponse> {
+  return post("/api/fleet/claim-next", body, opts);
+}
+
+export async function getQueueJob(id: string, opts?: RequestOptions): Promise<QueueJobRecord> {
+  return (await getJob(id, opts)) as QueueJobRecord;
+}
+
+/** A record API filter selecting probe_key LIKE 'prefix%'; only for the plain prefixes randomKey makes. */
+function prefixFilter(prefix: string): string {
+  if (!/^[A-Za-z0-9/.-]+$/.test(prefix)) throw new Error(`prefixFilter: use a plain prefix (letters, digits, - / .), got ${JSON.stringify(prefix)}`);
+  return encodeURIComponent(`probe_key ~ '${prefix}%'`);
+}
+
+/** Every probe_jobs row whose probe_key starts with prefix (record API, 500 a page, by id). */
+export async function listJobsByPrefix(prefix: string, opts?: RequestOptions): Promise<QueueJobRecord[]> {
+  const rows: QueueJobRecord[] = [];
+  for (let page = 1; ; page++) {
+    const res = await get(`${JOBS}?filter=${prefixFilter(prefix)}&sort=id&perPage=500&page=${page}&skipTotal=1`, opts);
+    expectOk(`listing probe_jobs under ${prefix}`, res);
+    const items = (res.body as { items: QueueJobRecord[] }).items;
+    // LIKE ignores ASCII case: keep the prefix exact.
+    for (const row of items) if (row.probe_key.startsWith(prefix)) rows.push(row);
+    if (items.length < 500) return rows;
+  }
+}
+
+/** How many probe_jobs rows have a probe_key starting with prefix. */
+export async function countJobsByPrefix(prefix: string, opts?: RequestOptions): Promise<number> {
+  const res = await get(`${JOBS}?filter=${prefixFilter(prefix)}&perPage=1`, opts);
+  expectOk(`counting probe_jobs under ${prefix}`, res);
+  return (res.body as { totalItems: number }).totalItems;
+}
+
+/** GET /api/fleet/stats for one probe_key prefix. */
+export async function queueStats(prefix: string, opts?: RequestOptions): Promise<FleetStats> {
+  const res = await get(`/api/fleet/stats?probeKeyPrefix=${encodeURIComponent(prefix)}`, opts);
+  expectOk("stats", res);
+  return res.body as FleetStats;
 }

@@ -1,7 +1,8 @@
 // A PocketBase of a test file's own (spawned from the binary), for what the
 // shared server cannot do: other environment, --hooksWatch, test-only hooks,
-// a database a test may break. Same version and hooks line as the shared
-// server: the line's bundle, migrations and test-only hooks.
+// a database a test may break, two processes on one database. Same version
+// and hooks line as the shared server: the line's bundle, migrations and
+// test-only hooks.
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,9 @@ export interface OwnServer {
   url: string;
   token: string;
   logFile: string;
+  /** Its pb_data and pb_hooks folders (a second process may serve them: OwnServerOptions.sameDataAs). */
+  dataDir: string;
+  hooksDir: string;
   stop(): Promise<void>;
 }
 
@@ -22,25 +26,40 @@ export interface OwnServerOptions {
   hooksWatch?: boolean;
   /** Test-only hook files from the line's support/hooks* folder, besides the bundle. */
   testHooks?: string[];
+  /**
+   * Start a second PocketBase process on this running own server's pb_data and
+   * pb_hooks (same admin, its own port and log file): two servers of one
+   * database. Its stop() leaves those folders to their owner, whose stop()
+   * removes them: stop the second one first. testHooks are ignored (the
+   * owner's hooks folder is served).
+   */
+  sameDataAs?: OwnServer;
 }
+
+const ADMIN = { adminEmail: "own@pb-fleet.test", adminPassword: "own-server-password" };
 
 export async function startOwnServer(opts: OwnServerOptions = {}): Promise<OwnServer> {
   const binary = await ensurePocketBase({ version: inject("pbVersion") });
   const files = layout(binary.line);
-  const root = mkdtempSync(join(tmpdir(), "pb-fleet-own-"));
-  const hooksDir = join(root, "pb_hooks");
-  mkdirSync(hooksDir);
-  copyFileSync(files.bundle, join(hooksDir, "fleet.pb.js"));
-  for (const name of opts.testHooks ?? []) copyFileSync(join(files.testHooksDir, name), join(hooksDir, name));
+  const owner = opts.sameDataAs;
+  // A second process on an owner's folders removes only its own (its log's).
+  const root = mkdtempSync(join(tmpdir(), owner ? "pb-fleet-own-second-" : "pb-fleet-own-"));
+  const dataDir = owner ? owner.dataDir : join(root, "pb_data");
+  const hooksDir = owner ? owner.hooksDir : join(root, "pb_hooks");
   try {
+    if (!owner) {
+      mkdirSync(hooksDir);
+      copyFileSync(files.bundle, join(hooksDir, "fleet.pb.js"));
+      for (const name of opts.testHooks ?? []) copyFileSync(join(files.testHooksDir, name), join(hooksDir, name));
+    }
     const server = await startPocketBase({
       binary: binary.path,
       line: binary.line,
-      dataDir: join(root, "pb_data"),
+      dataDir,
       hooksDir,
       migrationsDir: files.migrationsDir,
-      adminEmail: "own@pb-fleet.test",
-      adminPassword: "own-server-password",
+      ...(owner ? { logFile: join(root, "pocketbase.log") } : {}),
+      ...ADMIN,
       env: { PB_FLEET_SWEEP_CRON: "off", ...opts.env },
       hooksWatch: opts.hooksWatch ?? false,
     });
@@ -48,6 +67,8 @@ export async function startOwnServer(opts: OwnServerOptions = {}): Promise<OwnSe
       url: server.url,
       token: server.token,
       logFile: server.logFile,
+      dataDir,
+      hooksDir,
       async stop() {
         await server.stop();
         rmSync(root, { recursive: true, force: true });

@@ -1,35 +1,63 @@
 /**
  * An in-memory FleetApi for the Worker and Sweeper unit tests: the rows live in
- * a Map and every claim/renew/release/sweep is decided by the project's real
- * protocol functions (src/lib), on Date.now() (which vi.useFakeTimers moves).
- * Only the selection of candidate rows, which the server does in SQL, is done
- * here, with the same lib predicates. Every call is logged in order so tests
- * can check what was sent when.
+ * a Map and every claim/renew/release/sweep/cancel is decided by the project's
+ * real protocol functions (src/lib), on Date.now() (which vi.useFakeTimers
+ * moves). Only the selection of candidate rows, which the server does in SQL,
+ * is done here, with the same lib predicates. Every call is logged in order so
+ * tests can check what was sent when.
+ *
+ * By default it is a server with the queue (QUEUE.md): claim-next answers the
+ * queue's job view (payload, attempts, ...), renew stores progress, release
+ * takes result/error and "retry", and it has the batch calls heartbeat and
+ * complete. `queue = false` makes it a server from before the queue: the
+ * reference's job view, no progress, result and error ignored, "retry" a 400,
+ * and no batch calls (404). `batchCalls = false` is a server with the queue
+ * but from before heartbeat and complete (404).
+ *
+ * heartbeat and complete check their request with the server's own
+ * validation (a 400 for the whole call) and judge each item with decideRenew
+ * and decideRelease, as src/lib/batches.ts does. renewsSent() and
+ * releasesSent() list what the server got per job, whichever way it came.
  */
 import { afterEach, beforeEach, vi } from "vitest";
 import { FleetHttpError } from "../../../src/client/errors";
 import type {
-  ClaimNextOptions, ClaimResult, FleetApi, HeldJob, JobRecord, ListOptions,
+  ClaimNextOptions, ClaimResult, FleetApi, HeartbeatOptions, HeldJob, JobRecord, ListOptions, ReleaseOptions, RenewOptions,
 } from "../../../src/client/fleet-client";
 import { DEFAULT_ORPHAN_CAP, SWEEP_BATCH } from "../../../src/lib/config";
-import { jobView, type JobBatch, type JobPatch, type JobRow } from "../../../src/lib/job-row";
+import { jobView, parseJsonField, queueJobView, type JobBatch, type JobPatch, type JobRow } from "../../../src/lib/job-row";
 import { formatPbDate } from "../../../src/lib/lease";
-import { oldestFirst } from "../../../src/lib/queries";
+import { firstInClaimOrder } from "../../../src/lib/queries";
 import { sweepExpired } from "../../../src/lib/sweep";
-import { decideClaim, decideRelease, decideRenew, isClaimable, isHeldStatus } from "../../../src/lib/transitions";
+import {
+  decideCancel, decideClaim, decideRelease, decideRenew, isClaimable, isHeldStatus,
+} from "../../../src/lib/transitions";
 import type {
-  ReleaseResponse, ReleaseTarget, RenewResponse, SweepRequest, SweepResponse,
+  CancelResponse, CompleteItem, CompleteResponse, HeartbeatItem, HeartbeatResponse, ReleaseResponse, ReleaseTarget,
+  RenewResponse, SweepRequest, SweepResponse,
 } from "../../../src/lib/types";
+import { validateCompleteRequest, validateHeartbeatRequest } from "../../../src/lib/validate";
 
 export interface FakeCall {
-  op: "claimNext" | "claim" | "renew" | "release" | "writeResult" | "listExpiredLeases" | "sweep";
+  op:
+    | "claimNext" | "claim" | "renew" | "release" | "writeResult" | "listExpiredLeases" | "sweep" | "cancel"
+    | "heartbeat" | "complete";
   jobId?: string;
   workerId?: string;
   status?: ReleaseTarget;
   leaseSeconds?: number;
   leaseToken?: string;
+  /** writeResult's result, or the result a release carried. */
   result?: unknown;
+  /** The error a release carried. */
+  error?: string | null;
+  /** The progress a renew carried. */
+  progress?: unknown;
   probeKeyPrefix?: string;
+  /** A heartbeat's leases or a complete's releases, as sent (JSON: undefined fields left out). */
+  items?: Array<HeartbeatItem | CompleteItem>;
+  /** Answered 404: a server without heartbeat/complete. */
+  notFound?: true;
   at: number;
 }
 
@@ -48,6 +76,10 @@ export class FakeFleet implements FleetApi {
   serverSweep = true;
   /** The server's PB_FLEET_MAX_ORPHANS (claim-next steals and server sweeps give up at it). */
   orphanCap = DEFAULT_ORPHAN_CAP;
+  /** false: a server from before the queue (see the top of this file). */
+  queue = true;
+  /** false: a server without POST /api/fleet/heartbeat and /complete (both answer 404). */
+  batchCalls = true;
   #nextId = 1;
   #nextToken = 1;
   #lastCreatedMs = 0;
@@ -56,9 +88,12 @@ export class FakeFleet implements FleetApi {
     const id = fields.id ?? `job${this.#nextId++}`;
     // Distinct and increasing, so oldest-first is the order rows were added.
     this.#lastCreatedMs = Math.max(Date.now(), this.#lastCreatedMs + 1);
+    // JSON fields (payload, progress) are JSON text, as in JobRow: pass JSON.stringify(value).
     const row: JobRow = {
       id, created: formatPbDate(this.#lastCreatedMs), probe_key: `key-${id}`, status: "pending", claimed_by: "",
-      lease_expires_at: "", version: 0, reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "", ...fields,
+      lease_expires_at: "", version: 0, reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "",
+      payload: "", progress: "", priority: 0, run_at: "", attempts: 0, max_attempts: 0, last_error: "",
+      dead_lettered_at: "", unique_key: "", enqueue_index: 0, ...fields,
     };
     this.rows.set(id, row);
     return row;
@@ -74,13 +109,42 @@ export class FakeFleet implements FleetApi {
     return this.calls.filter((c) => c.op === op);
   }
 
+  /**
+   * Every renew the server got, one entry per lease in order: a renew call as
+   * logged, or one item of a heartbeat (op "heartbeat", with the call's
+   * workerId, leaseSeconds and time). A heartbeat answered 404 renewed nothing.
+   */
+  renewsSent(): FakeCall[] {
+    return this.#perJob("renew", "heartbeat");
+  }
+
+  /** Every release the server got, one entry per job in order: a release call, or one item of a complete (op "complete"). */
+  releasesSent(): FakeCall[] {
+    return this.#perJob("release", "complete");
+  }
+
+  #perJob(single: FakeCall["op"], batch: FakeCall["op"]): FakeCall[] {
+    return this.calls.flatMap((c): FakeCall[] => {
+      if (c.op === single) return [c];
+      if (c.op !== batch || c.notFound) return [];
+      const common: FakeCall = { op: batch, workerId: c.workerId, at: c.at };
+      if (c.leaseSeconds !== undefined) common.leaseSeconds = c.leaseSeconds;
+      return (c.items ?? []).map((item) => ({ ...common, ...item }));
+    });
+  }
+
+  /** The progress stored for a job (null when none). */
+  progressOf(id: string): unknown {
+    return parseJsonField(this.row(id).progress);
+  }
+
   /** claim-next: the oldest claimable rows, a steal counting as an orphaning (given up at orphanCap), as the server does. */
   async claimNext(opts: ClaimNextOptions): Promise<HeldJob[]> {
     this.calls.push({ op: "claimNext", workerId: opts.workerId, at: Date.now() });
     if (this.pauseClaims) return [];
     const now = Date.now();
     const limit = opts.limit ?? 1;
-    const candidates = oldestFirst(this.#withPrefix(opts.probeKeyPrefix).filter((r) => isClaimable(r, now)), Infinity);
+    const candidates = firstInClaimOrder(this.#withPrefix(opts.probeKeyPrefix).filter((r) => isClaimable(r, now)), Infinity);
     const won: HeldJob[] = [];
     for (const row of candidates) {
       if (won.length >= limit) break;
@@ -90,7 +154,7 @@ export class FakeFleet implements FleetApi {
       if (decision.kind === "give_up") this.#write(row, decision.patch);
       if (decision.kind !== "win") continue;
       this.#write(row, decision.patch);
-      won.push({ job: jobView(row), leaseToken: token, alreadyHeld: false });
+      won.push({ job: this.queue ? queueJobView(row) : jobView(row), leaseToken: token, alreadyHeld: false });
     }
     return won;
   }
@@ -109,24 +173,101 @@ export class FakeFleet implements FleetApi {
     return { claimed: true, job: jobView(row), leaseToken: token, alreadyHeld: false };
   }
 
-  async renew(jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string): Promise<RenewResponse> {
-    this.calls.push({ op: "renew", jobId, workerId, leaseSeconds, leaseToken, at: Date.now() });
+  async renew(
+    jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string, req?: RenewOptions,
+  ): Promise<RenewResponse> {
+    const call: FakeCall = { op: "renew", jobId, workerId, leaseSeconds, leaseToken, at: Date.now() };
+    if (req?.progress !== undefined) call.progress = req.progress;
+    this.calls.push(call);
     const row = this.rows.get(jobId);
     if (!row) return { renewed: false };
-    const patch = decideRenew(row, { workerId, leaseToken, leaseSeconds }, Date.now());
+    // A server without the queue ignores a field it does not know; null means absent.
+    const progress = this.queue ? req?.progress ?? undefined : undefined;
+    const patch = decideRenew(row, { workerId, leaseToken, leaseSeconds, progress }, Date.now());
     if (patch === null) return { renewed: false };
     this.#write(row, patch);
     return { renewed: true, job: jobView(row) };
   }
 
-  async release(jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string): Promise<ReleaseResponse> {
-    this.calls.push({ op: "release", jobId, workerId, status, leaseToken, at: Date.now() });
+  async release(
+    jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string, req?: ReleaseOptions,
+  ): Promise<ReleaseResponse> {
+    const call: FakeCall = { op: "release", jobId, workerId, status, leaseToken, at: Date.now() };
+    if (req?.result !== undefined) call.result = req.result;
+    if (req?.error !== undefined) call.error = req.error;
+    this.calls.push(call);
+    if (!this.queue && status === "retry") {
+      throw new FleetHttpError("release", 400, "status must be done|failed|pending", { error: "status must be done|failed|pending" });
+    }
     const row = this.rows.get(jobId);
     if (!row) return { released: false, reason: "refused_not_holder" };
-    const decision = decideRelease(row, { workerId, leaseToken, target: status }, Date.now());
+    const outcome = this.queue ? { result: req?.result ?? undefined, error: req?.error ?? undefined } : {};
+    const decision = decideRelease(row, { workerId, leaseToken, target: status, ...outcome }, Date.now());
     if (decision.kind === "refused") return { released: false, reason: decision.reason };
     this.#write(row, decision.patch);
     return { released: true, job: jobView(row) };
+  }
+
+  /** POST /api/fleet/heartbeat: each lease judged as renew judges it, in one go. */
+  async heartbeat(workerId: string, leases: readonly HeartbeatItem[], opts: HeartbeatOptions = {}): Promise<HeartbeatResponse> {
+    // What the server gets: JSON.
+    const body = JSON.parse(JSON.stringify({ workerId, leaseSeconds: opts.leaseSeconds, leases }));
+    const call: FakeCall = { op: "heartbeat", workerId, items: body.leases, at: Date.now() };
+    if (opts.leaseSeconds !== undefined) call.leaseSeconds = opts.leaseSeconds;
+    this.calls.push(call);
+    this.#batchEndpoint(call);
+    const valid = validateHeartbeatRequest(body);
+    if (!valid.ok) throw new FleetHttpError("heartbeat", 400, valid.error, { error: valid.error });
+    const now = Date.now();
+    return {
+      results: valid.value.map((renewal) => {
+        const row = this.rows.get(renewal.jobId);
+        const patch = row ? decideRenew(row, renewal, now) : null;
+        if (!row || patch === null) return { jobId: renewal.jobId, renewed: false } as const;
+        const job = jobView(row, patch);
+        this.#write(row, patch);
+        return { jobId: renewal.jobId, renewed: true, job } as const;
+      }),
+    };
+  }
+
+  /** POST /api/fleet/complete: each release judged as release judges it, in one go. */
+  async complete(workerId: string, releases: readonly CompleteItem[]): Promise<CompleteResponse> {
+    const body = JSON.parse(JSON.stringify({ workerId, releases }));
+    const call: FakeCall = { op: "complete", workerId, items: body.releases, at: Date.now() };
+    this.calls.push(call);
+    this.#batchEndpoint(call);
+    const valid = validateCompleteRequest(body);
+    if (!valid.ok) throw new FleetHttpError("complete", 400, valid.error, { error: valid.error });
+    const now = Date.now();
+    return {
+      results: valid.value.map((release) => {
+        const row = this.rows.get(release.jobId);
+        if (!row) return { jobId: release.jobId, released: false, reason: "refused_not_holder" } as const;
+        const decision = decideRelease(row, release, now);
+        if (decision.kind === "refused") return { jobId: release.jobId, released: false, reason: decision.reason } as const;
+        const job = jobView(row, decision.patch);
+        this.#write(row, decision.patch);
+        return { jobId: release.jobId, released: true, job } as const;
+      }),
+    };
+  }
+
+  /** A server without the batch calls answers 404, as PocketBase does for a route it does not have. */
+  #batchEndpoint(call: FakeCall): void {
+    if (this.queue && this.batchCalls) return;
+    call.notFound = true;
+    throw new FleetHttpError(call.op, 404, "Not Found.", { code: 404, message: "Not Found.", data: {} });
+  }
+
+  /** POST /api/fleet/cancel (not part of FleetApi: the Worker never cancels). */
+  async cancel(jobId: string): Promise<CancelResponse> {
+    this.calls.push({ op: "cancel", jobId, at: Date.now() });
+    const row = this.rows.get(jobId);
+    const patch = row ? decideCancel(row, Date.now()) : null;
+    if (!row || patch === null) return { cancelled: false };
+    this.#write(row, patch);
+    return { cancelled: true, job: queueJobView(row) };
   }
 
   async writeResult(jobId: string, result: unknown): Promise<void> {
@@ -162,6 +303,11 @@ export class FakeFleet implements FleetApi {
           .slice(0, limit)
           .map((r) => ({ ...r })),
       write: (row, patch) => this.#write(this.row(row.id), patch),
+      // A sweep only finds and writes rows.
+      insert: () => unused("insert"),
+      queryOne: () => unused("queryOne"),
+      queryAll: () => unused("queryAll"),
+      execute: () => unused("execute"),
     };
     return sweepExpired(batch, now, this.orphanCap, opts.probeKeyPrefix ?? "", SWEEP_BATCH);
   }
@@ -174,12 +320,21 @@ export class FakeFleet implements FleetApi {
     return `tok${this.#nextToken++}`;
   }
 
-  /** Applies a patch; a `result` in it (the server giving a job up) goes where writeResult puts results. */
+  /**
+   * Applies a patch; a `result` in it (a release's, or the server giving a job
+   * up) goes where writeResult puts results, and progress is kept as JSON text
+   * (as JobRow has it).
+   */
   #write(row: JobRow, patch: JobPatch): void {
-    const { result, ...fields } = patch;
+    const { result, progress, ...fields } = patch;
     Object.assign(row, fields);
+    if ("progress" in patch) row.progress = progress === null || progress === undefined ? "" : JSON.stringify(progress);
     if ("result" in patch) this.results.set(row.id, result);
   }
+}
+
+function unused(what: string): never {
+  throw new Error(`FakeFleet: the sweep's batch has no ${what}`);
 }
 
 /** PocketBase's date text for `ms` from now (fake-timer clock). */

@@ -8,7 +8,8 @@
  * answers 401 without a token and 403 to another collection's token,
  * `$app.runInTransaction((txApp) => ...)` rolls back when its callback throws,
  * and `$app` used inside it is an error (on PocketBase it waits for the writer
- * the transaction holds).
+ * the transaction holds). `onRecordCreate` hooks wrap the insert: it happens
+ * only when the hook calls `e.next()`.
  */
 import vm from "node:vm";
 import {
@@ -16,12 +17,15 @@ import {
   FakeDao,
   FakeDb,
   FakeRecord,
+  jobCreateHooks,
   loadHooksWith,
   runCronWith,
+  runHookWith,
   runRouteWith,
   runtimeBasics,
   UNPARSEABLE_BODY,
   type Caller,
+  type FakeCollection,
   type FakeMiddleware,
   type FakePocketBase,
   type FakeResponse,
@@ -42,6 +46,11 @@ export class FakeApp {
   }
   db(): ReturnType<FakeDao["db"]> {
     return this.#dao.db();
+  }
+  /** PocketBase 0.23+'s own collection cache: no query, so not counted as a look-up. */
+  findCachedCollectionByNameOrId(name: string): FakeCollection {
+    if (name !== "probe_jobs" && name !== "probe_job_events") throw new Error(`fake PocketBase: no collection ${name}`);
+    return { name };
   }
   /** 0.23+ takes the collection's name (or model). */
   recordQuery(collection: string): ReturnType<FakeDao["recordQuery"]> {
@@ -120,7 +129,7 @@ export const FAKE_POCKETBASE_0_23: FakePocketBase = {
       $apis: { requireSuperuserAuth: () => SUPERUSER_AUTH },
       $os: { getenv: (name: string) => env[name] ?? "" },
       $app: new FakeApp(db),
-    });
+    }, "onRecordCreate");
   },
   pooledRuntime: (db) => vm.createContext(modernGlobals(db)),
   runRoute(route, db, request = {}, runtime = vm.createContext(modernGlobals(db))) {
@@ -129,5 +138,30 @@ export const FAKE_POCKETBASE_0_23: FakePocketBase = {
   },
   runCron(cron, db) {
     runCronWith(cron, this.pooledRuntime(db));
+  },
+  installHooks(hooks, db) {
+    const runtime = vm.createContext(modernGlobals(db));
+    const fired = jobCreateHooks(hooks);
+    db.onCreate = (record) => {
+      // core.RecordEvent: each hook calls e.next() to go on; the last next() is the insert.
+      let inserted = false;
+      const run = (i: number): void => {
+        const hook = fired[i];
+        if (hook === undefined) {
+          inserted = true;
+          return;
+        }
+        let nexts = 0;
+        runHookWith(hook, runtime, {
+          record,
+          next: () => {
+            if (++nexts > 1) throw new Error("fake PocketBase: e.next() called twice");
+            run(i + 1);
+          },
+        });
+      };
+      run(0);
+      return inserted;
+    };
   },
 };

@@ -6,37 +6,118 @@
  * the file. Here that runtime is a fresh node:vm context holding only these stubs.
  *
  * The stubs follow PocketBase where the handlers depend on it: records store
- * dates as `2006-01-02 15:04:05.000Z` text, findRecordById throws for an unknown
- * id, runInTransaction rolls back (copy-on-write) when its callback throws, and
- * query conditions are evaluated the way SQLite would for the few shapes
- * src/lib/queries.ts produces (any other shape throws, so a changed query is
- * noticed here instead of silently mis-evaluated).
+ * dates as `2006-01-02 15:04:05.000Z` text and JSON fields as JSON text (a
+ * string set on a json field is re-parsed when it is valid JSON, as
+ * PocketBase's normalisation does), a new record gets its id and `created` on
+ * save and runs the bundle's create hook, findRecordById throws for an unknown
+ * id, runInTransaction rolls back (copy-on-write) when its callback throws, the
+ * partial unique index on a live job's unique_key is enforced, raw queries fill
+ * DynamicModels by their shape, and query conditions are evaluated the way
+ * SQLite would for the shapes src/lib builds. A query is recognised by its
+ * exact text, rebuilt from its bound parameters with the lib's own builders
+ * (any other text throws, so a changed query is noticed here instead of
+ * silently mis-evaluated).
  *
- * The database half (FakeDb, FakeDao, FakeRecord) is shared with the 0.23+
- * fake (./fake-pocketbase-modern.ts); FAKE_POCKETBASE_0_22 is the 0.22 face:
- * its globals, its request context and its admin middleware.
+ * The database half (FakeDb, FakeDao, FakeRecord, and the SQL evaluator that
+ * the pure-logic tests' in-memory batch shares) is shared with the 0.23+ fake
+ * (./fake-pocketbase-modern.ts); FAKE_POCKETBASE_0_22 is the 0.22 face: its
+ * globals, its request context, its admin middleware and its create hook.
  */
 import { randomInt } from "node:crypto";
 import vm from "node:vm";
-import type { JobRecord } from "../../../src/client/fleet-client";
-import { isLeaseLive, parsePbDate } from "../../../src/lib/lease";
-import { LEASE_AS_JUDGED_SQL } from "../../../src/lib/lease";
-import { expiredLeaseWhere, jobByIdWhere, pendingWhere } from "../../../src/lib/queries";
+import { bulkPatchStatement, deleteOldEventsStatement, JOB_EVENTS_COLLECTION, jobRowsQuery } from "../../../src/lib/bulk";
+import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch } from "../../../src/lib/job-row";
+import { isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
+import {
+  expiredLeaseWhere, jobByIdWhere, jobsByIdsWhere, liveUniqueKeyQuery, pendingDueWhere, statsQuery, topPriorityQuery,
+} from "../../../src/lib/queries";
+import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
+import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
 
 const COLLECTION = "probe_jobs";
-const DATE_FIELDS = new Set(["created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at"]);
-const NUMBER_FIELDS = new Set(["version", "reclaim_count", "consecutive_orphan_count"]);
-const TEXT_FIELDS = new Set(["probe_key", "status", "claimed_by", "lease_token"]);
-const JSON_FIELDS = new Set(["result"]);
+
+/** The fields of each collection a record can be made of, by type. */
+interface FieldTypes {
+  date: Set<string>;
+  number: Set<string>;
+  text: Set<string>;
+  json: Set<string>;
+}
+const FIELDS: Record<string, FieldTypes> = {
+  [COLLECTION]: {
+    date: new Set(["created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "run_at", "dead_lettered_at"]),
+    number: new Set(["version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index"]),
+    text: new Set(["probe_key", "status", "claimed_by", "lease_token", "last_error", "unique_key"]),
+    json: new Set(["result", "payload", "progress"]),
+  },
+  // What the batch endpoints save once per transaction (src/lib/bulk.ts).
+  [JOB_EVENTS_COLLECTION]: {
+    date: new Set(["created", "updated"]),
+    number: new Set(),
+    text: new Set(["source"]),
+    json: new Set(["changes"]),
+  },
+};
+
+function fieldsOf(collection: string): FieldTypes {
+  const fields = FIELDS[collection];
+  if (fields === undefined) throw new Error(`fake PocketBase: no collection ${collection}`);
+  return fields;
+}
 
 /**
- * A probe_jobs row as stored: the client's JobRecord, but with any status text
- * (tests store odd ones), a lease_token always present, and result as JSON text ("" = null).
+ * A probe_jobs row as stored: dates as PocketBase's text ("" when empty), JSON
+ * fields as their JSON text ("" for a NULL column), any status text (tests
+ * store odd ones).
  */
-export interface StoredRow extends Omit<JobRecord, "status" | "lease_token" | "result"> {
+export interface StoredRow {
+  id: string;
+  created: string;
+  updated: string;
+  probe_key: string;
   status: string;
+  claimed_by: string;
+  lease_expires_at: string;
+  version: number;
+  claimed_at: string;
+  finished_at: string;
+  requeued_at: string;
+  reclaim_count: number;
+  consecutive_orphan_count: number;
   lease_token: string;
   result: string;
+  payload: string;
+  progress: string;
+  priority: number;
+  run_at: string;
+  attempts: number;
+  max_attempts: number;
+  last_error: string;
+  dead_lettered_at: string;
+  unique_key: string;
+  enqueue_index: number;
+}
+
+/** A probe_job_events row as stored (changes: JSON text). */
+export interface StoredEvent {
+  id: string;
+  created: string;
+  updated: string;
+  source: string;
+  changes: string;
+}
+
+/** A probe_schedules row as stored (payload: JSON text, "" for NULL). */
+export interface StoredSchedule {
+  id: string;
+  name: string;
+  probe_key: string;
+  cron: string;
+  payload: string;
+  priority: number;
+  max_attempts: number;
+  enabled: boolean;
+  last_enqueued_for: string;
 }
 
 /** PocketBase's text form of a date, from the forms the handlers write (ISO `T` or PocketBase's space form). */
@@ -53,37 +134,101 @@ export function pbDate(ms: number): string {
   return new Date(ms).toISOString().replace("T", " ");
 }
 
-/** models.Record: get/set/getString/getInt and `id`, with PocketBase's field normalisation on set. */
+/**
+ * What a json field stores for a value set on it: a string that is valid JSON
+ * is taken as that JSON (PocketBase 0.22 and 0.23+ normalise `"123"` to the
+ * number 123, `"null"` to null), any other string is stored as a JSON string,
+ * anything else is serialized.
+ */
+export function jsonFieldText(value: unknown): string {
+  if (value === undefined) return "";
+  if (typeof value === "string") {
+    try {
+      JSON.parse(value);
+      return value;
+    } catch {
+      return JSON.stringify(value);
+    }
+  }
+  return JSON.stringify(value);
+}
+
+/** A new record's values before anything is set (PocketBase's zero values; a json field is NULL). */
+function blankRecord(collection: string): Record<string, string | number> {
+  const fields = fieldsOf(collection);
+  const blank: Record<string, string | number> = {};
+  for (const name of [...fields.date, ...fields.text, ...fields.json]) blank[name] = "";
+  for (const name of fields.number) blank[name] = 0;
+  return blank;
+}
+
+function blankRow(): Omit<StoredRow, "id"> {
+  return {
+    created: "", updated: "", probe_key: "", status: "", claimed_by: "", lease_expires_at: "", version: 0,
+    claimed_at: "", finished_at: "", requeued_at: "", reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "",
+    result: "", payload: "", progress: "", priority: 0, run_at: "", attempts: 0, max_attempts: 0, last_error: "",
+    dead_lettered_at: "", unique_key: "", enqueue_index: 0,
+  };
+}
+
+/** What `findCollectionByNameOrId` returns: only the name matters to recordQuery and `new Record`. */
+export interface FakeCollection {
+  name: string;
+}
+
+function isCollection(value: unknown): value is FakeCollection {
+  return typeof value === "object" && value !== null && "name" in value && !("probe_key" in value);
+}
+
+/** models.Record (core.Record on 0.23+): get/set/getString/getInt and `id`, with PocketBase's field normalisation on set. */
 export class FakeRecord {
   id: string;
+  /** Its collection's name (probe_jobs unless made by `new Record(collection)` of another). */
+  readonly collection: string;
+  /** Made by `new Record(collection)` and not saved yet: its save is an insert. */
+  isNew: boolean;
   readonly #data: Map<string, string | number>;
+  readonly #fields: FieldTypes;
 
-  constructor(row?: StoredRow) {
-    this.id = row?.id ?? "";
-    this.#data = new Map(row ? Object.entries(row).filter(([k]) => k !== "id") : []);
+  constructor(source?: StoredRow | FakeCollection) {
+    if (isCollection(source)) {
+      this.collection = source.name;
+      this.#fields = fieldsOf(source.name);
+      this.id = "";
+      this.isNew = true;
+      this.#data = new Map(Object.entries(blankRecord(source.name)));
+      return;
+    }
+    this.collection = COLLECTION;
+    this.#fields = fieldsOf(COLLECTION);
+    this.id = source?.id ?? "";
+    this.isNew = false;
+    this.#data = new Map(source ? Object.entries(source).filter(([k]) => k !== "id") : []);
   }
 
   get(name: string): unknown {
     if (name === "id") return this.id;
     const value = this.#data.get(name);
-    if (JSON_FIELDS.has(name)) return value ? JSON.parse(String(value)) : null;
+    if (this.#fields.json.has(name)) return value ? JSON.parse(String(value)) : null;
     return value;
   }
 
   set(name: string, value: unknown): void {
+    const fields = this.#fields;
     if (name === "id") this.id = String(value);
-    else if (DATE_FIELDS.has(name)) this.#data.set(name, toPbDateText(value));
-    else if (NUMBER_FIELDS.has(name)) this.#data.set(name, Number.isFinite(Number(value)) ? Number(value) : 0);
-    else if (TEXT_FIELDS.has(name)) this.#data.set(name, value === null || value === undefined ? "" : String(value));
-    else if (JSON_FIELDS.has(name)) this.#data.set(name, value === null || value === undefined ? "" : JSON.stringify(value));
+    else if (fields.date.has(name)) this.#data.set(name, toPbDateText(value));
+    else if (fields.number.has(name)) this.#data.set(name, Number.isFinite(Number(value)) ? Number(value) : 0);
+    else if (fields.text.has(name)) this.#data.set(name, value === null || value === undefined ? "" : String(value));
+    else if (fields.json.has(name)) this.#data.set(name, jsonFieldText(value));
     // PocketBase would keep an unknown key in memory and never save it: fail loudly instead.
-    else throw new Error(`fake PocketBase: probe_jobs has no field ${JSON.stringify(name)}`);
+    else throw new Error(`fake PocketBase: ${this.collection} has no field ${JSON.stringify(name)}`);
   }
 
+  /** A json field's JSON text as stored (PocketBase's JsonRaw.String()); other fields as text. */
   getString(name: string): string {
+    if (this.#fields.json.has(name)) return String(this.#data.get(name) ?? "");
     const value = this.get(name);
-    if (value === undefined || value === null) return "";
-    return typeof value === "object" ? JSON.stringify(value) : String(value);
+    return value === undefined || value === null ? "" : String(value);
   }
 
   getInt(name: string): number {
@@ -105,140 +250,383 @@ export class FakeRecord {
 
 /** What `$dbx.exp(sql, params)` returns, or `$dbx.hashExp({ column: value })`. */
 type DbxExpression = { sql: string; params: Record<string, unknown> } | { hash: Record<string, unknown> };
+type Params = Record<string, unknown>;
 
-/** What `findCollectionByNameOrId` returns: only the name matters to recordQuery. */
-export interface FakeCollection {
-  name: string;
-}
-
-const PREFIX_FROM = " AND probe_key >= {:prefix}";
-const PREFIX_BELOW = " AND probe_key < {:prefixEnd}";
-/** The conditions src/lib/queries.ts builds, without a prefix. */
-const PENDING_SQL = pendingWhere("").sql;
-const EXPIRED_SQL = expiredLeaseWhere(0, "").sql;
-const BY_ID_SQL = jobByIdWhere("").sql;
 /** The select list of the adapter's record queries: every column, the lease as the lease rule judges it. */
 const JUDGED_SELECT = ["probe_jobs.*", LEASE_AS_JUDGED_SQL];
 
-function isHeld(row: StoredRow): boolean {
+// ---- the SQL evaluator ------------------------------------------------------------------
+
+/** The probe_jobs columns the evaluator reads (a StoredRow, or the pure tests' in-memory row). */
+export type SqlJobRow = Pick<StoredRow,
+  "id" | "created" | "probe_key" | "status" | "lease_expires_at" | "priority" | "run_at" | "attempts" |
+  "dead_lettered_at" | "unique_key" | "consecutive_orphan_count" | "finished_at" | "requeued_at">;
+
+/** The tables a query sees: the app's, or a transaction's working copies. */
+export interface SqlTables<J extends SqlJobRow = StoredRow> {
+  jobs: Map<string, J>;
+  schedules: Map<string, StoredSchedule>;
+  events: Map<string, StoredEvent>;
+}
+
+function isHeld(row: SqlJobRow): boolean {
   return row.status === "claimed" || row.status === "running";
 }
 
-/**
- * SQLite's answer to EXPIRED_SQL, by the JavaScript half of the one lease rule
- * (the integration suite checks that real SQLite agrees with it).
- */
-function leaseExpired(row: StoredRow, params: Record<string, unknown>): boolean {
-  const now = parsePbDate(String(params["now"]));
-  if (now === null) throw new Error(`fake PocketBase: {:now} is not a PocketBase date: ${String(params["now"])}`);
-  return isHeld(row) && !isLeaseLive(row.lease_expires_at, now);
+function isTerminal(status: string): boolean {
+  return status === "done" || status === "failed" || status === "cancelled";
 }
 
-function requireBound(sql: string, params: Record<string, unknown>): void {
+/** A row the partial unique index covers (LIVE_UNIQUE_KEY_SQL). */
+function holdsUniqueKey(row: SqlJobRow): boolean {
+  return row.unique_key !== "" && !isTerminal(row.status);
+}
+
+function boundNow(params: Params): number {
+  const now = parsePbDate(String(params["now"]));
+  if (now === null) throw new Error(`fake PocketBase: {:now} is not a PocketBase date: ${String(params["now"])}`);
+  return now;
+}
+
+/**
+ * SQLite's answer to the expired-lease condition, by the JavaScript half of the
+ * one lease rule (the integration suite checks that real SQLite agrees with it).
+ */
+function leaseExpired(row: SqlJobRow, params: Params): boolean {
+  return isHeld(row) && !isLeaseLive(row.lease_expires_at, boundNow(params));
+}
+
+function requireBound(sql: string, params: Params): void {
   for (const [, name] of sql.matchAll(/\{:(\w+)\}/g)) {
     if (!(name! in params)) throw new Error(`fake PocketBase: {:${name}} is not bound`);
   }
 }
 
 /** SQLite's BINARY order of text: UTF-8 bytes (code points), not JavaScript's UTF-16 units. */
-function compareText(a: string, b: string): number {
+export function compareText(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
 
-/** Splits `(<condition>) AND probe_key >= {:prefix}[ AND probe_key < {:prefixEnd}]` into the condition and a range test. */
-function splitPrefix(sql: string, params: Record<string, unknown>): [string, (row: StoredRow) => boolean] {
-  let rest = sql;
-  const below = rest.endsWith(PREFIX_BELOW);
-  if (below) rest = rest.slice(0, -PREFIX_BELOW.length);
-  if (!rest.endsWith(PREFIX_FROM)) {
-    if (below) throw new Error(`fake PocketBase: unexpected prefix clause in ${sql}`);
-    return [sql, () => true];
-  }
-  const inner = rest.slice(0, -PREFIX_FROM.length);
-  if (!inner.startsWith("(") || !inner.endsWith(")")) throw new Error(`fake PocketBase: unexpected prefix clause in ${sql}`);
-  const from = String(params["prefix"]);
-  const end = below ? String(params["prefixEnd"]) : null;
-  return [
-    inner.slice(1, -1),
-    (row) => compareText(row.probe_key, from) >= 0 && (end === null || compareText(row.probe_key, end) < 0),
-  ];
+/** The prefix a query was built for ("" when none was bound). */
+function boundPrefix(params: Params): string {
+  return params["prefix"] === undefined ? "" : String(params["prefix"]);
 }
 
-/** SQLite's answer for the WHERE shapes src/lib/queries.ts builds (text comparison of dates, as SQLite does). */
-function matchesWhere(expression: DbxExpression, row: StoredRow): boolean {
+/** The bound prefix range ({:prefix} inclusive, {:prefixEnd} exclusive when bound). */
+function inPrefix(row: SqlJobRow, params: Params): boolean {
+  if (params["prefix"] === undefined) return true;
+  if (compareText(row.probe_key, String(params["prefix"])) < 0) return false;
+  return params["prefixEnd"] === undefined || compareText(row.probe_key, String(params["prefixEnd"])) < 0;
+}
+
+/** The row test of a record query's condition, for the WHERE shapes src/lib/queries.ts builds (dates compared as text, as SQLite does). */
+export function jobWhere(expression: DbxExpression): (row: SqlJobRow) => boolean {
   if ("hash" in expression) {
-    return Object.entries(expression.hash).every(([column, value]) => row[column as keyof StoredRow] === value);
+    return (row) => Object.entries(expression.hash).every(([column, value]) => row[column as keyof SqlJobRow] === value);
   }
   const { sql, params } = expression;
   requireBound(sql, params);
-  const [condition, prefixMatches] = splitPrefix(sql, params);
-  let matches: boolean;
-  if (condition === PENDING_SQL) matches = row.status === "pending";
-  else if (condition === BY_ID_SQL) matches = row.id === params["id"];
-  else if (condition === EXPIRED_SQL) matches = leaseExpired(row, params);
-  else throw new Error(`fake PocketBase: cannot evaluate WHERE ${sql}`);
-  return matches && prefixMatches(row);
+  const prefix = boundPrefix(params);
+  if (sql === jobByIdWhere("").sql) return (row) => row.id === params["id"];
+  const ids = Object.keys(params).filter((name) => /^id\d+$/.test(name)).map((_, i) => String(params[`id${i}`]));
+  if (ids.length > 0 && sql === jobsByIdsWhere(ids).sql) return (row) => ids.includes(row.id);
+  if (sql === expiredLeaseWhere(0, prefix).sql) return (row) => leaseExpired(row, params) && inPrefix(row, params);
+  if (typeof params["priority"] === "number" && sql === pendingDueWhere(params["priority"], 0, prefix).sql) {
+    const now = String(params["now"]);
+    boundNow(params);
+    return (row) => row.status === "pending" && row.priority === params["priority"] &&
+      compareText(row.run_at, now) <= 0 && inPrefix(row, params);
+  }
+  throw new Error(`fake PocketBase: cannot evaluate WHERE ${sql}`);
 }
 
-function compareBy(order: string[]): (a: StoredRow, b: StoredRow) => number {
+/** ORDER BY terms of the form `column ASC|DESC`. */
+export function compareBy<R extends object>(order: readonly string[]): (a: R, b: R) => number {
   return (a, b) => {
     for (const term of order) {
       const m = /^(\w+) (ASC|DESC)$/.exec(term);
       if (!m) throw new Error(`fake PocketBase: cannot order by ${JSON.stringify(term)}`);
-      const field = m[1] as keyof StoredRow;
+      const field = m[1] as keyof R;
+      if (!(field in a)) throw new Error(`fake PocketBase: no column ${String(field)} to order by`);
       const [x, y] = [a[field], b[field]];
       if (x === y) continue;
-      return (x < y ? -1 : 1) * (m[2] === "DESC" ? -1 : 1);
+      const less = typeof x === "string" && typeof y === "string" ? compareText(x, y) < 0 : x < y;
+      return (less ? -1 : 1) * (m[2] === "DESC" ? -1 : 1);
     }
     return 0;
   };
 }
 
-function clone(row: StoredRow): StoredRow {
+/** The statuses of each retention class (QUEUE.md: done/cancelled under one keep, failed under the other). */
+const RETENTION_STATUSES: Record<RetentionClass, readonly string[]> = { done: ["done", "cancelled"], failed: ["failed"] };
+
+/** jobRowsQuery's text around its where clause and order: [before, between, after]. */
+const ROWS_QUERY_PARTS = (() => {
+  const template = jobRowsQuery({ sql: "\u0000WHERE\u0000", params: {} }, ["\u0000ORDER\u0000"], 0).sql;
+  const [before, rest] = template.split("\u0000WHERE\u0000") as [string, string];
+  const [between, after] = rest.split("\u0000ORDER\u0000") as [string, string];
+  return { before, between, after };
+})();
+
+/** The where clause and order of a jobRowsQuery (src/lib/bulk.ts) text, or null when it is not one. */
+function rowsQueryParts(sql: string, params: Params): { where: { sql: string; params: Params }; order: string[]; limit: number } | null {
+  const { before, between, after } = ROWS_QUERY_PARTS;
+  if (!sql.startsWith(before) || !sql.endsWith(after)) return null;
+  const middle = sql.slice(before.length, sql.length - after.length);
+  const cut = middle.lastIndexOf(between);
+  if (cut === -1) return null;
+  const whereParams = { ...params };
+  delete whereParams["rowsLimit"];
+  const where = { sql: middle.slice(0, cut), params: whereParams };
+  const order = middle.slice(cut + between.length).split(", ");
+  const limit = Number(params["rowsLimit"]);
+  // The whole text must be what the builder makes of those parts.
+  return jobRowsQuery(where as never, order, limit).sql === sql ? { where, order, limit } : null;
+}
+
+/** A row as jobRowsQuery's json_object makes it: id, the text fields (the lease as judged), the number fields. */
+function rowAsJson(row: SqlJobRow): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: row.id };
+  const all = row as unknown as Record<string, unknown>;
+  for (const f of JOB_ROW_TEXT_FIELDS) {
+    const value = all[f];
+    out[f] = f === "lease_expires_at" ? judgedLease(String(value ?? "")) : value === undefined || value === null ? "" : value;
+  }
+  for (const f of JOB_ROW_NUMBER_FIELDS) out[f] = all[f] ?? 0;
+  return out;
+}
+
+/** The rows of a raw SELECT (queryOne/queryAll, stats), for the queries src/lib builds. */
+export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJobRow>): Record<string, unknown>[] {
+  requireBound(sql, params);
+  const prefix = boundPrefix(params);
+  const jobs = [...tables.jobs.values()];
+  const rowsQuery = rowsQueryParts(sql, params);
+  if (rowsQuery !== null) {
+    const test = jobWhere(rowsQuery.where);
+    const rows = jobs.filter(test).sort(compareBy<SqlJobRow>(rowsQuery.order)).slice(0, rowsQuery.limit).map(rowAsJson);
+    return [{ rows: JSON.stringify(rows) }];
+  }
+  const below = params["below"] === undefined ? undefined : Number(params["below"]);
+  if (sql === topPriorityQuery(prefix, below).sql) {
+    const levels = jobs
+      .filter((r) => r.status === "pending" && (below === undefined || r.priority < below) && inPrefix(r, params))
+      .map((r) => r.priority);
+    return [{ found: levels.length > 0 ? 1 : 0, priority: levels.length > 0 ? Math.max(...levels) : 0 }];
+  }
+  if (typeof params["uniqueKey"] === "string" && sql === liveUniqueKeyQuery(params["uniqueKey"]).sql) {
+    const holder = jobs.find((r) => holdsUniqueKey(r) && r.unique_key === params["uniqueKey"]);
+    return holder ? [{ id: holder.id }] : [];
+  }
+  if (sql === statsQuery(0, 0, prefix).sql) return [answerStats(jobs.filter((r) => inPrefix(r, params)), params)];
+  if (sql === enabledSchedulesQuery(0, Number(params["limit"]), String(params["after"])).sql) {
+    return [...tables.schedules.values()]
+      .filter((s) => s.enabled === true && compareText(s.name, String(params["after"])) > 0 &&
+        compareText(String(s.last_enqueued_for ?? ""), String(params["minute"])) < 0)
+      .sort((a, b) => compareText(a.name, b.name))
+      .slice(0, Number(params["limit"]))
+      .map((s) => ({ ...s }));
+  }
+  throw new Error(`fake PocketBase: cannot answer ${sql}`);
+}
+
+/** SQLite's answer to statsQuery (src/lib/queries.ts), computed over the rows. */
+function answerStats(rows: SqlJobRow[], params: Params): Record<string, unknown> {
+  const now = String(params["now"]);
+  boundNow(params);
+  const count = (test: (row: SqlJobRow) => boolean) => rows.filter(test).length;
+  const latest = (...texts: string[]) => texts.reduce((a, b) => (compareText(a, b) >= 0 ? a : b));
+  const waits = rows
+    .filter((r) => r.status === "pending" && compareText(r.run_at, now) <= 0)
+    .map((r) => latest(r.created, r.requeued_at, r.run_at))
+    .sort(compareText);
+  return {
+    pending: count((r) => r.status === "pending"),
+    claimed: count((r) => r.status === "claimed"),
+    running: count((r) => r.status === "running"),
+    done: count((r) => r.status === "done"),
+    failed: count((r) => r.status === "failed"),
+    cancelled: count((r) => r.status === "cancelled"),
+    total: rows.length,
+    scheduled: count((r) => r.status === "pending" && compareText(r.run_at, now) > 0),
+    retrying: count((r) => r.status === "pending" && r.attempts > 0),
+    dead_lettered: count((r) => r.dead_lettered_at !== ""),
+    oldest_pending: waits[0] ?? "",
+    expired_leases: count((r) => leaseExpired(r, params)),
+    past_orphan_cap: count((r) => r.consecutive_orphan_count >= Number(params["cap"])),
+  };
+}
+
+/** A statement that writes (retention's deletes, a schedule's mark): applies it and answers the rows it changed. */
+export function executeStatement(sql: string, params: Params, tables: SqlTables<SqlJobRow>): number {
+  requireBound(sql, params);
+  if (typeof params["patches"] === "string" && typeof params["updated"] === "string") {
+    const items = JSON.parse(params["patches"]) as ({ id: string } & Record<string, unknown>)[];
+    const patches = items.map(({ id, ...patch }) => ({ id, patch: patch as JobPatch }));
+    if (sql === bulkPatchStatement(patches, params["updated"]).sql) {
+      let changed = 0;
+      for (const { id, patch } of patches) {
+        const row = tables.jobs.get(id) as unknown as Record<string, unknown> | undefined;
+        if (row === undefined) continue;
+        for (const [column, value] of Object.entries(patch)) {
+          // json_extract of a JSON null is SQL NULL: a column this fake (and pb-fleet's reads) never expects.
+          if (value === null || typeof value === "object") throw new Error(`fake PocketBase: the bulk write would store ${JSON.stringify(value)} in ${column}`);
+          if (!(column in row)) throw new Error(`fake PocketBase: probe_jobs has no column ${column}`);
+          row[column] = value;
+        }
+        if ("updated" in row) row["updated"] = params["updated"];
+        checkUniqueKey(row as unknown as SqlJobRow, tables.jobs);
+        changed++;
+      }
+      return changed;
+    }
+  }
+  if (sql === deleteOldEventsStatement("", 0).sql) {
+    const doomed = [...tables.events.values()]
+      .filter((e) => compareText(e.created, String(params["cutoff"])) < 0)
+      .sort((a, b) => compareText(a.created, b.created))
+      .slice(0, Number(params["limit"]));
+    for (const e of doomed) tables.events.delete(e.id);
+    return doomed.length;
+  }
+  if (sql === markScheduleStatement(String(params["id"]), { last_enqueued_for: String(params["minute"]) }).sql) {
+    const schedule = tables.schedules.get(String(params["id"]));
+    if (schedule === undefined) return 0;
+    schedule.last_enqueued_for = String(params["minute"]);
+    return 1;
+  }
+  for (const retentionClass of RETENTION_CLASSES) {
+    if (sql !== deleteExpiredQuery(retentionClass, "", 0).sql) continue;
+    const statuses = RETENTION_STATUSES[retentionClass];
+    const cutoff = String(params["cutoff"]);
+    const doomed = [...tables.jobs.values()]
+      .filter((r) => statuses.includes(r.status) && r.finished_at !== "" && compareText(r.finished_at, cutoff) < 0)
+      .slice(0, Number(params["limit"]));
+    for (const r of doomed) tables.jobs.delete(r.id);
+    return doomed.length;
+  }
+  throw new Error(`fake PocketBase: cannot execute ${sql}`);
+}
+
+/**
+ * A raw query's row as a DynamicModel of `shape` reads it: every column of the
+ * shape must be answered, and takes the shape's type (SQLite's 0/1 for a
+ * boolean shape; NULL cannot be read into text).
+ */
+export function shaped<T extends object>(shape: T, answer: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const [column, example] of Object.entries(shape)) {
+    if (!(column in answer)) throw new Error(`fake PocketBase: the query answers no column ${column}`);
+    const value = answer[column];
+    if (typeof example === "number") {
+      if (typeof value !== "number" && typeof value !== "boolean") throw new Error(`fake PocketBase: column ${column} is not a number: ${String(value)}`);
+      out[column] = Number(value);
+    } else if (typeof example === "string") {
+      if (value === null || value === undefined) throw new Error(`fake PocketBase: converting NULL to string is unsupported (column ${column})`);
+      out[column] = String(value);
+    } else if (typeof example === "boolean") {
+      out[column] = Boolean(value);
+    } else {
+      out[column] = value;
+    }
+  }
+  return out as T;
+}
+
+/** The partial unique index (LIVE_UNIQUE_KEY_SQL) as SQLite enforces it on a write. */
+export function checkUniqueKey(row: SqlJobRow, jobs: Map<string, SqlJobRow>): void {
+  if (!holdsUniqueKey(row)) return;
+  for (const other of jobs.values()) {
+    if (other.id !== row.id && holdsUniqueKey(other) && other.unique_key === row.unique_key) {
+      throw new Error("fake PocketBase: UNIQUE constraint failed: probe_jobs.unique_key");
+    }
+  }
+}
+
+function clone<T extends object>(row: T): T {
   return { ...row };
+}
+
+/** A PocketBase record id: 15 characters of [a-z0-9]. */
+function newRecordId(): string {
+  return Array.from({ length: 15 }, () => "abcdefghijklmnopqrstuvwxyz0123456789"[randomInt(36)]).join("");
 }
 
 /** The database behind the fake: rows, environment, logs, and switches to make it fail. */
 export class FakeDb {
   rows = new Map<string, StoredRow>();
+  schedules = new Map<string, StoredSchedule>();
+  /** probe_job_events, in insertion order. */
+  events = new Map<string, StoredEvent>();
   env: Record<string, string> = {};
   logs: { level: "info" | "error"; message: string; attrs: unknown[] }[] = [];
   /** $app.store(): one per process, shared by the loader and every pooled runtime. */
   store = new Map<string, unknown>();
   /** saveRecord calls, committed or not. */
   saves = 0;
-  /** Collection look-ups: handlers cache the model per runtime, so a burst should cost one. */
+  /** probe_jobs collection look-ups: handlers cache the model per runtime, so a burst should cost one. */
   collectionLookups = 0;
+  /** Look-ups per collection name. */
+  lookupsOf: Record<string, number> = {};
   /** When set, the saveRecord call with this number (1-based, counting from now) throws. */
   failSaveNumber: number | null = null;
-  /** When true, every raw query (stats) throws. */
+  /** When true, every raw query (stats, queryOne/queryAll, statements) throws. */
   failQueries = false;
+  /** Statements executed (raw writes: the batch endpoints' UPDATE, retention's DELETE), committed or not. */
+  executes = 0;
+  /** When set, the statement with this number (1-based, counting from now) throws. */
+  failExecuteNumber: number | null = null;
   openTransaction = false;
+  /**
+   * The bundle's probe_jobs create hooks, as the fake of its API runs them
+   * (installHooks): false when the insert must not happen (a 0.23+ hook that
+   * did not call e.next()). null: no hooks registered.
+   */
+  onCreate: ((record: FakeRecord) => boolean) | null = null;
   #created = Date.now() - 3_600_000;
 
-  /** Adds a row; created times increase in insertion order. */
+  /** Adds a row as if it had been there all along (no hooks); created times increase in insertion order. */
   insert(fields: Partial<StoredRow> = {}): StoredRow {
     this.#created += 1000;
+    const created = pbDate(this.#created);
     const row: StoredRow = {
+      ...blankRow(),
       id: `job${String(this.rows.size + 1).padStart(12, "0")}`,
       probe_key: `probe-${this.rows.size + 1}`,
       status: "pending",
-      claimed_by: "",
-      lease_expires_at: "",
-      version: 0,
-      claimed_at: "",
-      finished_at: "",
-      requeued_at: "",
-      reclaim_count: 0,
-      consecutive_orphan_count: 0,
-      lease_token: "",
-      result: "",
-      created: pbDate(this.#created),
-      updated: pbDate(this.#created),
+      created,
+      updated: created,
+      // The create hook stamps a row's due time at its creation.
+      run_at: fields.created ?? created,
       ...fields,
     };
     this.rows.set(row.id, row);
     return clone(row);
+  }
+
+  addSchedule(fields: Partial<StoredSchedule> & { name: string }): StoredSchedule {
+    const schedule: StoredSchedule = {
+      id: `sch${String(this.schedules.size + 1).padStart(12, "0")}`,
+      probe_key: `scheduled-${fields.name}`, cron: "* * * * *", payload: "", priority: 0, max_attempts: 0,
+      enabled: true, last_enqueued_for: "",
+      ...fields,
+    };
+    this.schedules.set(schedule.id, schedule);
+    return clone(schedule);
+  }
+
+  schedule(id: string): StoredSchedule {
+    const schedule = this.schedules.get(id);
+    if (!schedule) throw new Error(`no schedule ${id}`);
+    return clone(schedule);
+  }
+
+  /** A record created through PocketBase's record API (or the admin UI): saved by the app, the create hooks run. */
+  createRecord(fields: Partial<Omit<StoredRow, "id" | "created" | "updated">>): StoredRow {
+    const record = new FakeRecord({ name: COLLECTION });
+    for (const [field, value] of Object.entries(fields)) record.set(field, value);
+    new FakeDao(this).saveRecord(record);
+    return this.row(record.id);
   }
 
   row(id: string): StoredRow {
@@ -247,72 +635,143 @@ export class FakeDb {
     return clone(row);
   }
 
+  /** Every row, in insertion order. */
+  all(): StoredRow[] {
+    return [...this.rows.values()].map(clone);
+  }
+
   /** Arms a failure of the nth saveRecord call from now. */
   failSave(nth = 1): void {
     this.failSaveNumber = this.saves + nth;
   }
+
+  /** Arms a failure of the nth executed statement from now. */
+  failExecute(nth = 1): void {
+    this.failExecuteNumber = this.executes + nth;
+  }
 }
 
-/** daos.Dao: the app's, or a transaction's working copy of the rows. */
+/** The statement builder of `dao.db()` / `app.db()`: raw queries into DynamicModels. */
+export interface FakeBuilder {
+  newQuery(sql: string): {
+    bind(params: Params): {
+      one(model: object): void;
+      all(rows: object[]): void;
+      execute(): { rowsAffected(): number };
+    };
+  };
+}
+
+/** What `arrayOf(model)` returns here: an array that remembers the model a raw query fills it with. */
+const ARRAY_MODEL = Symbol("arrayOf model");
+
+/** daos.Dao: the app's, or a transaction's working copy of the tables. */
 export class FakeDao {
   readonly #db: FakeDb;
-  readonly #txRows: Map<string, StoredRow> | null;
+  readonly #txTables: SqlTables | null;
 
-  constructor(db: FakeDb, txRows: Map<string, StoredRow> | null = null) {
+  constructor(db: FakeDb, txTables: SqlTables | null = null) {
     this.#db = db;
-    this.#txRows = txRows;
+    this.#txTables = txTables;
   }
 
-  #rows(): Map<string, StoredRow> {
-    if (this.#txRows) return this.#txRows;
+  #tables(): SqlTables {
+    if (this.#txTables) return this.#txTables;
     // PocketBase has one writer connection: the app dao inside a transaction deadlocks (issue #4859).
     if (this.#db.openTransaction) throw new Error("fake PocketBase: $app.dao() used inside runInTransaction (deadlocks PocketBase)");
-    return this.#db.rows;
+    return { jobs: this.#db.rows, schedules: this.#db.schedules, events: this.#db.events };
   }
 
   findCollectionByNameOrId(name: string): FakeCollection {
-    if (name !== COLLECTION) throw new Error(`fake PocketBase: no collection ${name}`);
-    this.#db.collectionLookups++;
-    return { name: COLLECTION };
+    fieldsOf(name); // throws for a collection this fake does not have
+    if (name === COLLECTION) this.#db.collectionLookups++;
+    this.#db.lookupsOf[name] = (this.#db.lookupsOf[name] ?? 0) + 1;
+    return { name };
   }
 
   saveRecord(record: FakeRecord): void {
-    const rows = this.#rows();
+    const { jobs, events } = this.#tables();
     this.#db.saves++;
     if (this.#db.saves === this.#db.failSaveNumber) throw new Error("fake PocketBase: constraint failed (armed by the test)");
     if (!(record instanceof FakeRecord)) throw new Error("fake PocketBase: saveRecord wants a Record");
+    const now = pbDate(Date.now());
+    if (record.collection !== COLLECTION) {
+      if (!record.isNew) throw new Error(`fake PocketBase: ${record.collection} records are only inserted here`);
+      record.id = newRecordId();
+      record.set("created", now);
+      record.set("updated", now);
+      events.set(record.id, record.snapshot() as unknown as StoredEvent);
+      record.isNew = false;
+      return;
+    }
+    if (record.isNew) {
+      // As dao.create: id and created are set before the before-create hooks run.
+      record.id = newRecordId();
+      record.set("created", now);
+      record.set("updated", now);
+      if (this.#db.onCreate !== null && !this.#db.onCreate(record)) return;
+    } else if (!jobs.has(record.id)) {
+      throw new Error(`fake PocketBase: no record ${record.id} to update`);
+    }
     const row = record.snapshot();
-    row.updated = pbDate(Date.now());
-    rows.set(row.id, row);
+    row.updated = now;
+    checkUniqueKey(row, jobs);
+    jobs.set(row.id, row);
+    record.isNew = false;
   }
 
   /** Like PocketBase 0.22: a collection model or its name. */
   recordQuery(collection: string | FakeCollection): FakeRecordQuery {
     const name = typeof collection === "string" ? collection : collection.name;
     if (name !== COLLECTION) throw new Error(`fake PocketBase: no collection ${name}`);
-    return new FakeRecordQuery(() => this.#rows());
+    return new FakeRecordQuery(() => this.#tables().jobs);
   }
 
   runInTransaction(fn: (tx: FakeDao) => void): void {
-    if (this.#txRows || this.#db.openTransaction) throw new Error("fake PocketBase: nested runInTransaction");
-    const working = new Map([...this.#db.rows].map(([id, row]) => [id, clone(row)]));
+    if (this.#txTables || this.#db.openTransaction) throw new Error("fake PocketBase: nested runInTransaction");
+    const working: SqlTables = {
+      jobs: new Map([...this.#db.rows].map(([id, row]) => [id, clone(row)])),
+      schedules: new Map([...this.#db.schedules].map(([id, row]) => [id, clone(row)])),
+      events: new Map([...this.#db.events].map(([id, row]) => [id, clone(row)])),
+    };
     this.#db.openTransaction = true;
     try {
       fn(new FakeDao(this.#db, working));
     } finally {
       this.#db.openTransaction = false;
     }
-    this.#db.rows = working; // commit; a throw above left db.rows untouched (rollback)
+    // commit; a throw above left the tables untouched (rollback)
+    this.#db.rows = working.jobs;
+    this.#db.schedules = working.schedules;
+    this.#db.events = working.events;
   }
 
-  db(): { newQuery(sql: string): { bind(params: Record<string, unknown>): { one(model: object): void } } } {
+  db(): FakeBuilder {
     const db = this.#db;
+    const failing = () => {
+      if (db.failQueries) throw new Error("fake PocketBase: database is locked (armed by the test)");
+    };
     return {
       newQuery: (sql) => ({
         bind: (params) => ({
           one: (model) => {
-            if (db.failQueries) throw new Error("fake PocketBase: database is locked (armed by the test)");
-            Object.assign(model, answerStatsQuery(sql, params, [...this.#rows().values()]));
+            failing();
+            const row = answerQuery(sql, params, this.#tables())[0];
+            if (row === undefined) throw new Error("sql: no rows in result set");
+            Object.assign(model, shaped(model, row));
+          },
+          all: (rows) => {
+            failing();
+            const model = (rows as { [ARRAY_MODEL]?: object })[ARRAY_MODEL];
+            if (model === undefined) throw new Error("fake PocketBase: all() wants an arrayOf(model)");
+            for (const row of answerQuery(sql, params, this.#tables())) rows.push(Object.assign(Object.create(Object.getPrototypeOf(model) as object), shaped(model, row)));
+          },
+          execute: () => {
+            failing();
+            db.executes++;
+            if (db.executes === db.failExecuteNumber) throw new Error("fake PocketBase: database is locked (armed by the test)");
+            const changed = executeStatement(sql, params, this.#tables());
+            return { rowsAffected: () => changed };
           },
         }),
       }),
@@ -359,9 +818,10 @@ class FakeRecordQuery {
     record.load(clone(row));
   }
   #select(): StoredRow[] {
+    const tests = this.#where.map(jobWhere);
     return [...this.#rows().values()]
-      .filter((row) => this.#where.every((w) => matchesWhere(w, row)))
-      .sort(compareBy(this.#order))
+      .filter((row) => tests.every((test) => test(row)))
+      .sort(compareBy<StoredRow>(this.#order))
       .slice(0, this.#limit)
       .map((row) => (this.#judgedLease ? { ...row, lease_expires_at: judgedLease(row.lease_expires_at) } : row));
   }
@@ -370,32 +830,6 @@ class FakeRecordQuery {
 /** LEASE_AS_JUDGED_SQL, by the JavaScript half of the lease rule: the text when readable, else "". */
 function judgedLease(text: string): string {
   return parsePbDate(text) === null ? "" : text;
-}
-
-/** SQLite's answer to statsQuery (src/lib/queries.ts), computed over the rows. */
-function answerStatsQuery(sql: string, params: Record<string, unknown>, all: StoredRow[]): Record<string, unknown> {
-  requireBound(sql, params);
-  const where = /\n\s*FROM probe_jobs\n\s*WHERE (.*)$/s.exec(sql);
-  if (!sql.startsWith("SELECT") || !where) throw new Error(`fake PocketBase: cannot answer ${sql}`);
-  const [condition, prefixMatches] = splitPrefix(where[1]!, params);
-  if (condition !== "1 = 1") throw new Error(`fake PocketBase: cannot evaluate WHERE ${where[1]}`);
-  const rows = all.filter(prefixMatches);
-  const count = (test: (row: StoredRow) => boolean) => rows.filter(test).length;
-  const waits = rows
-    .filter((r) => r.status === "pending")
-    .map((r) => (r.created > r.requeued_at ? r.created : r.requeued_at))
-    .sort();
-  return {
-    pending: count((r) => r.status === "pending"),
-    claimed: count((r) => r.status === "claimed"),
-    running: count((r) => r.status === "running"),
-    done: count((r) => r.status === "done"),
-    failed: count((r) => r.status === "failed"),
-    total: rows.length,
-    oldest_pending: waits[0] ?? "",
-    expired_leases: count((r) => leaseExpired(r, params)),
-    past_orphan_cap: count((r) => r.consecutive_orphan_count >= Number(params["cap"])),
-  };
 }
 
 /** What PocketBase could not parse as a request body (invalid JSON, another content type, ...). */
@@ -491,7 +925,8 @@ export function runtimeBasics(db: FakeDb) {
       randomString: (n: number) => Array.from({ length: n }, () => ALPHANUMERIC[randomInt(ALPHANUMERIC.length)]).join(""),
     },
     $os: { getenv: (name: string) => db.env[name] ?? "" },
-    arrayOf: (_model: unknown) => [] as unknown[],
+    /** An empty array that remembers its model: a raw query's all() fills it with rows of the model's shape. */
+    arrayOf: (model: object) => Object.defineProperty([] as unknown[], ARRAY_MODEL, { value: model }),
     DynamicModel: class DynamicModel {
       constructor(shape: object) {
         Object.assign(this, shape);
@@ -542,9 +977,18 @@ export interface CapturedCron {
   text: string;
 }
 
+/** A record create hook (0.22's onModelBeforeCreate, 0.23+'s onRecordCreate) and the collections it is for. */
+export interface CapturedCreateHook {
+  registrar: string;
+  /** The tags it was registered with (collection names); none: every collection. */
+  collections: string[];
+  text: string;
+}
+
 export interface LoadedHooks {
   routes: CapturedRoute[];
   crons: CapturedCron[];
+  createHooks: CapturedCreateHook[];
 }
 
 function sourceText(handler: unknown, what: string): string {
@@ -556,13 +1000,19 @@ function sourceText(handler: unknown, what: string): string {
  * Loads a hooks file as PocketBase's loader runtime does: registrations are
  * captured, each handler kept only as its text. `loaderGlobals` are what the
  * loader has besides the registrars (the cron schedule reads $os.getenv and
- * records the sweeper's state in the app's store).
+ * records the sweeper's state in the app's store). `createRegistrar` is the
+ * API's record create hook: the only one its loader defines, so a bundle using
+ * the other API's fails to load, as it would on that PocketBase.
  */
-export function loadHooksWith(source: string, loaderGlobals: Record<string, unknown>): LoadedHooks {
+export function loadHooksWith(source: string, loaderGlobals: Record<string, unknown>, createRegistrar: string): LoadedHooks {
   const routes: CapturedRoute[] = [];
   const crons: CapturedCron[] = [];
+  const createHooks: CapturedCreateHook[] = [];
   const loader = vm.createContext({
     ...loaderGlobals,
+    [createRegistrar]: (handler: unknown, ...collections: unknown[]) => {
+      createHooks.push({ registrar: createRegistrar, collections: collections.map(String), text: sourceText(handler, createRegistrar) });
+    },
     routerAdd: (method: string, path: string, handler: unknown, ...middlewares: unknown[]) => {
       routes.push({ method, path, text: sourceText(handler, `routerAdd ${path}`), middlewares });
     },
@@ -572,7 +1022,18 @@ export function loadHooksWith(source: string, loaderGlobals: Record<string, unkn
     },
   });
   vm.runInContext(source, loader, { filename: "fleet.pb.js" });
-  return { routes, crons };
+  return { routes, crons, createHooks };
+}
+
+/** The create hooks that fire for a probe_jobs record. */
+export function jobCreateHooks(hooks: LoadedHooks): CapturedCreateHook[] {
+  return hooks.createHooks.filter((h) => h.collections.length === 0 || h.collections.includes(COLLECTION));
+}
+
+/** One hook call, as PocketBase runs it: `{(<text>).apply(undefined, __args)}` in a runtime of the pool. */
+export function runHookWith(hook: CapturedCreateHook, runtime: vm.Context, event: unknown): void {
+  runtime["__args"] = [event];
+  vm.runInContext(`{(${hook.text}).apply(undefined, __args)}`, runtime, { filename: `${hook.registrar} ${hook.collections.join(",")}` });
 }
 
 /**
@@ -613,6 +1074,8 @@ export interface FakePocketBase {
   pooledRuntime(db: FakeDb): vm.Context;
   runRoute(route: CapturedRoute, db: FakeDb, request?: FakeRequest, runtime?: vm.Context): FakeResponse;
   runCron(cron: CapturedCron, db: FakeDb): void;
+  /** Makes the db run the bundle's probe_jobs create hooks on every insert, as this API calls them. */
+  installHooks(hooks: LoadedHooks, db: FakeDb): void;
 }
 
 /** PocketBase 0.22: `(c) => ...` handlers on an echo.Context, admin auth by middleware. */
@@ -625,7 +1088,7 @@ export const FAKE_POCKETBASE_0_22: FakePocketBase = {
       $apis: { requireAdminAuth: () => ADMIN_AUTH },
       $os: { getenv: (name: string) => env[name] ?? "" },
       $app: { logger, store },
-    });
+    }, "onModelBeforeCreate");
   },
   pooledRuntime: (db) => vm.createContext(pocketBaseGlobals(db)),
   runRoute(route, db, request = {}, runtime = vm.createContext(pocketBaseGlobals(db))) {
@@ -635,5 +1098,15 @@ export const FAKE_POCKETBASE_0_22: FakePocketBase = {
   },
   runCron(cron, db) {
     runCronWith(cron, this.pooledRuntime(db));
+  },
+  installHooks(hooks, db) {
+    // Hooks run in a runtime of the pool, not the request's.
+    const runtime = vm.createContext(pocketBaseGlobals(db));
+    const fired = jobCreateHooks(hooks);
+    db.onCreate = (record) => {
+      // core.ModelEvent: the record about to be inserted, its id and created already set.
+      for (const hook of fired) runHookWith(hook, runtime, { model: record });
+      return true;
+    };
   },
 };

@@ -1,6 +1,10 @@
-/** Rows and instants for the pure-decision tests. */
-import type { JobRow } from "../../../src/lib/job-row";
+/** Rows and instants for the pure-decision tests, and an in-memory JobBatch for the transaction logic. */
+import { JOB_JSON_FIELDS, type JobBatch, type JobInsert, type JobPatch, type JobRow } from "../../../src/lib/job-row";
 import { formatPbDate } from "../../../src/lib/lease";
+import type { WhereClause } from "../../../src/lib/queries";
+import {
+  answerQuery, checkUniqueKey, compareBy, executeStatement, jobWhere, shaped, type StoredEvent, type StoredSchedule,
+} from "./fake-pocketbase";
 
 /** A fixed "now" so every expected date is exact. */
 export const NOW = Date.UTC(2025, 0, 15, 12, 0, 0, 0);
@@ -22,8 +26,25 @@ export function row(overrides: Partial<JobRow> = {}): JobRow {
     reclaim_count: 2,
     consecutive_orphan_count: 1,
     lease_token: "",
+    // The queue's fields (QUEUE.md) as a bare record-API row has them once the
+    // create hook stamped it: due at its creation, no payload, no cap.
+    payload: "",
+    progress: "",
+    priority: 0,
+    run_at: formatPbDate(NOW - 60_000),
+    attempts: 0,
+    max_attempts: 0,
+    last_error: "",
+    dead_lettered_at: "",
+    unique_key: "",
+    enqueue_index: 0,
     ...overrides,
   };
+}
+
+/** A job from enqueue: its defaults (max_attempts 25, a JSON null payload), fresh counters. */
+export function enqueued(overrides: Partial<JobRow> = {}): JobRow {
+  return row({ max_attempts: 25, payload: "null", reclaim_count: 0, consecutive_orphan_count: 0, version: 0, ...overrides });
 }
 
 /** A row held by `workerId` under `token`, with a lease text. */
@@ -33,4 +54,115 @@ export function held(
   overrides: Partial<JobRow> = {},
 ): JobRow {
   return row({ status: "claimed", claimed_by: workerId, lease_expires_at: lease, lease_token: "tok-current", ...overrides });
+}
+
+/** A row in the in-memory batch: a JobRow plus the columns only the server writes. */
+export interface MemoryRow extends JobRow {
+  claimed_at: string;
+  finished_at: string;
+  requeued_at: string;
+  result: string;
+}
+
+export interface BatchCall {
+  op: "find" | "queryOne" | "queryAll" | "execute";
+  query: WhereClause;
+  order?: readonly string[];
+  limit?: number;
+}
+
+/**
+ * A JobBatch over tables in memory that answers the lib's queries as the fake
+ * PocketBase's SQL evaluator does (./fake-pocketbase.ts: recognised by their
+ * exact text, evaluated as SQLite would), writes patches as the adapter does
+ * (JSON fields as JSON text), enforces the unique_key index, and records every
+ * call.
+ */
+export interface MemoryBatch extends JobBatch {
+  jobs: Map<string, MemoryRow>;
+  schedules: Map<string, StoredSchedule>;
+  events: Map<string, StoredEvent>;
+  writes: { id: string; patch: JobPatch }[];
+  inserts: { id: string; fields: JobInsert }[];
+  calls: BatchCall[];
+  row(id: string): MemoryRow;
+}
+
+export function memoryRow(from: JobRow): MemoryRow {
+  return { claimed_at: "", finished_at: "", requeued_at: "", result: "", ...from };
+}
+
+export function memoryBatch(
+  rows: (JobRow | MemoryRow)[] = [],
+  options: { schedules?: StoredSchedule[]; events?: StoredEvent[]; nowMs?: number } = {},
+): MemoryBatch {
+  const jobs = new Map(rows.map((r) => [r.id, memoryRow(r)]));
+  const schedules = new Map((options.schedules ?? []).map((s) => [s.id, { ...s }]));
+  const events = new Map((options.events ?? []).map((e) => [e.id, { ...e }]));
+  const tables = { jobs, schedules, events };
+  const found = new Set<string>();
+  const writes: MemoryBatch["writes"] = [];
+  const inserts: MemoryBatch["inserts"] = [];
+  const calls: BatchCall[] = [];
+  let nextId = 0;
+  const asText = (field: string, value: unknown) => (JOB_JSON_FIELDS.includes(field) ? JSON.stringify(value) : value);
+  return {
+    jobs,
+    schedules,
+    events,
+    writes,
+    inserts,
+    calls,
+    row(id) {
+      const r = jobs.get(id);
+      if (r === undefined) throw new Error(`no row ${id}`);
+      return { ...r };
+    },
+    find(where, order, limit) {
+      calls.push({ op: "find", query: where, order, limit });
+      const test = jobWhere(where);
+      return [...jobs.values()]
+        .filter(test)
+        .sort(compareBy<MemoryRow>(order))
+        .slice(0, limit)
+        .map((r) => {
+          found.add(r.id);
+          return { ...r };
+        });
+    },
+    write(r, patch) {
+      if (!found.has(r.id)) throw new Error(`job ${r.id} was not read in this transaction`);
+      const next = { ...(jobs.get(r.id) as MemoryRow) } as unknown as Record<string, unknown>;
+      for (const [field, value] of Object.entries(patch)) if (value !== undefined) next[field] = asText(field, value);
+      checkUniqueKey(next as unknown as MemoryRow, jobs);
+      jobs.set(r.id, next as unknown as MemoryRow);
+      writes.push({ id: r.id, patch });
+    },
+    insert(fields) {
+      const id = `new-${String(++nextId).padStart(4, "0")}`;
+      const created = formatPbDate(options.nowMs ?? NOW);
+      const inserted = memoryRow(row({
+        id, created, version: 0, reclaim_count: 0, consecutive_orphan_count: 0,
+        ...(Object.fromEntries(Object.entries(fields).map(([f, v]) => [f, asText(f, v)])) as Partial<JobRow>),
+      }));
+      if (inserted.run_at === "") inserted.run_at = created; // the create hook's stamp
+      checkUniqueKey(inserted, jobs);
+      jobs.set(id, inserted);
+      inserts.push({ id, fields });
+      return id;
+    },
+    queryOne(query, shape) {
+      calls.push({ op: "queryOne", query });
+      const answer = answerQuery(query.sql, query.params, tables)[0];
+      return answer === undefined ? null : shaped(shape, answer);
+    },
+    queryAll(query, shape) {
+      calls.push({ op: "queryAll", query });
+      return answerQuery(query.sql, query.params, tables).map((answer) => shaped(shape, answer));
+    },
+    execute(statement) {
+      calls.push({ op: "execute", query: statement });
+      return executeStatement(statement.sql, statement.params, tables);
+    },
+  };
 }

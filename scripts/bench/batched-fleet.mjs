@@ -1,0 +1,180 @@
+// One client process of the benchmark's `batched` phase (scripts/bench/batched.mjs
+// starts several): pb-fleet client code against one PocketBase, configured by
+// the JSON in BENCH_FLEET_CONFIG. Two modes, the same fleet shape (`workers`
+// worker ids here, `concurrency` jobs at once each):
+//   worker     `workers` pb-fleet Workers of `concurrency`, a no-op handler that
+//              returns a tiny result: claim-next of the free slots, one
+//              heartbeat per renew interval for every held lease, releases
+//              coalesced into `complete` calls (the Worker as built)
+//   unbatched  per worker id, `concurrency` loops of claim-next (limit 1) ->
+//              renew -> release done (with the same tiny result), each through
+//              FleetClient: one job per request, the lifecycle before batching
+// Both go through the same FleetClient (fetch, keep-alive). The parent says
+// "go" and "stop" on stdin; this process prints JSON lines: ready, progress
+// (completions so far, every 100 ms), and, after "stop", writes its report (the
+// ids of the jobs it completed, request counts, CPU) to `reportFile`.
+import { writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+
+const config = JSON.parse(process.env.BENCH_FLEET_CONFIG ?? "{}");
+const { FleetClient, Worker } = await import(config.clientModule);
+const { url, email, password, mode, workers: workerCount, concurrency, leaseSeconds, procName, reportFile } = config;
+
+const emit = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+const client = new FleetClient({ url, email, password, timeoutMs: 30_000 });
+await client.authenticate();
+
+/** Requests by endpoint, items per batch call, and what came back. */
+const calls = { claimNext: 0, heartbeat: 0, complete: 0, renew: 0, release: 0 };
+const items = { claimed: 0, heartbeatItems: 0, completeItems: 0 };
+const completed = [];
+const problems = { leaseLost: 0, refused: 0, errors: 0 };
+const errorSamples = [];
+let firstClaimAt = null;
+let lastCompletionAt = null;
+
+const noteError = (op, err) => {
+  problems.errors++;
+  if (errorSamples.length < 5) errorSamples.push(`${op}: ${err?.name ?? "Error"}: ${String(err?.message ?? err).slice(0, 200)}`);
+};
+
+/** The client, counting what each Worker asks of it (the Worker sees the same methods). */
+const api = {
+  async claimNext(opts, req) {
+    calls.claimNext++;
+    const held = await client.claimNext(opts, req);
+    items.claimed += held.length;
+    if (held.length && firstClaimAt === null) firstClaimAt = Date.now();
+    return held;
+  },
+  claim: (...a) => client.claim(...a),
+  renew: (...a) => {
+    calls.renew++;
+    return client.renew(...a);
+  },
+  release: (...a) => {
+    calls.release++;
+    return client.release(...a);
+  },
+  writeResult: (...a) => client.writeResult(...a),
+  listExpiredLeases: (...a) => client.listExpiredLeases(...a),
+  sweep: (...a) => client.sweep(...a),
+  heartbeat: (workerId, leases, opts) => {
+    calls.heartbeat++;
+    items.heartbeatItems += leases.length;
+    return client.heartbeat(workerId, leases, opts);
+  },
+  complete: (workerId, releases, req) => {
+    calls.complete++;
+    items.completeItems += releases.length;
+    return client.complete(workerId, releases, req);
+  },
+};
+
+const completedOne = (jobId) => {
+  completed.push(jobId);
+  lastCompletionAt = Date.now();
+};
+
+let go;
+const started = new Promise((r) => (go = r));
+let stopRequested;
+const stopping = new Promise((r) => (stopRequested = r));
+let stopped = false;
+
+/* ------------------------------------------------------------ worker mode */
+
+function startWorkers() {
+  const list = [];
+  for (let i = 0; i < workerCount; i++) {
+    const workerId = `${procName}-w${i}`;
+    const worker = new Worker(api, {
+      workerId,
+      concurrency,
+      leaseSeconds,
+      handler: async () => ({ w: workerId }),
+    });
+    worker.on("released", (e) => {
+      // committed "released", or "refused_terminal_same_holder": its own release, whose first answer was lost.
+      if (e.status === "done") completedOne(e.jobId);
+      else problems.refused++;
+    });
+    worker.on("lease_lost", () => problems.leaseLost++);
+    worker.on("error", (e) => noteError(e.op, e.error));
+    worker.start();
+    list.push(worker);
+  }
+  return list;
+}
+
+/* ------------------------------------------------------------ unbatched mode */
+
+async function unbatchedLoop(workerId) {
+  let emptyPolls = 0;
+  while (!stopped) {
+    let held;
+    try {
+      held = await api.claimNext({ workerId, leaseSeconds, limit: 1 });
+    } catch (err) {
+      noteError("claimNext", err);
+      continue;
+    }
+    if (held.length === 0) {
+      // Every job is claimed: wait for the parent's stop, polling again now and
+      // then (100 ms, doubling to 2 s, as a Worker backs off).
+      await Promise.race([stopping, new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** emptyPolls++)))]);
+      continue;
+    }
+    emptyPolls = 0;
+    const { job, leaseToken } = held[0];
+    try {
+      const renewed = await api.renew(job.id, workerId, leaseSeconds, leaseToken);
+      if (!renewed.renewed) {
+        problems.leaseLost++;
+        continue;
+      }
+      const answer = await api.release(job.id, workerId, "done", leaseToken, { result: { w: workerId } });
+      if (answer.released || answer.reason === "refused_terminal_same_holder") completedOne(job.id);
+      else problems.refused++;
+    } catch (err) {
+      noteError("renew/release", err);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ run */
+
+createInterface({ input: process.stdin }).on("line", (line) => {
+  if (line.trim() === "go") go();
+  if (line.trim() === "stop") stopRequested();
+});
+emit({ ev: "ready", pid: process.pid });
+await started;
+
+const cpu0 = process.cpuUsage();
+const t0 = Date.now();
+const progress = setInterval(() => emit({ ev: "progress", done: completed.length }), 100);
+let runners;
+if (mode === "worker") {
+  runners = startWorkers();
+} else {
+  runners = [];
+  for (let i = 0; i < workerCount; i++) for (let c = 0; c < concurrency; c++) runners.push(unbatchedLoop(`${procName}-w${i}`));
+}
+
+await stopping;
+stopped = true;
+if (mode === "worker") await Promise.all(runners.map((w) => w.stop({ mode: "finish" })));
+else await Promise.all(runners);
+clearInterval(progress);
+const cpu = process.cpuUsage(cpu0);
+writeFileSync(
+  reportFile,
+  JSON.stringify({
+    procName, mode, completed, calls, items, problems, errorSamples, firstClaimAt, lastCompletionAt,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6, wallSeconds: (Date.now() - t0) / 1000,
+  }),
+);
+emit({ ev: "reported", done: completed.length });
+process.exit(0);

@@ -1,0 +1,565 @@
+/**
+ * The fleet dashboard (served by PocketBase at /fleet/): signs in with the JS
+ * SDK of the server's line, keeps the numbers live through PocketBase's
+ * realtime stream, and acts only through the fleet endpoints.
+ *
+ * How it stays light with 100,000 jobs and hundreds of changes a second:
+ * realtime events carry three fields and only mark parts of the page stale;
+ * each part is re-read by a ThrottledRefresh (at most one request in flight,
+ * at most one per gap); numbers come from the server's aggregates
+ * (/api/fleet/stats, /api/fleet/completions) and lists are bounded pages.
+ */
+import type { CompletionsResponse } from "../lib/completions.js";
+import { parsePbDate } from "../lib/lease.js";
+import type { FleetStats } from "../lib/types.js";
+import { drawChart } from "./chart.js";
+import { detectLine, loadBinding } from "./connection.js";
+import { formatClock, formatCount, formatDuration, formatRate, ServerClock } from "./format.js";
+import {
+  CHART_BUCKET_SECONDS, CHART_WINDOW_SECONDS, EVENT_FIELDS, EXPIRED_LIMIT, EXPIRED_SORT, expiredFilter, FAILED_LIMIT, FAILED_SORT,
+  failedFilter, IN_FLIGHT_LIMIT, IN_FLIGHT_SORT, inFlightFilter, JOB_EVENTS_COLLECTION, JOBS_COLLECTION, LIST_FIELDS, matchesPrefix, prefixQuery,
+  staleTopics, TOPICS, type JobRow, type ShownJobs, type Topic,
+} from "./queries.js";
+import { toFailure, type JobEvent, type Line, type RequestFailure, type SdkBinding, type Unsubscribe } from "./sdk-binding.js";
+import { ThrottledRefresh } from "./throttle.js";
+import {
+  boundNote, byId, renderCounts, renderExpired, renderFailed, renderInFlight, setText, tickAgo, tickLeases, type JobAction,
+} from "./view.js";
+
+/** Least time between two reads of one part: a change shows within this plus one answer. */
+const REFRESH_GAP_MS: { [topic in Topic]: number } = { stats: 500, completions: 1000, inFlight: 500, expired: 500, failed: 500 };
+/**
+ * Scheduled jobs falling due and leases running out change the numbers with
+ * no write, so no event: the counts and the held lists are re-read this often
+ * (besides at the end of each lease the page shows, see tick()).
+ */
+const QUIET_REFRESH_MS = 10_000;
+/** While the realtime stream is down but the server answers, the page reads everything this often instead. */
+const FALLBACK_REFRESH_MS = 2_000;
+const HEALTH_TIMEOUT_MS = 3_000;
+const FILTER_DEBOUNCE_MS = 250;
+
+const origin = window.location.origin;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function isFailure(value: unknown): value is RequestFailure {
+  return typeof value === "object" && value !== null && typeof (value as RequestFailure).status === "number";
+}
+
+// ---- the page's frame: connection state, banner, notices ----------------------------------
+
+type ConnectionState = "connecting" | "live" | "reconnecting" | "offline";
+
+function showConnection(state: ConnectionState): void {
+  const pill = byId("connection");
+  pill.dataset["state"] = state;
+  setText(pill, state === "connecting" ? "connecting…" : state === "reconnecting" ? "reconnecting…" : state);
+}
+
+function showOnly(part: "loading" | "signin" | "board"): void {
+  byId("loading").hidden = part !== "loading";
+  byId("signin").hidden = part !== "signin";
+  byId("board").hidden = part !== "board";
+}
+
+let noticeTimer: ReturnType<typeof setTimeout> | undefined;
+function notice(text: string, kind: "ok" | "refused" = "ok"): void {
+  const box = byId("notice");
+  box.dataset["kind"] = kind;
+  setText(box, text);
+  box.classList.add("visible");
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => box.classList.remove("visible"), 8_000);
+}
+
+/** The server is not answering: say so once, then check /api/health until it answers. */
+class Outage {
+  private since: number | null = null;
+  private checking = false;
+
+  constructor(private readonly onBack: () => void) {}
+
+  get active(): boolean {
+    return this.since !== null;
+  }
+
+  report(failure: RequestFailure): void {
+    if (this.since === null) this.since = Date.now();
+    const banner = byId("offline");
+    setText(
+      banner,
+      `PocketBase at ${origin} stopped answering at ${formatClock(this.since)} (${failure.message}). ` +
+        "The numbers below are the last it sent; this page reconnects by itself as soon as it answers again.",
+    );
+    banner.hidden = false;
+    document.body.classList.add("stale");
+    showConnection("offline");
+    void this.checkUntilBack();
+  }
+
+  /** Called when something succeeded: the outage is over. */
+  clear(): void {
+    if (this.since === null) return;
+    this.since = null;
+    byId("offline").hidden = true;
+    document.body.classList.remove("stale");
+    this.onBack();
+  }
+
+  private async checkUntilBack(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      for (let delay = 500; this.since !== null; delay = Math.min(delay * 1.5, 3_000)) {
+        await sleep(delay);
+        if (await serverAnswers()) this.clear();
+      }
+    } finally {
+      this.checking = false;
+    }
+  }
+}
+
+async function serverAnswers(): Promise<boolean> {
+  try {
+    const res = await fetch(`${origin}/api/health`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS), cache: "no-store" });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+// ---- confirmation -------------------------------------------------------------------------
+
+function confirmAction(title: string, text: string, okLabel: string): Promise<boolean> {
+  const dialog = byId<HTMLDialogElement>("confirm");
+  setText(byId("confirm-title"), title);
+  setText(byId("confirm-text"), text);
+  setText(byId("confirm-ok"), okLabel);
+  dialog.returnValue = "";
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.showModal();
+    // The safe choice has the focus: Enter alone never confirms.
+    byId("confirm-cancel").focus();
+  });
+}
+
+// ---- the board ----------------------------------------------------------------------------
+
+interface ListState {
+  rows: JobRow[];
+  ids: Set<string>;
+}
+
+class Board {
+  private prefix = new URLSearchParams(window.location.search).get("prefix") ?? "";
+  private readonly clock = new ServerClock();
+  private readonly refreshers: Map<Topic, ThrottledRefresh>;
+  private readonly lists: { [name in "inFlight" | "expired" | "failed"]: ListState } = {
+    inFlight: { rows: [], ids: new Set() },
+    expired: { rows: [], ids: new Set() },
+    failed: { rows: [], ids: new Set() },
+  };
+  private stats: { value: FleetStats; readAt: number } | null = null;
+  private completions: CompletionsResponse | null = null;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private realtimeDownTicks = 0;
+  private lastFallback = 0;
+  private stopped = false;
+  private subscriptions: Promise<Unsubscribe | null>[] = [];
+  private readonly outage = new Outage(() => this.refreshAll());
+
+  constructor(
+    private readonly sdk: SdkBinding,
+    private readonly onSessionEnded: (message: string) => void,
+  ) {
+    this.refreshers = new Map(TOPICS.map((topic) => [topic, new ThrottledRefresh(() => this.read(topic), REFRESH_GAP_MS[topic])]));
+  }
+
+  start(): void {
+    const input = byId<HTMLInputElement>("filter-prefix");
+    input.value = this.prefix;
+    showOnly("board");
+    this.subscribe();
+    this.refreshAll();
+    this.timers.push(setInterval(() => this.tick(), 1_000));
+    this.timers.push(setInterval(() => {
+      for (const topic of ["stats", "inFlight", "expired"] as const) this.refreshers.get(topic)!.request();
+    }, QUIET_REFRESH_MS));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers) clearInterval(timer);
+    for (const refresher of this.refreshers.values()) refresher.stop();
+    // The SDK closes the realtime stream once nothing is subscribed (a later sign-in subscribes anew).
+    for (const subscription of this.subscriptions) void subscription.then((unsubscribe) => unsubscribe?.().catch(() => undefined));
+    this.subscriptions = [];
+  }
+
+  setPrefix(prefix: string): void {
+    if (prefix === this.prefix) return;
+    this.prefix = prefix;
+    const url = new URL(window.location.href);
+    if (prefix === "") url.searchParams.delete("prefix");
+    else url.searchParams.set("prefix", prefix);
+    window.history.replaceState(null, "", url);
+    this.refreshAll();
+  }
+
+  refreshAll(): void {
+    for (const refresher of this.refreshers.values()) refresher.request();
+  }
+
+  /** Realtime: every job change marks parts stale; PB_CONNECT (first connection and each reconnection) re-reads all. */
+  private subscribe(): void {
+    // Not awaited: while the server is away the SDK keeps reconnecting and these settle when it is back.
+    const keep = (subscription: Promise<Unsubscribe>) =>
+      this.subscriptions.push(
+        subscription.catch((err) => {
+          this.failed(toFailure(err));
+          return null;
+        }),
+      );
+    keep(this.sdk.onRealtimeConnect(() => {
+      if (this.stopped) return;
+      this.realtimeDownTicks = 0;
+      this.outage.clear();
+      showConnection("live");
+      this.refreshAll();
+    }));
+    // Record saves (enqueue, claim, renew, release, cancel, retry) send probe_jobs events.
+    keep(this.sdk.subscribe(JOBS_COLLECTION, EVENT_FIELDS, (event) => this.markStale(event)));
+    // The batch endpoints (claim-next, heartbeat, complete, sweep) write with one SQL statement, which
+    // realtime does not see; they save one probe_job_events record per batch listing every job written.
+    keep(this.sdk.subscribe(JOB_EVENTS_COLLECTION, "changes", (event) => {
+      const changes = event.record["changes"];
+      if (!Array.isArray(changes)) return;
+      for (const change of changes) this.markStale({ action: "update", record: change as JobEvent["record"] });
+    }));
+  }
+
+  private markStale(event: JobEvent): void {
+    if (this.stopped) return;
+    for (const topic of staleTopics(event, this.prefix, this.shown())) this.refreshers.get(topic)!.request();
+  }
+
+  private shown(): ShownJobs {
+    return { inFlight: this.lists.inFlight.ids, expired: this.lists.expired.ids, failed: this.lists.failed.ids };
+  }
+
+  /** One part re-read; a failure is reported, and the result of a read for an older filter is dropped. */
+  private async read(topic: Topic): Promise<void> {
+    if (this.stopped) return;
+    const prefix = this.prefix;
+    try {
+      switch (topic) {
+        case "stats": {
+          const stats = await this.sdk.send<FleetStats>("/api/fleet/stats", { method: "GET", query: prefixQuery(prefix) });
+          if (prefix === this.prefix) this.showStats(stats);
+          break;
+        }
+        case "completions": {
+          const sentAt = Date.now();
+          const data = await this.sdk.send<CompletionsResponse>("/api/fleet/completions", {
+            method: "GET",
+            query: { windowSeconds: CHART_WINDOW_SECONDS, bucketSeconds: CHART_BUCKET_SECONDS, ...prefixQuery(prefix) },
+          });
+          this.clock.observe(data.now, sentAt, Date.now());
+          if (prefix === this.prefix) this.showCompletions(data);
+          break;
+        }
+        case "inFlight":
+        case "expired":
+        case "failed": {
+          const rows = await this.readList(topic, prefix);
+          if (prefix === this.prefix) this.showList(topic, rows);
+          break;
+        }
+      }
+      this.outage.clear();
+    } catch (err) {
+      this.failed(isFailure(err) ? err : toFailure(err), topic);
+    }
+  }
+
+  private async readList(list: "inFlight" | "expired" | "failed", prefix: string): Promise<JobRow[]> {
+    const now = this.clock.now();
+    const query =
+      list === "inFlight"
+        ? { limit: IN_FLIGHT_LIMIT, filter: inFlightFilter(prefix, now), sort: IN_FLIGHT_SORT }
+        : list === "expired"
+          ? { limit: EXPIRED_LIMIT, filter: expiredFilter(prefix, now), sort: EXPIRED_SORT }
+          : { limit: FAILED_LIMIT, filter: failedFilter(prefix), sort: FAILED_SORT };
+    const rows = await this.sdk.list<JobRow>(JOBS_COLLECTION, query.limit, { filter: query.filter, sort: query.sort, fields: LIST_FIELDS });
+    // The filter may only narrow a prefix with quotes or backslashes up to them (queries.ts): check each row.
+    return rows.filter((row) => matchesPrefix(row.probe_key, prefix));
+  }
+
+  private failed(failure: RequestFailure, topic?: Topic): void {
+    if (failure.status === 0) {
+      this.outage.report(failure);
+    } else if (failure.status === 401 || failure.status === 403) {
+      this.onSessionEnded("Your session has ended (the server no longer accepts its token): sign in again.");
+    } else if (topic === "completions") {
+      setText(byId("chart-note"), `unavailable: ${failure.message}`);
+    } else {
+      notice(`Reading ${topic ?? "the server"} failed: ${failure.message}`, "refused");
+    }
+  }
+
+  private showStats(stats: FleetStats): void {
+    this.stats = { value: stats, readAt: Date.now() };
+    renderCounts(byId("counts"), stats, stats.oldestPendingAgeSeconds);
+    const empty = stats.total === 0;
+    byId("empty").hidden = !empty;
+    byId("panels").hidden = empty;
+    if (empty) this.showEmptyState();
+    const filterNote = this.prefix === "" ? "" : `${formatCount(stats.total)} job${stats.total === 1 ? "" : "s"} match`;
+    setText(byId("filter-note"), filterNote);
+    const held = stats.counts.claimed + stats.counts.running;
+    setText(byId("in-flight-note"), boundNote(this.lists.inFlight.rows.length, IN_FLIGHT_LIMIT, held - stats.expiredLeases));
+    const sweeper = stats.sweeper.scheduled ? `the server sweeper runs "${stats.sweeper.schedule}"` : "no server sweeper is scheduled";
+    setText(byId("expired-note"), [boundNote(this.lists.expired.rows.length, EXPIRED_LIMIT, stats.expiredLeases), sweeper].filter(Boolean).join(" · "));
+    setText(byId("failed-note"), boundNote(this.lists.failed.rows.length, FAILED_LIMIT, stats.counts.failed));
+  }
+
+  private showEmptyState(): void {
+    const text = byId("empty-text");
+    const title = byId("empty-title");
+    text.replaceChildren();
+    const para = (content: string) => {
+      const p = document.createElement("p");
+      p.textContent = content;
+      text.append(p);
+    };
+    if (this.prefix !== "") {
+      setText(title, "No job matches this filter");
+      para(`No job's probe_key starts with "${this.prefix}". Clear the probe_key prefix above to see every job.`);
+      return;
+    }
+    setText(title, "No jobs yet");
+    para("Nothing has been enqueued on this server. Enqueue jobs with the pb-fleet client and start a worker; this page shows them live as they run:");
+    const code = document.createElement("pre");
+    code.textContent =
+      `await client.enqueue("probe/a", { payload: { url: "https://a.example" } });\n` +
+      `new Worker(client, { workerId: "w-1", handler: async (job) => ({ ok: true }) }).start();`;
+    text.append(code);
+    para(`Or: curl -X POST ${origin}/api/fleet/enqueue -H "Authorization: $PB_TOKEN" -d '{"jobs":[{"probeKey":"probe/a"}]}'`);
+  }
+
+  private showCompletions(data: CompletionsResponse): void {
+    this.completions = data;
+    const summary = drawChart(byId<SVGSVGElement>("chart-svg"), data, this.clock.now());
+    setText(byId("chart-rate"), formatRate(summary.currentRate));
+    setText(byId("chart-top"), formatRate(Number(byId<SVGSVGElement>("chart-svg").dataset["top"])));
+    setText(byId("chart-from"), `−${Math.round((data.bucketSeconds * data.buckets.length) / 60)} min`);
+    setText(byId("chart-note"), `${formatCount(summary.totalDone)} done, ${formatCount(summary.totalFailed)} failed in the window`);
+  }
+
+  private showList(list: "inFlight" | "expired" | "failed", rows: JobRow[]): void {
+    const tbody = byId<HTMLTableElement>(list === "inFlight" ? "in-flight" : list).tBodies[0]!;
+    const ids =
+      list === "inFlight" ? renderInFlight(tbody, rows, this.clock.now()) : list === "expired" ? renderExpired(tbody, rows) : renderFailed(tbody, rows);
+    this.lists[list] = { rows, ids };
+    byId(`${list === "inFlight" ? "in-flight" : list}-empty`).hidden = rows.length > 0;
+    tickAgo(tbody, this.clock.now(), parsePbDate);
+    if (this.stats !== null) this.showStats(this.stats.value);
+  }
+
+  /** Each second: countdowns, "ago" texts, the oldest wait, and whether the realtime stream is up. */
+  private tick(): void {
+    const now = this.clock.now();
+    const lapsed = tickLeases(byId<HTMLTableElement>("in-flight").tBodies[0]!, now);
+    // A lease ran out: the job now waits for the sweeper, and no event says so.
+    if (lapsed > 0) for (const topic of ["inFlight", "expired", "stats"] as const) this.refreshers.get(topic)!.request();
+    tickAgo(byId("expired"), now, parsePbDate);
+    tickAgo(byId("failed"), now, parsePbDate);
+    if (this.stats !== null && this.stats.value.oldestPendingAgeSeconds !== null) {
+      const age = this.stats.value.oldestPendingAgeSeconds + (Date.now() - this.stats.readAt) / 1000;
+      setText(byId("counts").querySelector('[data-stat="oldest"] .count-value')!, formatDuration(age));
+    }
+    this.watchRealtime();
+  }
+
+  private watchRealtime(): void {
+    if (this.sdk.isRealtimeConnected()) {
+      this.realtimeDownTicks = 0;
+      if (!this.outage.active) showConnection("live");
+      return;
+    }
+    this.realtimeDownTicks++;
+    if (this.realtimeDownTicks < 2 || this.outage.active) return;
+    showConnection("reconnecting");
+    void serverAnswers().then((answers) => {
+      if (!answers) {
+        this.outage.report({ status: 0, message: "no answer to /api/health" });
+      } else if (Date.now() - this.lastFallback >= FALLBACK_REFRESH_MS) {
+        // Answers, but the stream stays down (a proxy that cuts it, say): read instead of waiting for events.
+        this.lastFallback = Date.now();
+        this.refreshAll();
+      }
+    });
+  }
+
+  /** A button of a list row: confirm, then the fleet endpoint (its rules decide). */
+  async act(action: JobAction, jobId: string, button: HTMLButtonElement): Promise<void> {
+    const job = [...this.lists.inFlight.rows, ...this.lists.expired.rows, ...this.lists.failed.rows].find((r) => r.id === jobId);
+    if (job === undefined) return;
+    // Captured now: once the job leaves its list the button is detached and finds no section.
+    const section: HTMLElement = (button.closest("section") as HTMLElement | null) ?? byId("main");
+    const name = `${job.probe_key} (${job.id})`;
+    const ask =
+      action === "retry"
+        ? ["Retry this job?", `${name} goes back to pending, due now, with its attempts reset to 0.`, "Retry"]
+        : action === "cancel"
+          ? ["Cancel this job?", `${name} becomes cancelled. If a worker holds it, its next renew is refused and its handler is aborted.`, "Cancel job"]
+          : [
+              "Re-queue this job?",
+              `${name} is held by ${job.claimed_by}, whose lease has ended. It goes back to pending on that holder's behalf, as the sweeper would; the server refuses if the holder renewed since.`,
+              "Re-queue",
+            ];
+    if (!(await confirmAction(ask[0]!, ask[1]!, ask[2]!))) {
+      button.focus();
+      return;
+    }
+    button.disabled = true;
+    try {
+      if (action === "retry") {
+        const res = await this.sdk.send<{ retried: boolean; reason?: string }>("/api/fleet/retry", { method: "POST", body: { jobId } });
+        if (res.retried) notice(`Retried ${job.probe_key}: pending again.`);
+        else notice(`Not retried: ${res.reason ?? "the job is no longer failed or cancelled"}.`, "refused");
+      } else if (action === "cancel") {
+        const res = await this.sdk.send<{ cancelled: boolean }>("/api/fleet/cancel", { method: "POST", body: { jobId } });
+        if (res.cancelled) notice(`Cancelled ${job.probe_key}.`);
+        else notice("Not cancelled: the job has already finished.", "refused");
+      } else {
+        const res = await this.sdk.send<{ released: boolean; reason?: string }>("/api/fleet/release", {
+          method: "POST",
+          body: { jobId, workerId: job.claimed_by, status: "pending" },
+        });
+        if (res.released) notice(`Re-queued ${job.probe_key}: pending again.`);
+        else notice(`Not re-queued: ${res.reason === "refused_lease_live" ? "the holder renewed its lease since (refused_lease_live)" : res.reason}.`, "refused");
+      }
+      this.refreshAll();
+    } catch (err) {
+      const failure = isFailure(err) ? err : toFailure(err);
+      if (failure.status === 0 || failure.status === 401 || failure.status === 403) this.failed(failure);
+      else notice(`The server refused: ${failure.message}`, "refused");
+    } finally {
+      button.disabled = false;
+      // The row may be gone now: keep the keyboard in the same section.
+      if (!button.isConnected) {
+        section.tabIndex = -1;
+        section.focus();
+      }
+    }
+  }
+}
+
+// ---- start --------------------------------------------------------------------------------
+
+async function connect(): Promise<SdkBinding> {
+  const outage = new Outage(() => undefined);
+  for (let delay = 1_000; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      const line: Line = await detectLine(origin);
+      const sdk = await loadBinding(origin, line);
+      outage.clear();
+      return sdk;
+    } catch (err) {
+      outage.report(isFailure(err) ? err : toFailure(err));
+      await sleep(delay);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  showOnly("loading");
+  const sdk = await connect();
+  const accountNoun = sdk.line === "0.22" ? "admin" : "superuser";
+  setText(byId("server-line"), `PocketBase ${sdk.line === "0.22" ? "0.22" : "0.23+"}`);
+  setText(byId("signin-hint"), `Sign in with the email and password of a PocketBase ${accountNoun} of this server.`);
+  let board: Board | null = null;
+  let filterTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const showSignIn = (message = "") => {
+    board?.stop();
+    board = null;
+    sdk.signOut();
+    showOnly("signin");
+    showConnection("connecting");
+    byId("sign-out").hidden = true;
+    setText(byId("account"), "");
+    const error = byId("signin-error");
+    error.hidden = message === "";
+    setText(error, message);
+    byId("signin-email").focus();
+  };
+  const startBoard = () => {
+    board?.stop();
+    board = new Board(sdk, showSignIn);
+    setText(byId("account"), sdk.account());
+    byId("sign-out").hidden = false;
+    board.start();
+  };
+
+  byId<HTMLFormElement>("signin-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const email = byId<HTMLInputElement>("signin-email").value.trim();
+    const password = byId<HTMLInputElement>("signin-password").value;
+    const submit = byId<HTMLFormElement>("signin-form").querySelector("button")!;
+    submit.disabled = true;
+    sdk
+      .signIn(email, password)
+      .then(() => {
+        byId<HTMLInputElement>("signin-password").value = "";
+        startBoard();
+      })
+      .catch((err) => {
+        const failure = isFailure(err) ? err : toFailure(err);
+        const error = byId("signin-error");
+        error.hidden = false;
+        setText(
+          error,
+          failure.status === 0
+            ? `PocketBase at ${origin} is not answering: ${failure.message}`
+            : failure.status === 400
+              ? `Wrong email or password for a ${accountNoun} of this server.`
+              : failure.message,
+        );
+      })
+      .finally(() => (submit.disabled = false));
+  });
+  byId("sign-out").addEventListener("click", () => showSignIn());
+  byId<HTMLFormElement>("filter").addEventListener("submit", (event) => event.preventDefault());
+  byId<HTMLInputElement>("filter-prefix").addEventListener("input", (event) => {
+    clearTimeout(filterTimer);
+    const value = (event.target as HTMLInputElement).value;
+    filterTimer = setTimeout(() => board?.setPrefix(value), FILTER_DEBOUNCE_MS);
+  });
+  byId("main").addEventListener("click", (event) => {
+    const button = (event.target as Element).closest<HTMLButtonElement>("button[data-action]");
+    if (button === null || board === null) return;
+    void board.act(button.dataset["action"] as JobAction, button.dataset["jobId"] ?? "", button);
+  });
+
+  if (!sdk.hasSession()) {
+    showSignIn();
+    return;
+  }
+  try {
+    await sdk.refreshSession();
+  } catch (err) {
+    const failure = isFailure(err) ? err : toFailure(err);
+    // Gone (status 0) or failing: keep the session and let the board wait for the server.
+    if (failure.status >= 400 && failure.status < 500) {
+      showSignIn("Your session has ended: sign in again.");
+      return;
+    }
+  }
+  startBoard();
+}
+
+void main();

@@ -1,0 +1,18 @@
+/**
+ * POST /api/fleet/complete { workerId, releases: [{ jobId, leaseToken?, status, result?, error? }] }
+ * Releases up to 100 jobs in one transaction: `{ results: [{ jobId, released, reason? }] }` in request order.
+ */
+import { json, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
+import { completeJobs } from "../lib/batches.js";
+import { TRANSACTION_FAILED } from "../lib/queue.js";
+import type { CompleteResponse } from "../lib/types.js";
+import { validateCompleteRequest } from "../lib/validate.js";
+
+export function handleComplete(req: FleetRequest): Reply {
+  const valid = validateCompleteRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const results = updateJobsBulk("complete", (batch, now) => completeJobs(batch, valid.value, now, Math.random));
+  if (results === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer: CompleteResponse = { results };
+  return json(200, answer);
+}

@@ -1,0 +1,16 @@
+/** GET /api/fleet/completions[?windowSeconds=300][&bucketSeconds=5][&probeKeyPrefix=...] */
+import { json, queryOne, type FleetRequest, type Reply } from "@pb-fleet/adapter";
+import {
+  buildCompletions, completionsQuery, completionsWindow, COMPLETIONS_ROW_SHAPE, COMPLETIONS_UNAVAILABLE, parseCompletionsParams,
+} from "../lib/completions.js";
+
+export function handleCompletions(req: FleetRequest): Reply {
+  const params = parseCompletionsParams(req.query("windowSeconds"), req.query("bucketSeconds"));
+  if (!params.ok) return json(400, { error: params.error });
+  const now = Date.now();
+  const window = completionsWindow(now, params.windowSeconds, params.bucketSeconds);
+  const row = queryOne(completionsQuery(window, req.query("probeKeyPrefix")), COMPLETIONS_ROW_SHAPE);
+  if (row === null) return json(503, { error: COMPLETIONS_UNAVAILABLE }); // the cause is in the log
+  // The answer's `now` is when it was made (after the read), for the page's estimate of this server's clock.
+  return json(200, buildCompletions(row, window, Date.now()));
+}

@@ -1,0 +1,18 @@
+/**
+ * POST /api/fleet/heartbeat { workerId, leaseSeconds?, leases: [{ jobId, leaseToken?, progress? }] }
+ * Renews up to 100 leases in one transaction: `{ results: [{ jobId, renewed }] }` in request order.
+ */
+import { json, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
+import { heartbeatJobs } from "../lib/batches.js";
+import { TRANSACTION_FAILED } from "../lib/queue.js";
+import type { HeartbeatResponse } from "../lib/types.js";
+import { validateHeartbeatRequest } from "../lib/validate.js";
+
+export function handleHeartbeat(req: FleetRequest): Reply {
+  const valid = validateHeartbeatRequest(req.body());
+  if (!valid.ok) return json(400, { error: valid.error });
+  const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatJobs(batch, valid.value, now));
+  if (results === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer: HeartbeatResponse = { results };
+  return json(200, answer);
+}

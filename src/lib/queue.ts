@@ -1,0 +1,77 @@
+/**
+ * The queue's limits, defaults and retry backoff (QUEUE.md): one home for each,
+ * imported by validation, the transitions, the client and the tests.
+ */
+
+/** Jobs one POST /api/fleet/enqueue writes at most (all or nothing). */
+export const MAX_ENQUEUE_JOBS = 1000;
+/** Items of one POST /api/fleet/heartbeat or /complete (one transaction). */
+export const MAX_BATCH_ITEMS = 100;
+/** A job's payload, and a release's result, serialized as JSON: at most this many UTF-8 bytes. */
+export const MAX_PAYLOAD_BYTES = 1_048_576;
+export const MAX_RESULT_BYTES = 1_048_576;
+/** A release's error text: at most this many UTF-8 bytes. */
+export const MAX_ERROR_BYTES = 65_536;
+/** delaySeconds: at most this (about 100 years; dates stay 4-digit years, which text order needs). */
+export const MAX_DELAY_SECONDS = 3_153_600_000;
+/** A renew's progress, serialized as JSON: at most this many UTF-8 bytes. */
+export const MAX_PROGRESS_BYTES = 4096;
+/** Priority: an integer in [MIN_PRIORITY, MAX_PRIORITY]; higher runs first. */
+export const MIN_PRIORITY = -1000;
+export const MAX_PRIORITY = 1000;
+/** maxAttempts: an integer 0..MAX_MAX_ATTEMPTS; 0 means no cap. */
+export const MAX_MAX_ATTEMPTS = 1000;
+/** max_attempts of a job from enqueue that does not say (a bare record API row has 0: no cap). */
+export const DEFAULT_MAX_ATTEMPTS = 25;
+
+/**
+ * The 503 answer of the queue's endpoints (enqueue, cancel, retry) when their
+ * transaction rolled back: nothing was written; the cause is in PocketBase's log.
+ */
+export const TRANSACTION_FAILED =
+  "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+
+/** `last_error` of a job dead-lettered because it used its attempts. */
+export const MAX_ATTEMPTS_ERROR = "max attempts reached";
+
+/** The first retry waits at least this long; no retry waits longer than BACKOFF_CAP_MS. */
+export const BACKOFF_BASE_MS = 1000;
+export const BACKOFF_CAP_MS = 3_600_000;
+/** Jitter adds up to this fraction of the delay (never subtracts: the floor stays 1 s). */
+export const BACKOFF_JITTER = 0.25;
+
+/**
+ * How long a job waits before its next attempt after its `attempts`-th failed:
+ * `min(cap, base * 2^(attempts - 1) * (1 + jitter * r))` with `r` in [0, 1).
+ * So 1 s, 2 s, 4 s, ... (each up to 25% more), never under 1 s, never over an
+ * hour. `r` is passed in (Math.random() in the server) to keep this pure.
+ */
+export function retryBackoffMs(attempts: number, r: number): number {
+  const exponent = Math.max(0, Math.min(attempts - 1, 32)); // 2^32 s is far past the cap
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+
+/** Whether a job that has been claimed `attempts` times may be claimed again under `maxAttempts` (0: no cap). */
+export function hasAttemptsLeft(attempts: number, maxAttempts: number): boolean {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+
+/** UTF-8 length of a value serialized as JSON (what the size limits count). */
+export function jsonByteLength(value: unknown): number {
+  const text = JSON.stringify(value);
+  return text === undefined ? 0 : utf8ByteLength(text);
+}
+
+/** UTF-8 length of a text (goja has no TextEncoder). */
+export function utf8ByteLength(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) { bytes += 4; i++; } // a surrogate pair
+    else bytes += 3;
+  }
+  return bytes;
+}

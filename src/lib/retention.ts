@@ -1,0 +1,116 @@
+/**
+ * Retention: the server cron deletes finished rows once they are older than
+ * the configured keep (QUEUE.md, "Periodic jobs and retention"), a bounded
+ * batch per class per tick. Deleting data on a typo is the one mistake this
+ * must never make, so every doubt resolves to keeping rows: an unreadable
+ * setting keeps its whole class, and only terminal statuses can ever be named.
+ */
+import { DEFAULT_KEEP_DONE, DEFAULT_KEEP_FAILED, KEEP_DONE_ENV, KEEP_FAILED_ENV } from "./config.js";
+import { formatPbDate } from "./lease.js";
+import type { WhereClause } from "./queries.js";
+import { isTerminalStatus } from "./transitions.js";
+import type { JobStatus } from "./types.js";
+
+/** Rows deleted per class per tick; the rest wait for the next tick. */
+export const RETENTION_BATCH = 500;
+
+/** A class of finished rows sharing one keep setting. */
+export type RetentionClass = "done" | "failed";
+export const RETENTION_CLASSES: readonly RetentionClass[] = ["done", "failed"];
+
+/** The statuses each class deletes: terminal ones only (statusesOf re-checks). */
+const CLASS_STATUSES: Readonly<Record<RetentionClass, readonly JobStatus[]>> = {
+  done: ["done", "cancelled"],
+  failed: ["failed"],
+};
+
+const CLASS_SETTINGS: Readonly<Record<RetentionClass, { env: string; fallback: string; rows: string }>> = {
+  done: { env: KEEP_DONE_ENV, fallback: DEFAULT_KEEP_DONE, rows: "done or cancelled" },
+  failed: { env: KEEP_FAILED_ENV, fallback: DEFAULT_KEEP_FAILED, rows: "failed" },
+};
+
+const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * `<integer><unit>` (s, m, h, d) or a bare `0`, in milliseconds; null when the
+ * text is anything else (`7 d`, `7D`, `1.5h`, `-1d`, `7`, a bound past 2^53 ms).
+ */
+export function parseKeepDuration(text: string): number | null {
+  if (text === "0") return 0;
+  const m = /^(\d+)([smhd])$/.exec(text);
+  if (m === null) return null;
+  const ms = Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+  return Number.isSafeInteger(ms) ? ms : null;
+}
+
+/** One class's setting as the server applies it. */
+export interface KeepSetting {
+  retentionClass: RetentionClass;
+  /** How long a finished row is kept; null: forever (`0`, or an invalid value). */
+  keepMs: number | null;
+  /** Set when the configured value is invalid: a sentence for the server's log. */
+  error?: string;
+}
+
+/** The keep of one class from the environment; unset or blank takes the default. */
+export function keepSetting(getenv: (name: string) => string, retentionClass: RetentionClass): KeepSetting {
+  const setting = CLASS_SETTINGS[retentionClass];
+  const raw = getenv(setting.env).trim();
+  const ms = parseKeepDuration(raw === "" ? setting.fallback : raw);
+  if (ms === null) {
+    return {
+      retentionClass,
+      keepMs: null,
+      error: `${setting.env}=${JSON.stringify(raw)} is not a duration such as ${setting.fallback}, 12h, 30m, 90s ` +
+        `or 0 (keep forever), so no ${setting.rows} rows are deleted`,
+    };
+  }
+  // Any zero (`0`, `0d`, `0s`) keeps forever: read as "delete at once" it would empty the class.
+  return { retentionClass, keepMs: ms === 0 ? null : ms };
+}
+
+/**
+ * The `finished_at` before which rows of a class are deleted, as PocketBase's
+ * date text, or null when none are (kept forever, or a keep reaching before
+ * 1970, which formatPbDate cannot write and no row was finished in).
+ */
+export function retentionCutoff(nowMs: number, keepMs: number | null): string | null {
+  if (keepMs === null || !(keepMs > 0)) return null;
+  const cutoffMs = nowMs - keepMs;
+  return Number.isFinite(cutoffMs) && cutoffMs >= 0 ? formatPbDate(cutoffMs) : null;
+}
+
+/** A class's statuses, refusing at run time anything but a known class of terminal statuses. */
+function statusesOf(retentionClass: RetentionClass): readonly JobStatus[] {
+  const statuses = Object.prototype.hasOwnProperty.call(CLASS_STATUSES, retentionClass)
+    ? CLASS_STATUSES[retentionClass]
+    : undefined;
+  if (statuses === undefined || statuses.length === 0 || !statuses.every(isTerminalStatus)) {
+    throw new Error(`not a retention class: ${JSON.stringify(retentionClass)}`);
+  }
+  return statuses;
+}
+
+/**
+ * Ids of at most `limit` rows of the class finished before `cutoff`. The
+ * statuses are constants of this module, never input; a row with no
+ * finished_at (none of pb-fleet's terminal writes leave one) is kept. No
+ * ORDER BY: any expired row is as good as another, and sorting would cost a
+ * pass over the class.
+ */
+export function expiredIdsQuery(retentionClass: RetentionClass, cutoff: string, limit: number): WhereClause {
+  // SQLite reads a negative LIMIT as "no limit".
+  if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
+  const statusTerm = statusesOf(retentionClass).map((status) => `status = '${status}'`).join(" OR ");
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE (${statusTerm}) AND finished_at != '' AND finished_at < {:cutoff} ` +
+      "LIMIT {:limit}",
+    params: { cutoff, limit },
+  };
+}
+
+/** Deletes expiredIdsQuery's rows in one statement (so nothing changes status between the pick and the delete). */
+export function deleteExpiredQuery(retentionClass: RetentionClass, cutoff: string, limit: number): WhereClause {
+  const ids = expiredIdsQuery(retentionClass, cutoff, limit);
+  return { sql: `DELETE FROM probe_jobs WHERE id IN (${ids.sql})`, params: ids.params };
+}

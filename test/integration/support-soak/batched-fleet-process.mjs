@@ -1,0 +1,143 @@
+// One process of the batched crash soak (batched-crash-soak.test.ts starts
+// two, and restarts them): fleet-process.mjs's fleet (N Workers and one
+// Sweeper on the pb-fleet client, its simulated crashes, failures and long
+// jobs, its JSON lines on stdout), with the Workers at the batched settings
+// (concurrency 50: claim-next of the free slots, one POST /api/fleet/heartbeat
+// per renew interval for every held lease, releases coalesced into
+// POST /api/fleet/complete). The Workers get the client through a wrapper that
+// counts those calls and their items, printed every 250 ms as a `calls` line,
+// so the test can tell the batch endpoints carried the load.
+//
+// A simulated crash: with probability abandonRate, a handler makes its own
+// Worker walk away (stop({ mode: "abandon" }): no more heartbeats, no release
+// of any job it holds, nothing written) and a fresh Worker with a new id takes
+// its place. At concurrency 50 that is up to 50 jobs orphaned at once.
+// On SIGTERM the process stops its workers (mode "finish") and sweeper, then exits.
+
+const config = JSON.parse(process.env.FLEET_SOAK_CONFIG ?? "{}");
+const { FleetClient, Worker, Sweeper, PermanentJobError } = await import(config.clientModule);
+
+const {
+  url, email, password, prefix, processName, workers: workerCount, concurrency, leaseSeconds,
+  abandonRate, failRate, permanentFailRate, longJobRate, sweepInterval, maxReclaimAttempts,
+} = config;
+
+function emit(line) {
+  process.stdout.write(JSON.stringify({ t: Date.now(), proc: processName, ...line }) + "\n");
+}
+
+function wait(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+const client = new FleetClient({ url, email, password, timeoutMs: 2_500 });
+
+/** Batch calls made (and their items) by this process's Workers. */
+const calls = { claimNext: 0, claimed: 0, heartbeat: 0, heartbeatItems: 0, complete: 0, completeItems: 0, renew: 0, release: 0 };
+/** The client as the Workers see it: the same methods, counted. */
+const api = {
+  claimNext: async (opts, req) => {
+    calls.claimNext++;
+    const held = await client.claimNext(opts, req);
+    calls.claimed += held.length;
+    return held;
+  },
+  claim: (...a) => client.claim(...a),
+  renew: (...a) => (calls.renew++, client.renew(...a)),
+  release: (...a) => (calls.release++, client.release(...a)),
+  writeResult: (...a) => client.writeResult(...a),
+  listExpiredLeases: (...a) => client.listExpiredLeases(...a),
+  sweep: (...a) => client.sweep(...a),
+  heartbeat: (workerId, leases, opts) => {
+    calls.heartbeat++;
+    calls.heartbeatItems += leases.length;
+    return client.heartbeat(workerId, leases, opts);
+  },
+  complete: (workerId, releases, req) => {
+    calls.complete++;
+    calls.completeItems += releases.length;
+    return client.complete(workerId, releases, req);
+  },
+};
+setInterval(() => emit({ ev: "calls", ...calls }), 250).unref();
+const live = new Set();
+let generation = 0;
+let stopping = false;
+
+/** The events the test reads; everything else is only counted. */
+function watch(emitter, role) {
+  emitter.on("claimed", (e) => emit({ ev: "claimed", role, jobId: e.jobId, workerId: e.workerId, version: e.version, alreadyHeld: e.alreadyHeld }));
+  emitter.on("renewed", (e) => emit({ ev: "renewed", jobId: e.jobId, workerId: e.workerId }));
+  emitter.on("lease_lost", (e) => emit({ ev: "lease_lost", role, jobId: e.jobId, workerId: e.workerId, reason: e.reason }));
+  emitter.on("released", (e) => emit({ ev: "released", role, jobId: e.jobId, workerId: e.workerId, status: e.status, version: e.version, committed: e.committed }));
+  emitter.on("result_written", (e) => emit({ ev: "result_written", role, jobId: e.jobId, workerId: e.workerId, status: e.status }));
+  emitter.on("retried", (e) => emit({ ev: "retried", jobId: e.jobId, workerId: e.workerId, attempt: e.attempt, maxAttempts: e.maxAttempts }));
+  emitter.on("failed", (e) => emit({ ev: "failed", jobId: e.jobId, workerId: e.workerId, deadLettered: e.deadLettered === true, message: e.error }));
+  emitter.on("swept", (e) => emit({ ev: "swept", jobId: e.jobId, claimedBy: e.claimedBy, count: e.consecutiveOrphanCount }));
+  emitter.on("gave_up", (e) => emit({ ev: "gave_up", jobId: e.jobId, claimedBy: e.claimedBy }));
+  emitter.on("error", (e) => emit({ ev: "error", role, op: e.op, jobId: e.jobId, name: e.error.name, message: e.error.message }));
+}
+
+function startWorker(slot) {
+  const workerId = `${processName}-s${slot}-g${generation++}`;
+  const worker = new Worker(api, {
+    workerId,
+    concurrency,
+    leaseSeconds,
+    pollInterval: 50,
+    maxPollInterval: 500,
+    probeKeyPrefix: prefix,
+    handler: async (job, signal) => {
+      if (Math.random() < abandonRate) {
+        // This worker "dies" holding the job: it stops renewing and never reports.
+        emit({ ev: "abandon", jobId: job.id, workerId });
+        live.delete(worker);
+        void worker.stop({ mode: "abandon" });
+        if (!stopping) live.add(startWorker(slot));
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+        return null;
+      }
+      // Most probes are quick; a few outlive several renew intervals.
+      const ms = Math.random() < longJobRate ? 1_500 + Math.random() * 2_500 : 5 + Math.random() * 25;
+      await wait(ms, signal);
+      const roll = Math.random();
+      if (roll < permanentFailRate) throw new PermanentJobError(`simulated permanent failure of ${job.probe_key}`);
+      if (roll < permanentFailRate + failRate) throw new Error(`simulated probe failure of ${job.probe_key} (attempt ${job.attempt})`);
+      return {
+        workerId: job.workerId, claimVersion: job.version, leaseToken: job.leaseToken ?? null, pid: process.pid,
+        attempt: job.attempt, maxAttempts: job.maxAttempts,
+      };
+    },
+  });
+  watch(worker, "worker");
+  worker.start();
+  return worker;
+}
+
+for (let slot = 0; slot < workerCount; slot++) live.add(startWorker(slot));
+const sweeper = new Sweeper(client, {
+  interval: sweepInterval,
+  maxReclaimAttempts,
+  batchSize: 100,
+  probeKeyPrefix: prefix,
+  sweeperId: `${processName}-sweeper`,
+});
+watch(sweeper, "sweeper");
+sweeper.start();
+emit({ ev: "ready", pid: process.pid });
+
+process.on("SIGTERM", async () => {
+  stopping = true;
+  await Promise.all([...live].map((w) => w.stop({ mode: "finish" })));
+  await sweeper.stop();
+  emit({ ev: "calls", ...calls });
+  emit({ ev: "stopped" });
+  process.exit(0);
+});
