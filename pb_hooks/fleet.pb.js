@@ -1101,7 +1101,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next e9245b33ac3c"] || (globalThis["pbFleet POST /api/fleet/claim-next e9245b33ac3c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 0612b6451746"] || (globalThis["pbFleet POST /api/fleet/claim-next 0612b6451746"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -1389,17 +1389,29 @@ function executeStatement(db, statement) {
 }
 
 // src/lib/queries.ts
-function pendingDueWhere(priority, nowMs, probeKeyPrefix) {
+function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter") {
   return withPrefix(
-    "status = 'pending' AND priority = {:priority} AND run_at <= {:now}",
+    `status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
     { priority, now: formatPbDate(nowMs) },
     probeKeyPrefix,
-    FILTER_ONLY
+    use
   );
 }
+function levelTerms(use, terms) {
+  return use === "range" ? terms.replace(/\b(priority|run_at) /g, "+$1 ") : terms;
+}
+function familyProbeQuery(probeKeyPrefix) {
+  const family = withPrefix("status = 'pending'", {}, probeKeyPrefix);
+  return {
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE ${family.sql} LIMIT ${FAMILY_PROBE_LIMIT})`,
+    params: family.params
+  };
+}
+var FAMILY_PROBE_LIMIT = 5e3;
+var FAMILY_PROBE_SHAPE = { n: 0 };
 var PRIORITY_LEVEL_SHAPE = { found: 0, priority: 0 };
-function topPriorityQuery(probeKeyPrefix, below) {
-  const where = below === void 0 ? withPrefix("status = 'pending'", {}, probeKeyPrefix, FILTER_ONLY) : withPrefix("status = 'pending' AND priority < {:below}", { below }, probeKeyPrefix, FILTER_ONLY);
+function topPriorityQuery(probeKeyPrefix, below, use = "filter") {
+  const where = below === void 0 ? withPrefix("status = 'pending'", {}, probeKeyPrefix, use) : withPrefix(`status = 'pending' AND ${levelTerms(use, "priority < {:below}")}`, { below }, probeKeyPrefix, use);
   return {
     sql: `SELECT MAX(priority) IS NOT NULL AS found, COALESCE(MAX(priority), 0) AS priority FROM probe_jobs WHERE ${where.sql}`,
     params: where.params
@@ -1411,7 +1423,6 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
-var FILTER_ONLY = "filter";
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -1598,15 +1609,21 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   return claimed;
 }
 function duePending(batch, nowMs, probeKeyPrefix, want) {
+  const use = prefixUse(batch, probeKeyPrefix);
   const rows = [];
-  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix), PRIORITY_LEVEL_SHAPE);
+  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix), LEVEL_ORDER, want - rows.length);
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use), LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
-    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority), PRIORITY_LEVEL_SHAPE);
+    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use), PRIORITY_LEVEL_SHAPE);
   }
   return rows;
+}
+function prefixUse(batch, probeKeyPrefix) {
+  if (probeKeyPrefix === "") return "filter";
+  const family = batch.queryOne(familyProbeQuery(probeKeyPrefix), FAMILY_PROBE_SHAPE);
+  return family !== null && family.n < FAMILY_PROBE_LIMIT ? "range" : "filter";
 }
 
 // src/lib/validate.ts

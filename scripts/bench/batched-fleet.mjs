@@ -15,6 +15,7 @@
 // ids of the jobs it completed, request counts, CPU) to `reportFile`.
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
+import { countedClient } from "./counted-client.mjs";
 
 const config = JSON.parse(process.env.BENCH_FLEET_CONFIG ?? "{}");
 const { FleetClient, Worker } = await import(config.clientModule);
@@ -25,9 +26,7 @@ const emit = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const client = new FleetClient({ url, email, password, timeoutMs: 30_000 });
 await client.authenticate();
 
-/** Requests by endpoint, items per batch call, and what came back. */
-const calls = { claimNext: 0, heartbeat: 0, complete: 0, renew: 0, release: 0 };
-const items = { claimed: 0, heartbeatItems: 0, completeItems: 0 };
+/** What came back. */
 const completed = [];
 const problems = { leaseLost: 0, refused: 0, errors: 0 };
 const errorSamples = [];
@@ -39,38 +38,12 @@ const noteError = (op, err) => {
   if (errorSamples.length < 5) errorSamples.push(`${op}: ${err?.name ?? "Error"}: ${String(err?.message ?? err).slice(0, 200)}`);
 };
 
-/** The client, counting what each Worker asks of it (the Worker sees the same methods). */
-const api = {
-  async claimNext(opts, req) {
-    calls.claimNext++;
-    const held = await client.claimNext(opts, req);
-    items.claimed += held.length;
+/** The client, counting what each Worker asks of it (requests by endpoint, items per batch call). */
+const { api, calls, items } = countedClient(client, {
+  onClaimed: (held) => {
     if (held.length && firstClaimAt === null) firstClaimAt = Date.now();
-    return held;
   },
-  claim: (...a) => client.claim(...a),
-  renew: (...a) => {
-    calls.renew++;
-    return client.renew(...a);
-  },
-  release: (...a) => {
-    calls.release++;
-    return client.release(...a);
-  },
-  writeResult: (...a) => client.writeResult(...a),
-  listExpiredLeases: (...a) => client.listExpiredLeases(...a),
-  sweep: (...a) => client.sweep(...a),
-  heartbeat: (workerId, leases, opts) => {
-    calls.heartbeat++;
-    items.heartbeatItems += leases.length;
-    return client.heartbeat(workerId, leases, opts);
-  },
-  complete: (workerId, releases, req) => {
-    calls.complete++;
-    items.completeItems += releases.length;
-    return client.complete(workerId, releases, req);
-  },
-};
+});
 
 const completedOne = (jobId) => {
   completed.push(jobId);

@@ -35,7 +35,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { readProcMemoryBytes, startPocketBase, freePort } from "../pocketbase/server.mjs";
-import { SQL_PATH, writeHooksDir } from "./hooks.mjs";
+import { benchSql, benchSqlValue, writeHooksDir } from "./hooks.mjs";
 import { readCpuSeconds } from "./proc.mjs";
 import { captureCpuProfile, ensurePprofPocketBase, PPROF_ENV, summarizeProfile } from "./profile.mjs";
 import { latencySummary, median, ratio, ratioSummary } from "./stats.mjs";
@@ -51,18 +51,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /* ------------------------------------------------------------ SQL helpers */
 
-async function sql(client, server, text, params = {}) {
-  const res = await client.post(server.pb, SQL_PATH, { sql: text, params });
-  if (res.status !== 200) throw new Error(`${server.name}: SQL failed: ${brief(res)}\n${text}`);
-}
+/** The SQL route's value as text ("" when it has none). */
+const sqlText = async (client, server, text, params) => String((await benchSqlValue(client, server, text, params)) ?? "");
 
-async function sqlValue(client, server, text, params = {}) {
-  const res = await client.post(server.pb, SQL_PATH, { sql: text, params, read: true });
-  if (res.status !== 200) throw new Error(`${server.name}: SQL read failed: ${brief(res)}\n${text}`);
-  return String(res.body.value ?? "");
-}
-
-const sqlNumber = async (client, server, text, params) => Number(await sqlValue(client, server, `SELECT CAST((${text}) AS TEXT) AS value`, params));
+const sqlNumber = async (client, server, text, params) => Number(await sqlText(client, server, `SELECT CAST((${text}) AS TEXT) AS value`, params));
 
 /** Epoch ms of a PocketBase date column, in SQL (SQLite reads the trailing Z). */
 const ms = (col) => `((julianday(${col}) - 2440587.5) * 86400000.0)`;
@@ -269,8 +261,8 @@ async function runOnce(ctx, env, server, { mode, jobs, tag, shape, onRunning }) 
     for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
     await Promise.all(procs.map((p) => p.exited));
     // The next run starts from an empty table (outside the measured time).
-    await sql(client, server, "DELETE FROM probe_jobs WHERE probe_key LIKE {:p}", { p: `${prefix}%` });
-    await sql(client, server, "DELETE FROM probe_job_events");
+    await benchSql(client, server, "DELETE FROM probe_jobs WHERE probe_key LIKE {:p}", { p: `${prefix}%` });
+    await benchSql(client, server, "DELETE FROM probe_job_events");
   }
 }
 
@@ -289,14 +281,14 @@ async function checkRows(ctx, server, prefix, jobs, reports) {
   const noFinish = await n("finished_at = '' OR finished_at IS NULL OR claimed_at = '' OR claimed_at IS NULL");
   const foreignResult = await n("status = 'done' AND (json_extract(result, '$.w') IS NULL OR json_extract(result, '$.w') != claimed_by)");
   const spanMs = await sqlNumber(client, server, `SELECT MAX(${ms("finished_at")}) - MIN(${ms("claimed_at")}) FROM probe_jobs WHERE ${where} AND status = 'done'`, p);
-  const latText = await sqlValue(
+  const latText = await sqlText(
     client,
     server,
     `SELECT group_concat(CAST(ROUND(${ms("finished_at")} - ${ms("claimed_at")}, 1) AS TEXT), ',') AS value FROM probe_jobs WHERE ${where} AND status = 'done'`,
     p,
   );
   const latency = latencySummary(latText ? latText.split(",").map(Number) : []);
-  const ids = new Set((await sqlValue(client, server, `SELECT group_concat(id, ',') AS value FROM probe_jobs WHERE ${where}`, p)).split(",").filter(Boolean));
+  const ids = new Set((await sqlText(client, server, `SELECT group_concat(id, ',') AS value FROM probe_jobs WHERE ${where}`, p)).split(",").filter(Boolean));
 
   const times = new Map();
   for (const r of reports) for (const id of r.completed) times.set(id, (times.get(id) ?? 0) + 1);

@@ -128,6 +128,25 @@ routerAdd("POST", "${SQL_PATH}", (${api.handler}) => {
 `;
 }
 
+/** An answer of the bench client (http.mjs), for error messages. */
+const brief = (res) => `HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`;
+
+/**
+ * Runs one SQL statement through the bench-only SQL route of `server.pb`
+ * (a server started with writeHooksDir's `sql`); throws, naming `server.name`, if it fails.
+ */
+export async function benchSql(client, server, text, params = {}) {
+  const res = await client.post(server.pb, SQL_PATH, { sql: text, params });
+  if (res.status !== 200) throw new Error(`${server.name}: SQL failed: ${brief(res)}\n${text}`);
+}
+
+/** Reads one value (the column `value` of the first row) through the bench-only SQL route, as the route answers it. */
+export async function benchSqlValue(client, server, text, params = {}) {
+  const res = await client.post(server.pb, SQL_PATH, { sql: text, params, read: true });
+  if (res.status !== 200) throw new Error(`${server.name}: SQL read failed: ${brief(res)}\n${text}`);
+  return res.body.value;
+}
+
 /** The bench-only hooks file for a hooks line ("0.22" | "0.23"); `sql` adds the SQL route. */
 export function benchHooksSource(line, options = {}) {
   const api = BENCH_API[line];

@@ -18,7 +18,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { startPocketBase } from "../pocketbase/server.mjs";
-import { SQL_PATH, writeHooksDir } from "./hooks.mjs";
+import { benchSql, benchSqlValue, writeHooksDir } from "./hooks.mjs";
 import { cpuMicrosPerOp, readCpuSeconds } from "./proc.mjs";
 import { latencySummary, median, ratio, ratioSummary } from "./stats.mjs";
 import { closedLoop } from "./workloads.mjs";
@@ -153,22 +153,11 @@ export async function baselineFromGit(repo, rev, layout, tmpRoot) {
 
 /* ------------------------------------------------------------ SQL helpers */
 
-async function sql(client, server, text, params = {}) {
-  const res = await client.post(server.pb, SQL_PATH, { sql: text, params });
-  if (res.status !== 200) throw new Error(`${server.name}: SQL failed: ${brief(res)}\n${text}`);
-}
-
-async function sqlValue(client, server, text, params = {}) {
-  const res = await client.post(server.pb, SQL_PATH, { sql: text, params, read: true });
-  if (res.status !== 200) throw new Error(`${server.name}: SQL read failed: ${brief(res)}\n${text}`);
-  return res.body.value;
-}
-
 async function columnsOf(client, server) {
-  return String(await sqlValue(client, server, "SELECT group_concat(name, ',') AS value FROM pragma_table_info('probe_jobs')")).split(",");
+  return String(await benchSqlValue(client, server, "SELECT group_concat(name, ',') AS value FROM pragma_table_info('probe_jobs')")).split(",");
 }
 
-const count = async (client, server, where) => Number(await sqlValue(client, server, `SELECT CAST(COUNT(*) AS TEXT) AS value FROM probe_jobs WHERE ${where}`));
+const count = async (client, server, where) => Number(await benchSqlValue(client, server, `SELECT CAST(COUNT(*) AS TEXT) AS value FROM probe_jobs WHERE ${where}`));
 
 /** julianday() of an epoch-ms time, for SQLite's date functions. */
 const julianDay = (ms) => ms / 86400000 + 2440587.5;
@@ -194,7 +183,7 @@ export async function seedPlainRows(client, server, rows, prefix) {
     run_at: stamp,
   };
   const exprs = columns.map((c) => overrides[c] ?? `t.\`${c}\``);
-  await sql(
+  await benchSql(
     client,
     server,
     `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < {:rows})
@@ -202,7 +191,7 @@ INSERT INTO probe_jobs (${columns.map((c) => `\`${c}\``).join(", ")})
 SELECT ${exprs.join(", ")} FROM seq CROSS JOIN (SELECT * FROM probe_jobs WHERE id = {:template}) AS t`,
     { rows, prefix, template: template.body.id, base: julianDay(Date.now() - rows - 60_000) },
   );
-  await sql(client, server, "DELETE FROM probe_jobs WHERE id = {:id}", { id: template.body.id });
+  await benchSql(client, server, "DELETE FROM probe_jobs WHERE id = {:id}", { id: template.body.id });
   return columns;
 }
 
@@ -353,7 +342,7 @@ export async function runClaimNext100kPhase(ctx, env, shape) {
       v.reset = resetSql(v.columns);
       const pending = await count(client, v.server, "status = 'pending'");
       const future = v.columns.includes("run_at") ? await count(client, v.server, "status = 'pending' AND run_at > strftime('%Y-%m-%d %H:%M:%fZ', 'now')") : 0;
-      const levels = v.columns.includes("priority") ? Number(await sqlValue(client, v.server, "SELECT CAST(COUNT(DISTINCT priority) AS TEXT) AS value FROM probe_jobs WHERE status = 'pending'")) : 1;
+      const levels = v.columns.includes("priority") ? Number(await benchSqlValue(client, v.server, "SELECT CAST(COUNT(DISTINCT priority) AS TEXT) AS value FROM probe_jobs WHERE status = 'pending'")) : 1;
       datasets[v.key] = {
         server: v.name,
         seededWith: v.seed === "queue" ? `enqueue, ${seedCalls.calls} calls` : "one SQL INSERT (copies of a record-API row)",
@@ -386,7 +375,7 @@ export async function runClaimNext100kPhase(ctx, env, shape) {
         op,
       });
       const cpu = cpuMicrosPerOp(cpuBefore, readCpuSeconds(v.server.pb.pid), result.ops);
-      await sql(client, v.server, v.reset);
+      await benchSql(client, v.server, v.reset);
       const calls = result.latencies.call ?? [];
       // Per-call cost: sequential, the median call's latency; at W > 1, wall time per call (1 / throughput).
       const costMs = sequential ? median(calls) : result.opsPerSec > 0 ? 1000 / result.opsPerSec : null;

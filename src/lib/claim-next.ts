@@ -7,8 +7,8 @@
  */
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import {
-  CLAIM_ORDER, expiredLeaseWhere, firstInClaimOrder, LEVEL_ORDER, pendingDueWhere, PRIORITY_LEVEL_SHAPE,
-  topPriorityQuery,
+  CLAIM_ORDER, expiredLeaseWhere, FAMILY_PROBE_LIMIT, FAMILY_PROBE_SHAPE, familyProbeQuery, firstInClaimOrder, LEVEL_ORDER,
+  pendingDueWhere, PRIORITY_LEVEL_SHAPE, topPriorityQuery, type PrefixUse,
 } from "./queries.js";
 import { decideClaim } from "./transitions.js";
 import type { ClaimNextRequestFields } from "./validate.js";
@@ -67,13 +67,21 @@ export function claimNext(
  * seeks; there are at most MAX_PRIORITY - MIN_PRIORITY + 1 levels.
  */
 export function duePending(batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number): JobRow[] {
+  const use = prefixUse(batch, probeKeyPrefix);
   const rows: JobRow[] = [];
-  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix), PRIORITY_LEVEL_SHAPE);
+  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, undefined, use), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix), LEVEL_ORDER, want - rows.length);
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use), LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
-    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority), PRIORITY_LEVEL_SHAPE);
+    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use), PRIORITY_LEVEL_SHAPE);
   }
   return rows;
+}
+
+/** A small family is walked whole through the probe_key index; a large one filtered out of the claim order (familyProbeQuery). */
+function prefixUse(batch: JobBatch, probeKeyPrefix: string): PrefixUse {
+  if (probeKeyPrefix === "") return "filter"; // no prefix: nothing to filter
+  const family = batch.queryOne(familyProbeQuery(probeKeyPrefix), FAMILY_PROBE_SHAPE);
+  return family !== null && family.n < FAMILY_PROBE_LIMIT ? "range" : "filter";
 }

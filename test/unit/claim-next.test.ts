@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { CLAIM_NEXT_ROUNDS, claimNext, duePending } from "../../src/lib/claim-next";
 import type { JobRow } from "../../src/lib/job-row";
 import { formatPbDate, isLeaseLive } from "../../src/lib/lease";
-import { LEVEL_ORDER } from "../../src/lib/queries";
+import { FAMILY_PROBE_LIMIT, LEVEL_ORDER } from "../../src/lib/queries";
 import { MAX_ATTEMPTS_ERROR } from "../../src/lib/queue";
 import { EXPIRED, held, LIVE, memoryBatch, NOW, row, type MemoryBatch } from "./support/rows";
 
@@ -115,6 +115,22 @@ describe("claimNext (the claim-next transaction's logic)", () => {
 });
 
 describe("duePending (pending rows, level by level)", () => {
+  it("with a prefix, walks a small family through the probe_key index and filters a large one out of the claim order", () => {
+    const family = (n: number) => Array.from({ length: n }, (_, i) => row({ id: `f${i}`, probe_key: `fam/${i}` }));
+    const others = Array.from({ length: 5 }, (_, i) => row({ id: `o${i}`, probe_key: `other/${i}`, created: at(-1) }));
+    const small = memoryBatch([...others, ...family(3)]);
+    expect(duePending(small, NOW, "fam/", 2).map((r) => r.id)).toEqual(["f0", "f1"]);
+    const smallFind = small.calls.find((c) => c.op === "find")!;
+    expect(smallFind.query.sql).toContain("+priority = {:priority}");
+    expect(smallFind.query.sql).toMatch(/ probe_key >= \{:prefix\}/);
+
+    const large = memoryBatch([...others, ...family(FAMILY_PROBE_LIMIT)]);
+    expect(duePending(large, NOW, "fam/", 2).map((r) => r.probe_key)).toEqual(["fam/0", "fam/1"]);
+    const largeFind = large.calls.find((c) => c.op === "find")!;
+    expect(largeFind.query.sql).toContain("+probe_key >= {:prefix}");
+    expect(largeFind.query.sql).not.toContain("+priority");
+  });
+
   it("walks the levels from the highest, skipping a level of future rows, and stops once it has enough", () => {
     const batch = memoryBatch([
       row({ id: "top-future", priority: 5, run_at: seconds(60) }),

@@ -1,24 +1,34 @@
-// One process of the fleet soak (fleet-soak.test.ts starts two, and restarts
-// them): N Workers and one Sweeper on the pb-fleet client, configured by the
-// JSON in FLEET_SOAK_CONFIG. Every fact the test checks is printed to stdout as
-// one JSON line (stdout to a pipe is synchronous on Linux, so a line printed is
-// a line the parent gets, even if this process is then SIGKILLed).
+// One process of the fleet soaks (fleet-soak.test.ts and batched-crash-soak.test.ts
+// start two each, and restart them): N Workers and one Sweeper on the pb-fleet
+// client, configured by the JSON in FLEET_SOAK_CONFIG. Every fact the test
+// checks is printed to stdout as one JSON line (stdout to a pipe is synchronous
+// on Linux, so a line printed is a line the parent gets, even if this process is
+// then SIGKILLed).
 //
 // A simulated crash: with probability abandonRate, a handler makes its own
-// Worker walk away (stop({ mode: "abandon" }): no more renews, no release,
-// nothing written) and a fresh Worker with a new id takes its place.
+// Worker walk away (stop({ mode: "abandon" }): no more renews or heartbeats, no
+// release of any job it holds, nothing written) and a fresh Worker with a new id
+// takes its place. At concurrency 50 that is up to 50 jobs orphaned at once.
 // The jobs are the queue's (enqueued through POST /api/fleet/enqueue, with
 // max_attempts), so the Workers report on the queue path: one release carries
 // the result (done), or the error: `retry` for a plain throw (failRate), `failed`
 // for a PermanentJobError (permanentFailRate).
+//
+// countCalls (the batched crash soak, Workers of concurrency 50: claim-next of
+// the free slots, one POST /api/fleet/heartbeat per renew interval for every
+// held lease, releases coalesced into POST /api/fleet/complete): the Workers get
+// the client through a wrapper that counts those calls and their items
+// (scripts/bench/counted-client.mjs), printed every 250 ms as a `calls` line, so
+// the test can tell the batch endpoints carried the load.
 // On SIGTERM the process stops its workers (mode "finish") and sweeper, then exits.
+import { countedClient } from "../../../scripts/bench/counted-client.mjs";
 
 const config = JSON.parse(process.env.FLEET_SOAK_CONFIG ?? "{}");
 const { FleetClient, Worker, Sweeper, PermanentJobError } = await import(config.clientModule);
 
 const {
   url, email, password, prefix, processName, workers: workerCount, concurrency, leaseSeconds,
-  abandonRate, failRate, permanentFailRate, longJobRate, sweepInterval, maxReclaimAttempts,
+  abandonRate, failRate, permanentFailRate, longJobRate, sweepInterval, maxReclaimAttempts, countCalls,
 } = config;
 
 function emit(line) {
@@ -37,6 +47,10 @@ function wait(ms, signal) {
 }
 
 const client = new FleetClient({ url, email, password, timeoutMs: 2_500 });
+/** countCalls: the client as the Workers see it, the same methods, counted. */
+const counted = countCalls ? countedClient(client) : null;
+const emitCalls = () => emit({ ev: "calls", ...counted.calls, ...counted.items });
+if (counted) setInterval(emitCalls, 250).unref();
 const live = new Set();
 let generation = 0;
 let stopping = false;
@@ -57,7 +71,7 @@ function watch(emitter, role) {
 
 function startWorker(slot) {
   const workerId = `${processName}-s${slot}-g${generation++}`;
-  const worker = new Worker(client, {
+  const worker = new Worker(counted?.api ?? client, {
     workerId,
     concurrency,
     leaseSeconds,
@@ -107,6 +121,7 @@ process.on("SIGTERM", async () => {
   stopping = true;
   await Promise.all([...live].map((w) => w.stop({ mode: "finish" })));
   await sweeper.stop();
+  if (counted) emitCalls();
   emit({ ev: "stopped" });
   process.exit(0);
 });

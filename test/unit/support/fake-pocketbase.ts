@@ -29,7 +29,8 @@ import { bulkPatchStatement, deleteOldEventsStatement, JOB_EVENTS_COLLECTION, jo
 import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch } from "../../../src/lib/job-row";
 import { isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
 import {
-  expiredLeaseWhere, jobByIdWhere, jobsByIdsWhere, liveUniqueKeyQuery, pendingDueWhere, statsQuery, topPriorityQuery,
+  expiredLeaseWhere, FAMILY_PROBE_LIMIT, familyProbeQuery, jobByIdWhere, jobsByIdsWhere, liveUniqueKeyQuery, pendingDueWhere,
+  statsQuery, topPriorityQuery,
 } from "../../../src/lib/queries";
 import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
@@ -331,7 +332,8 @@ export function jobWhere(expression: DbxExpression): (row: SqlJobRow) => boolean
   const ids = Object.keys(params).filter((name) => /^id\d+$/.test(name)).map((_, i) => String(params[`id${i}`]));
   if (ids.length > 0 && sql === jobsByIdsWhere(ids).sql) return (row) => ids.includes(row.id);
   if (sql === expiredLeaseWhere(0, prefix).sql) return (row) => leaseExpired(row, params) && inPrefix(row, params);
-  if (typeof params["priority"] === "number" && sql === pendingDueWhere(params["priority"], 0, prefix).sql) {
+  const priority = params["priority"];
+  if (typeof priority === "number" && (["filter", "range"] as const).some((use) => sql === pendingDueWhere(priority, 0, prefix, use).sql)) {
     const now = String(params["now"]);
     boundNow(params);
     return (row) => row.status === "pending" && row.priority === params["priority"] &&
@@ -408,11 +410,14 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
     return [{ rows: JSON.stringify(rows) }];
   }
   const below = params["below"] === undefined ? undefined : Number(params["below"]);
-  if (sql === topPriorityQuery(prefix, below).sql) {
+  if ((["filter", "range"] as const).some((use) => sql === topPriorityQuery(prefix, below, use).sql)) {
     const levels = jobs
       .filter((r) => r.status === "pending" && (below === undefined || r.priority < below) && inPrefix(r, params))
       .map((r) => r.priority);
     return [{ found: levels.length > 0 ? 1 : 0, priority: levels.length > 0 ? Math.max(...levels) : 0 }];
+  }
+  if (sql === familyProbeQuery(prefix).sql) {
+    return [{ n: Math.min(FAMILY_PROBE_LIMIT, jobs.filter((r) => r.status === "pending" && inPrefix(r, params)).length) }];
   }
   if (typeof params["uniqueKey"] === "string" && sql === liveUniqueKeyQuery(params["uniqueKey"]).sql) {
     const holder = jobs.find((r) => holdsUniqueKey(r) && r.unique_key === params["uniqueKey"]);

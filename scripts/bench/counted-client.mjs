@@ -1,0 +1,49 @@
+// A pb-fleet client as a Worker sees it, with its calls counted: the same
+// methods, each passed through to the FleetClient, and a tally of the requests
+// by endpoint and of the items of each batch call. Used by the benchmark's
+// `batched` phase (batched-fleet.mjs) and by the batched crash soak
+// (test/integration/support-soak/fleet-process.mjs, `countCalls`), so both can
+// tell the batch endpoints carried the load.
+
+/**
+ * @param {any} client a FleetClient
+ * @param {{ onClaimed?: (held: unknown[]) => void }} [hooks] onClaimed: each claim-next's answer
+ */
+export function countedClient(client, { onClaimed } = {}) {
+  /** Requests by endpoint. */
+  const calls = { claimNext: 0, heartbeat: 0, complete: 0, renew: 0, release: 0 };
+  /** What the batch calls carried: jobs claimed, leases heartbeated, releases completed. */
+  const items = { claimed: 0, heartbeatItems: 0, completeItems: 0 };
+  const api = {
+    async claimNext(opts, req) {
+      calls.claimNext++;
+      const held = await client.claimNext(opts, req);
+      items.claimed += held.length;
+      onClaimed?.(held);
+      return held;
+    },
+    claim: (...a) => client.claim(...a),
+    renew: (...a) => {
+      calls.renew++;
+      return client.renew(...a);
+    },
+    release: (...a) => {
+      calls.release++;
+      return client.release(...a);
+    },
+    writeResult: (...a) => client.writeResult(...a),
+    listExpiredLeases: (...a) => client.listExpiredLeases(...a),
+    sweep: (...a) => client.sweep(...a),
+    heartbeat: (workerId, leases, opts) => {
+      calls.heartbeat++;
+      items.heartbeatItems += leases.length;
+      return client.heartbeat(workerId, leases, opts);
+    },
+    complete: (workerId, releases, req) => {
+      calls.complete++;
+      items.completeItems += releases.length;
+      return client.complete(workerId, releases, req);
+    },
+  };
+  return { api, calls, items };
+}
