@@ -757,9 +757,11 @@ describe("the queue against a model of QUEUE.md", () => {
     console.log(`[queue-model] end states over ${RUNS} runs: ${JSON.stringify(tally)}`);
     console.log(`[queue-model] what the steps did: ${JSON.stringify(Object.fromEntries(Object.entries(outcomes).sort()))}`);
     // The runs went through the transitions that matter (each is likely many times over in these runs).
+    // A retry release that dead-letters is rarer here (a few per 30 runs, sometimes none): queue-retries and
+    // queue-worker-retries drive it deterministically.
     for (const what of [
       "enqueue: created", "enqueue: deduplicated", "claim: won", "claim: alreadyHeld", "renew: renewed", "renew: refused",
-      "release: done", "release: failed", "release: retry", "release: retry (dead-lettered)", "release: refused_not_holder",
+      "release: done", "release: failed", "release: retry", "release: refused_not_holder",
       "cancel: pending", "400",
     ]) expect(outcomes[what] ?? 0, what).toBeGreaterThan(0);
     expect((outcomes["retry: cancelled"] ?? 0) + (outcomes["retry: failed"] ?? 0) + (outcomes["retry: failed (dead-lettered)"] ?? 0), "retried jobs").toBeGreaterThan(0);
