@@ -2432,7 +2432,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions dee06091c840"] || (globalThis["pbFleet GET /api/fleet/completions dee06091c840"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 69885a28b561"] || (globalThis["pbFleet GET /api/fleet/completions 69885a28b561"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -2496,6 +2496,18 @@ function readOne(db, query, shape) {
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
+  if (probeKeyPrefix === "") return { sql, params };
+  params["prefix"] = probeKeyPrefix;
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += ` AND ${column} < {:prefixEnd}`;
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
 function prefixUpperBound(prefix) {
   const points = Array.from(prefix, (ch) => ch.codePointAt(0));
   while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
@@ -2557,16 +2569,7 @@ function completionsQuery(window, probeKeyPrefix) {
     fromSeconds: window.fromMs / 1e3,
     bucketSeconds: window.bucketSeconds
   };
-  let where = "status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}";
-  if (probeKeyPrefix !== "") {
-    params["prefix"] = probeKeyPrefix;
-    where += " AND probe_key >= {:prefix}";
-    const end = prefixUpperBound(probeKeyPrefix);
-    if (end !== null) {
-      params["prefixEnd"] = end;
-      where += " AND probe_key < {:prefixEnd}";
-    }
-  }
+  const where = withPrefix("status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}", params, probeKeyPrefix).sql;
   return {
     sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
   SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))

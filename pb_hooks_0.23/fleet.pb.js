@@ -2417,7 +2417,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 5a6aea6c8f22"] || (globalThis["pbFleet GET /api/fleet/completions 5a6aea6c8f22"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 056fce7cdc16"] || (globalThis["pbFleet GET /api/fleet/completions 056fce7cdc16"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -2481,6 +2481,18 @@ function readOne(db, query, shape) {
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
+  if (probeKeyPrefix === "") return { sql, params };
+  params["prefix"] = probeKeyPrefix;
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += ` AND ${column} < {:prefixEnd}`;
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
 function prefixUpperBound(prefix) {
   const points = Array.from(prefix, (ch) => ch.codePointAt(0));
   while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
@@ -2552,16 +2564,7 @@ function completionsQuery(window, probeKeyPrefix) {
     fromSeconds: window.fromMs / 1e3,
     bucketSeconds: window.bucketSeconds
   };
-  let where = "status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}";
-  if (probeKeyPrefix !== "") {
-    params["prefix"] = probeKeyPrefix;
-    where += " AND probe_key >= {:prefix}";
-    const end = prefixUpperBound(probeKeyPrefix);
-    if (end !== null) {
-      params["prefixEnd"] = end;
-      where += " AND probe_key < {:prefixEnd}";
-    }
-  }
+  const where = withPrefix("status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}", params, probeKeyPrefix).sql;
   return {
     sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
   SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))

@@ -6,7 +6,7 @@
  * answer's shape.
  */
 import { formatPbDate } from "./lease.js";
-import { prefixUpperBound, type WhereClause } from "./queries.js";
+import { withPrefix, type WhereClause } from "./queries.js";
 
 export const DEFAULT_WINDOW_SECONDS = 300;
 export const DEFAULT_BUCKET_SECONDS = 5;
@@ -91,16 +91,7 @@ export function completionsQuery(window: CompletionsWindow, probeKeyPrefix: stri
     fromSeconds: window.fromMs / 1000,
     bucketSeconds: window.bucketSeconds,
   };
-  let where = "status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}";
-  if (probeKeyPrefix !== "") {
-    params["prefix"] = probeKeyPrefix;
-    where += " AND probe_key >= {:prefix}";
-    const end = prefixUpperBound(probeKeyPrefix);
-    if (end !== null) {
-      params["prefixEnd"] = end;
-      where += " AND probe_key < {:prefixEnd}";
-    }
-  }
+  const where = withPrefix("status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}", params, probeKeyPrefix).sql;
   return {
     sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
   SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))

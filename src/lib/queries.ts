@@ -109,7 +109,7 @@ export type PrefixUse = "range" | "filter";
  * jobs). Not LIKE: SQLite's LIKE ignores ASCII case ("A-" would match "a-1")
  * and needs % and _ escaped.
  */
-function withPrefix(sql: string, params: WhereClause["params"], probeKeyPrefix: string, use: PrefixUse = "range"): WhereClause {
+export function withPrefix(sql: string, params: WhereClause["params"], probeKeyPrefix: string, use: PrefixUse = "range"): WhereClause {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
   const column = use === "range" ? "probe_key" : "+probe_key";
