@@ -1101,7 +1101,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 0612b6451746"] || (globalThis["pbFleet POST /api/fleet/claim-next 0612b6451746"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 5c5a7f8f0ff0"] || (globalThis["pbFleet POST /api/fleet/claim-next 5c5a7f8f0ff0"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -1457,14 +1457,13 @@ function firstInClaimOrder(candidates, limit) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -1473,15 +1472,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -1490,8 +1482,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -1507,6 +1498,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -1688,7 +1682,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 3b2ad591cac5"] || (globalThis["pbFleet POST /api/fleet/sweep 3b2ad591cac5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 9c9158097c2a"] || (globalThis["pbFleet POST /api/fleet/sweep 9c9158097c2a"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1954,14 +1948,13 @@ function prefixUpperBound(prefix) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -1970,15 +1963,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -1987,8 +1973,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -2004,6 +1989,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -2619,7 +2607,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 10e2a6ef426b"] || (globalThis["pbFleet POST /api/fleet/enqueue 10e2a6ef426b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 5988b5f9d225"] || (globalThis["pbFleet POST /api/fleet/enqueue 5988b5f9d225"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -2772,14 +2760,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -2997,7 +2985,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel d0d71c736a15"] || (globalThis["pbFleet POST /api/fleet/cancel d0d71c736a15"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 41223afd688e"] || (globalThis["pbFleet POST /api/fleet/cancel 41223afd688e"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3155,14 +3143,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -3278,7 +3266,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 91b2aac1257b"] || (globalThis["pbFleet POST /api/fleet/retry 91b2aac1257b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 80a1034b85f1"] || (globalThis["pbFleet POST /api/fleet/retry 80a1034b85f1"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3449,14 +3437,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -3576,7 +3564,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 540bb917d936"] || (globalThis["pbFleet POST /api/fleet/maintenance 540bb917d936"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance cba0ca3f73f2"] || (globalThis["pbFleet POST /api/fleet/maintenance cba0ca3f73f2"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3755,14 +3743,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -4140,7 +4128,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat cc9e08387887"] || (globalThis["pbFleet POST /api/fleet/heartbeat cc9e08387887"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 7240df1ed694"] || (globalThis["pbFleet POST /api/fleet/heartbeat 7240df1ed694"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -4368,14 +4356,13 @@ function jobsByIdsWhere(ids) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -4384,15 +4371,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -4401,8 +4381,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -4418,6 +4397,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -4612,7 +4594,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 7f1e6456449a"] || (globalThis["pbFleet POST /api/fleet/complete 7f1e6456449a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 09bd324b2659"] || (globalThis["pbFleet POST /api/fleet/complete 09bd324b2659"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -4909,14 +4891,13 @@ function jobsByIdsWhere(ids) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -4925,15 +4906,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -4942,8 +4916,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -4959,6 +4932,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -5671,14 +5647,13 @@ function prefixUpperBound(prefix) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -5687,15 +5662,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -5704,8 +5672,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -5721,6 +5688,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -6059,14 +6029,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };

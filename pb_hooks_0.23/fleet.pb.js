@@ -1086,7 +1086,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 7434c47b875c"] || (globalThis["pbFleet POST /api/fleet/claim-next 7434c47b875c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next efc196377c9f"] || (globalThis["pbFleet POST /api/fleet/claim-next efc196377c9f"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -1442,14 +1442,13 @@ function firstInClaimOrder(candidates, limit) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -1458,15 +1457,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -1475,8 +1467,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -1492,6 +1483,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -1668,7 +1662,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 8b472d43d240"] || (globalThis["pbFleet POST /api/fleet/sweep 8b472d43d240"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 6907808e2e64"] || (globalThis["pbFleet POST /api/fleet/sweep 6907808e2e64"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1934,14 +1928,13 @@ function prefixUpperBound(prefix) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -1950,15 +1943,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -1967,8 +1953,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -1984,6 +1969,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -2614,7 +2602,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 62ce7597ea3a"] || (globalThis["pbFleet POST /api/fleet/enqueue 62ce7597ea3a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 90b883eefb69"] || (globalThis["pbFleet POST /api/fleet/enqueue 90b883eefb69"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -2767,14 +2755,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -2987,7 +2975,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 82c66d1dd31f"] || (globalThis["pbFleet POST /api/fleet/cancel 82c66d1dd31f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel d91e5942e25e"] || (globalThis["pbFleet POST /api/fleet/cancel d91e5942e25e"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3145,14 +3133,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -3263,7 +3251,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 336ae904221b"] || (globalThis["pbFleet POST /api/fleet/retry 336ae904221b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 7f39ff3d02f2"] || (globalThis["pbFleet POST /api/fleet/retry 7f39ff3d02f2"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3434,14 +3422,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -3556,7 +3544,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 368c213c3994"] || (globalThis["pbFleet POST /api/fleet/maintenance 368c213c3994"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance b86b22c90edf"] || (globalThis["pbFleet POST /api/fleet/maintenance b86b22c90edf"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3735,14 +3723,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -4115,7 +4103,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 9d574b29b50d"] || (globalThis["pbFleet POST /api/fleet/heartbeat 9d574b29b50d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 22acf70b4301"] || (globalThis["pbFleet POST /api/fleet/heartbeat 22acf70b4301"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -4343,14 +4331,13 @@ function jobsByIdsWhere(ids) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -4359,15 +4346,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -4376,8 +4356,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -4393,6 +4372,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -4582,7 +4564,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete d54db24ecf27"] || (globalThis["pbFleet POST /api/fleet/complete d54db24ecf27"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 0fb277f1106b"] || (globalThis["pbFleet POST /api/fleet/complete 0fb277f1106b"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -4879,14 +4861,13 @@ function jobsByIdsWhere(ids) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -4895,15 +4876,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -4912,8 +4886,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -4929,6 +4902,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -5636,14 +5612,13 @@ function prefixUpperBound(prefix) {
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
-    let pending = [];
-    let pendingById = {};
+    let pending = {};
     const written = {};
     const flush = () => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -5652,15 +5627,8 @@ function updateJobsBulkIn(store, source, work) {
         return found === void 0 ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        const same = pendingById[row.id];
-        if (same !== void 0) {
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -5669,8 +5637,7 @@ function updateJobsBulkIn(store, source, work) {
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -5686,6 +5653,9 @@ function updateJobsBulkIn(store, source, work) {
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -6009,14 +5979,14 @@ function updateJobsIn(store, work) {
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? rows[0] : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement)
     }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };

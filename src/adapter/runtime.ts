@@ -42,7 +42,7 @@ interface RecordFields {
   getInt(field: string): number;
 }
 
-/** A record's protocol fields as a plain JobRow (the decisions copy rows with Object.assign). */
+/** A record's protocol fields as a plain JobRow (a plain object: the decisions and views read it in JS). */
 export function readRow(rec: RecordFields): JobRow {
   const row = { id: rec.id } as { [field: string]: string | number };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);

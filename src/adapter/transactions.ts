@@ -83,10 +83,7 @@ export function updateJobsIn<Tx, Found, T>(store: JobStore<Tx, Found>, work: (ba
         store.write(tx, found, patch);
       },
       insert: (fields) => store.insert(tx, fields),
-      queryOne(query, shape) {
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? (rows[0] as typeof shape) : null;
-      },
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement),
     }, Date.now());
@@ -106,14 +103,14 @@ export function updateJobsBulkIn<Tx, Found, T>(
   work: (batch: JobBatch, nowMs: number) => T,
 ): T | null {
   return inTransaction(store, (tx) => {
-    let pending: { id: string; patch: JobPatch }[] = [];
-    let pendingById: { [id: string]: { id: string; patch: JobPatch } } = {};
+    // One patch per job and statement (an UPDATE ... FROM applies only one source row per target).
+    let pending: { [id: string]: JobPatch } = {};
     const written: { [id: string]: JobView } = {};
     const flush = (): void => {
-      if (pending.length === 0) return;
-      store.execute(tx, bulkPatchStatement(pending, formatPbDate(Date.now())));
-      pending = [];
-      pendingById = {};
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] as JobPatch })), formatPbDate(Date.now())));
+      pending = {};
     };
     const result = work({
       find(where, order, limit) {
@@ -122,17 +119,9 @@ export function updateJobsBulkIn<Tx, Found, T>(
         return found === undefined ? [] : parseJobRows(found.rows);
       },
       write(row, patch) {
-        // One patch per job and statement (an UPDATE ... FROM applies only one source row per target).
-        const same = pendingById[row.id];
-        if (same !== undefined) {
-          // Rare (one job twice in a batch): merged into a copy, since the decision's patch may still be read.
-          const merged = Object.assign({}, same.patch, patch);
-          same.patch = merged;
-        } else {
-          const entry = { id: row.id, patch };
-          pendingById[row.id] = entry;
-          pending.push(entry);
-        }
+        const earlier = pending[row.id];
+        // Rare (one job twice in a batch): merged into a copy, since the decision's patch may still be read.
+        pending[row.id] = earlier === undefined ? patch : Object.assign({}, earlier, patch);
         written[row.id] = jobView(row, patch);
       },
       insert(fields) {
@@ -141,8 +130,7 @@ export function updateJobsBulkIn<Tx, Found, T>(
       },
       queryOne(query, shape) {
         flush();
-        const rows = store.queryAll(tx, query, shape);
-        return rows.length > 0 ? (rows[0] as typeof shape) : null;
+        return firstOf(store.queryAll(tx, query, shape));
       },
       queryAll(query, shape) {
         flush();
@@ -158,6 +146,10 @@ export function updateJobsBulkIn<Tx, Found, T>(
     if (changes.length > 0) store.insertEvent(tx, { source, changes });
     return result;
   });
+}
+
+function firstOf<T>(rows: T[]): T | null {
+  return rows.length > 0 ? (rows[0] as T) : null;
 }
 
 /**
