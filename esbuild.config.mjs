@@ -21,7 +21,9 @@ const root = dirname(fileURLToPath(import.meta.url));
 /**
  * The bundles, one per hooks line of scripts/pocketbase/lines.mjs (where each
  * line's folders are named). `api` names the line for the self-containment
- * check's globals; `routeMiddlewares` are appended to every routerAdd.
+ * check's globals; `routeMiddlewares` are appended to every routerAdd, after
+ * `builtMiddlewares`: adapter exports built like handlers (self-contained
+ * closures) and passed as `new Middleware(fn, priority, id)`.
  */
 export const HOOKS_BUNDLES = [
   {
@@ -38,6 +40,9 @@ export const HOOKS_BUNDLES = [
     // None: the adapter's serve() answers 401 to anyone but a superuser (0.23's
     // $apis.requireSuperuserAuth() would answer a user token 403).
     routeMiddlewares: [],
+    // Before PocketBase's own body limit (pbBodyLimit, priority -990), after its
+    // auth token loader (-1020): pb-fleet's 413 for a body over the limit.
+    builtMiddlewares: [{ export: "refuseOversizedBody", priority: -995, id: "pbFleetBodyLimit" }],
     // Wraps the insert of a probe_jobs record; the handler calls e.next().
     jobCreateHook: "onRecordCreate",
   },
@@ -136,7 +141,12 @@ function functionEntry(module, name) {
 export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
   const { ROUTES, CRONS, JOB_CREATE_HOOKS } = await routeTable();
   const parts = [banner(bundle)];
-  const middlewares = bundle.routeMiddlewares.map((m) => `, ${m}`).join("");
+  const built = [];
+  for (const m of bundle.builtMiddlewares ?? []) {
+    const fn = await bundleEntry(bundle, `export { ${m.export} as default } from ${JSON.stringify(ADAPTER)};`);
+    built.push(`new Middleware((${CONTEXT_PARAM}) => {\nreturn (() => {\n${fn}\n})()(${CONTEXT_PARAM});\n}, ${m.priority}, ${JSON.stringify(m.id)})`);
+  }
+  const middlewares = built.concat(bundle.routeMiddlewares).map((m) => `, ${m}`).join("");
   for (const route of ROUTES) {
     const body = builtOncePerRuntime(`${route.method} ${route.path}`, await bundleEntry(bundle, routeEntry(route)));
     parts.push(

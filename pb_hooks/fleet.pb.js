@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim ecc38ccea7d2"] || (globalThis["pbFleet POST /api/fleet/claim ecc38ccea7d2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim f2f5d9cf28ac"] || (globalThis["pbFleet POST /api/fleet/claim f2f5d9cf28ac"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -88,9 +88,31 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
 
 // src/lib/queue.ts
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 // src/lib/transitions.ts
@@ -178,6 +200,9 @@ var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
 }
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -212,6 +237,49 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -249,7 +317,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -333,14 +402,24 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
 function validateClaimRequest(data) {
   const body = asBody(data);
   const { jobId, workerId } = body;
   if (!jobId || !workerId) return fail("jobId and workerId are required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return fail(reserved);
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
@@ -362,7 +441,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 2b219343ee93"] || (globalThis["pbFleet POST /api/fleet/renew 2b219343ee93"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 49da31fe1337"] || (globalThis["pbFleet POST /api/fleet/renew 49da31fe1337"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -445,10 +524,20 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
 
 // src/lib/queue.ts
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_PROGRESS_BYTES = 4096;
-function jsonByteLength(value) {
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
   const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
   let bytes = 0;
@@ -493,6 +582,9 @@ var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
 }
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -524,6 +616,49 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -561,7 +696,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -636,23 +772,34 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
 function validateClaimRequest(data) {
   const body = asBody(data);
   const { jobId, workerId } = body;
   if (!jobId || !workerId) return fail("jobId and workerId are required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return fail(reserved);
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 function validateRenewRequest(data) {
   const ids = validateClaimRequest(data);
   if (!ids.ok) return ids;
-  const leaseToken = readLeaseToken(data);
-  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
   const progress = absentIfNull(asBody(data)["progress"]);
-  if (progress !== void 0 && jsonByteLength(progress) > MAX_PROGRESS_BYTES) {
+  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
     return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
   }
   const { jobId, workerId, leaseSeconds } = ids.value;
@@ -661,12 +808,13 @@ function validateRenewRequest(data) {
 function absentIfNull(value) {
   return value === null ? void 0 : value;
 }
-var INVALID = null;
 var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
 function readLeaseToken(data) {
   const token = asBody(data)["leaseToken"];
-  if (token === void 0) return void 0;
-  return typeof token === "string" && token !== "" ? token : INVALID;
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
 }
 
 // src/handlers/renew.ts
@@ -686,7 +834,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release a67433c983d8"] || (globalThis["pbFleet POST /api/fleet/release a67433c983d8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 4bc3727e46f5"] || (globalThis["pbFleet POST /api/fleet/release 4bc3727e46f5"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -764,6 +912,11 @@ var SWEEPER_HOLDER = "pb-fleet-sweeper";
 // src/lib/queue.ts
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
@@ -776,9 +929,14 @@ function retryBackoffMs(attempts, r) {
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
 }
-function jsonByteLength(value) {
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
   const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
   let bytes = 0;
@@ -886,6 +1044,9 @@ var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
 }
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -917,6 +1078,52 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -954,7 +1161,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -1022,9 +1230,6 @@ function releasePatch(decision) {
   return decision.kind === "release" ? decision.patch : null;
 }
 
-// src/lib/types.ts
-var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
-
 // src/lib/validate.ts
 var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
 function reservedWorkerIdError(workerId) {
@@ -1036,14 +1241,24 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
 function validateClaimRequest(data) {
   const body = asBody(data);
   const { jobId, workerId } = body;
   if (!jobId || !workerId) return fail("jobId and workerId are required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return fail(reserved);
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 function validateReleaseRequest(data) {
@@ -1052,15 +1267,16 @@ function validateReleaseRequest(data) {
   const target = asBody(data)["status"];
   if (!target) return fail("status is required (done|failed|pending)");
   if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
-  const leaseToken = readLeaseToken(data);
-  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
   const result = absentIfNull(asBody(data)["result"]);
-  if (result !== void 0 && jsonByteLength(result) > MAX_RESULT_BYTES) {
+  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
     return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
   }
   const error = absentIfNull(asBody(data)["error"]);
   if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
-  if (error !== void 0 && utf8ByteLength(error) > MAX_ERROR_BYTES) {
+  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
     return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
   }
   return {
@@ -1071,12 +1287,13 @@ function validateReleaseRequest(data) {
 function absentIfNull(value) {
   return value === null ? void 0 : value;
 }
-var INVALID = null;
 var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
 function readLeaseToken(data) {
   const token = asBody(data)["leaseToken"];
-  if (token === void 0) return void 0;
-  return typeof token === "string" && token !== "" ? token : INVALID;
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
 }
 function isReleaseTarget(value) {
   return RELEASE_TARGETS.indexOf(value) !== -1;
@@ -1101,7 +1318,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 5c5a7f8f0ff0"] || (globalThis["pbFleet POST /api/fleet/claim-next 5c5a7f8f0ff0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next c1796734015f"] || (globalThis["pbFleet POST /api/fleet/claim-next c1796734015f"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -1248,6 +1465,28 @@ function bulkPatchStatement(patches, updated) {
     params: { patches: JSON.stringify(items), updated }
   };
 }
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -1260,9 +1499,31 @@ function orphanCap(getenv2) {
 }
 
 // src/lib/queue.ts
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 // src/lib/transitions.ts
@@ -1350,6 +1611,9 @@ var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
 }
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -1387,6 +1651,49 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter") {
@@ -1495,7 +1802,7 @@ function updateJobsBulkIn(store, source, work) {
     }, Date.now());
     flush();
     const changes = Object.keys(written).map((id) => written[id]);
-    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source, changes: chunk });
     return result;
   });
 }
@@ -1518,7 +1825,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -1632,23 +1940,36 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
 var INVALID = null;
 function validateClaimNextRequest(data) {
   const body = asBody(data);
   const { workerId, limit } = body;
   if (!workerId) return fail("workerId is required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return fail(reserved);
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
   if (limit !== void 0 && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
     return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
   }
   const probeKeyPrefix = readPrefix(data);
   if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(probeKeyPrefix);
+  if (badPrefix !== null) return fail(badPrefix);
   return {
     ok: true,
     value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix }
   };
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 var PREFIX_ERROR = "probeKeyPrefix must be a string";
 function readPrefix(data) {
@@ -1682,7 +2003,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 9c9158097c2a"] || (globalThis["pbFleet POST /api/fleet/sweep 9c9158097c2a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep e39c499d1817"] || (globalThis["pbFleet POST /api/fleet/sweep e39c499d1817"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1799,6 +2120,28 @@ function bulkPatchStatement(patches, updated) {
     params: { patches: JSON.stringify(items), updated }
   };
 }
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -1812,9 +2155,30 @@ function orphanCap(getenv2) {
 }
 
 // src/lib/queue.ts
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 // src/lib/transitions.ts
@@ -1882,6 +2246,9 @@ var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
 }
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -1916,6 +2283,49 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -1986,7 +2396,7 @@ function updateJobsBulkIn(store, source, work) {
     }, Date.now());
     flush();
     const changes = Object.keys(written).map((id) => written[id]);
-    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source, changes: chunk });
     return result;
   });
 }
@@ -2009,7 +2419,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -2103,10 +2514,19 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
 var INVALID = null;
 function validateSweepRequest(data) {
   const prefix = readPrefix(data);
-  return prefix === INVALID ? fail(PREFIX_ERROR) : { ok: true, value: { probeKeyPrefix: prefix } };
+  if (prefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(prefix);
+  return badPrefix !== null ? fail(badPrefix) : { ok: true, value: { probeKeyPrefix: prefix } };
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 var PREFIX_ERROR = "probeKeyPrefix must be a string";
 function readPrefix(data) {
@@ -2137,7 +2557,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 7e2cc60f9950"] || (globalThis["pbFleet GET /api/fleet/stats 7e2cc60f9950"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 715970fd8d41"] || (globalThis["pbFleet GET /api/fleet/stats 715970fd8d41"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -2220,10 +2640,36 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/lib/queue.ts
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
   return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
 // src/adapter/runtime.ts
@@ -2246,6 +2692,55 @@ function readOne(db, query, shape) {
     return null;
   }
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+function countsSum(condition) {
+  return `COALESCE((SELECT SUM(n) FROM ${JOB_COUNTS_TABLE} WHERE ${condition}), 0)`;
+}
+
+// src/lib/types.ts
+var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -2271,16 +2766,33 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
-function statsQuery(nowMs, orphanCap2, probeKeyPrefix) {
-  const scope = withPrefix("1 = 1", { now: formatPbDate(nowMs), cap: orphanCap2 }, probeKeyPrefix);
+function statsQuery(nowMs, orphanCap2) {
+  const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
   return {
     sql: `SELECT
-  COALESCE(SUM(status = 'pending'), 0) AS pending,
-  COALESCE(SUM(status = 'claimed'), 0) AS claimed,
-  COALESCE(SUM(status = 'running'), 0) AS running,
-  COALESCE(SUM(status = 'done'), 0) AS done,
-  COALESCE(SUM(status = 'failed'), 0) AS failed,
-  COALESCE(SUM(status = 'cancelled'), 0) AS cancelled,
+  ${statusCounts},
+  ${countsSum("1 = 1")} AS total,
+  ${countsSum("status = 'pending' AND tried = 1")} AS retrying,
+  ${countsSum("dead = 1")} AS dead_lettered,
+  live.scheduled AS scheduled,
+  live.oldest_pending AS oldest_pending,
+  (SELECT COUNT(*) FROM probe_jobs WHERE ${EXPIRED_LEASE_SQL}) AS expired_leases,
+  (SELECT COUNT(*) FROM probe_jobs WHERE ${ORPHANED_SQL} AND consecutive_orphan_count >= {:cap}) AS past_orphan_cap,
+  ${JOB_COUNTS_READY_SQL} AS counts_ready
+FROM (SELECT COALESCE(SUM(run_at > {:now}), 0) AS scheduled,
+    COALESCE(MIN(CASE WHEN run_at <= {:now} THEN MAX(created, COALESCE(requeued_at, ''), run_at) END), '') AS oldest_pending
+  FROM probe_jobs WHERE status = 'pending') AS live`,
+    params: { now: formatPbDate(nowMs), cap: orphanCap2 }
+  };
+}
+var ORPHANED_SQL = "consecutive_orphan_count > 0";
+function statsScanQuery(nowMs, orphanCap2, probeKeyPrefix) {
+  const statuses = JOB_STATUSES.map((status) => `'${status}'`).join(", ");
+  const scope = probeKeyPrefix === "" ? { sql: "1 = 1", params: { now: formatPbDate(nowMs), cap: orphanCap2 } } : withPrefix(`status IN (${statuses})`, { now: formatPbDate(nowMs), cap: orphanCap2 }, probeKeyPrefix);
+  const statusCounts = JOB_STATUSES.map((status) => `COALESCE(SUM(status = '${status}'), 0) AS ${status}`).join(",\n  ");
+  return {
+    sql: `SELECT
+  ${statusCounts},
   COUNT(*) AS total,
   COALESCE(SUM(status = 'pending' AND run_at > {:now}), 0) AS scheduled,
   COALESCE(SUM(status = 'pending' AND attempts > 0), 0) AS retrying,
@@ -2288,7 +2800,8 @@ function statsQuery(nowMs, orphanCap2, probeKeyPrefix) {
   COALESCE(MIN(CASE WHEN status = 'pending' AND run_at <= {:now}
     THEN MAX(created, COALESCE(requeued_at, ''), run_at) END), '') AS oldest_pending,
   COALESCE(SUM(${EXPIRED_LEASE_SQL}), 0) AS expired_leases,
-  COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
+  COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap,
+  1 AS counts_ready
 FROM probe_jobs
 WHERE ${scope.sql}`,
     params: scope.params
@@ -2307,12 +2820,14 @@ var STATS_ROW_SHAPE = {
   dead_lettered: 0,
   oldest_pending: "",
   expired_leases: 0,
-  past_orphan_cap: 0
+  past_orphan_cap: 0,
+  counts_ready: 0
 };
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -2323,8 +2838,14 @@ function queryOne(query, shape) {
   return readOne($app.dao().db(), query, shape);
 }
 
-// src/lib/types.ts
-var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
+// src/lib/validate.ts
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
 
 // src/lib/stats.ts
 function buildStats(row, nowMs, orphanCap2, sweeper) {
@@ -2402,9 +2923,13 @@ function escapeLabel(value) {
 function handleStats(req) {
   const format = parseStatsFormat(req.query("format"));
   if (format === null) return json(400, { error: "format must be json or prometheus" });
+  const prefix = req.query("probeKeyPrefix");
+  const badPrefix = prefixError(prefix);
+  if (badPrefix !== null) return json(400, { error: badPrefix });
   const now = Date.now();
   const cap = orphanCap(getenv);
-  const row = queryOne(statsQuery(now, cap, req.query("probeKeyPrefix")), STATS_ROW_SHAPE);
+  let row = prefix === "" ? queryOne(statsQuery(now, cap), STATS_ROW_SHAPE) : null;
+  if (row === null || row.counts_ready !== 1) row = queryOne(statsScanQuery(now, cap, prefix), STATS_ROW_SHAPE);
   if (row === null) return json(503, { error: STATS_UNAVAILABLE });
   const sweeper = decodeSweeperState(storeGet(SWEEPER_STATE_KEY), sweepSchedule(getenv));
   const stats = buildStats(row, now, cap, sweeper);
@@ -2420,7 +2945,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 69885a28b561"] || (globalThis["pbFleet GET /api/fleet/completions 69885a28b561"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions dac03ff32cc5"] || (globalThis["pbFleet GET /api/fleet/completions dac03ff32cc5"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -2459,10 +2984,36 @@ var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
+// src/lib/queue.ts
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
   return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
 // src/adapter/runtime.ts
@@ -2479,6 +3030,49 @@ function readOne(db, query, shape) {
     return null;
   }
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -2507,7 +3101,8 @@ function prefixUpperBound(prefix) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -2578,22 +3173,34 @@ function buildCompletions(row, window, nowMs) {
   for (let i = 0; i < window.count; i++) buckets.push({ start: window.fromMs + i * bucketMs, done: 0, failed: 0 });
   for (const entry of row.buckets === "" ? [] : row.buckets.split(",")) {
     const [index, done, failed] = entry.split(":").map(Number);
-    const bucket = buckets[index];
-    if (!Number.isInteger(index) || bucket === void 0) continue;
-    bucket.done += done || 0;
-    bucket.failed += failed || 0;
+    const bucket2 = buckets[index];
+    if (!Number.isInteger(index) || bucket2 === void 0) continue;
+    bucket2.done += done || 0;
+    bucket2.failed += failed || 0;
   }
   return { now: nowMs, bucketSeconds: window.bucketSeconds, from: window.fromMs, to: window.toMs, buckets };
 }
 var COMPLETIONS_UNAVAILABLE = "completions are unavailable right now: the database read failed (details are in PocketBase's log)";
 
+// src/lib/validate.ts
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
+
 // src/handlers/completions.ts
 function handleCompletions(req) {
   const params = parseCompletionsParams(req.query("windowSeconds"), req.query("bucketSeconds"));
   if (!params.ok) return json(400, { error: params.error });
+  const prefix = req.query("probeKeyPrefix");
+  const badPrefix = prefixError(prefix);
+  if (badPrefix !== null) return json(400, { error: badPrefix });
   const now = Date.now();
   const window = completionsWindow(now, params.windowSeconds, params.bucketSeconds);
-  const row = queryOne(completionsQuery(window, req.query("probeKeyPrefix")), COMPLETIONS_ROW_SHAPE);
+  const row = queryOne(completionsQuery(window, prefix), COMPLETIONS_ROW_SHAPE);
   if (row === null) return json(503, { error: COMPLETIONS_UNAVAILABLE });
   return json(200, buildCompletions(row, window, Date.now()));
 }
@@ -2607,7 +3214,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 5988b5f9d225"] || (globalThis["pbFleet POST /api/fleet/enqueue 5988b5f9d225"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 39d2f901f0c2"] || (globalThis["pbFleet POST /api/fleet/enqueue 39d2f901f0c2"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -2667,15 +3274,24 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 // src/lib/queue.ts
 var MAX_ENQUEUE_JOBS = 1e3;
 var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_UNIQUE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_DELAY_SECONDS = 31536e5;
 var MIN_PRIORITY = -1e3;
 var MAX_PRIORITY = 1e3;
 var MAX_MAX_ATTEMPTS = 1e3;
 var DEFAULT_MAX_ATTEMPTS = 25;
 var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function jsonByteLength(value) {
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
   const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
   let bytes = 0;
@@ -2696,6 +3312,9 @@ var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
 // src/adapter/runtime.ts
@@ -2728,6 +3347,49 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -2785,7 +3447,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -2882,6 +3545,10 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
 function absentIfNull(value) {
   return value === null ? void 0 : value;
 }
@@ -2903,8 +3570,10 @@ function validateEnqueueItem(data, nowMs) {
   const item = data;
   const { probeKey } = item;
   if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
+  const badProbeKey = tooLongError("probeKey", probeKey, MAX_PROBE_KEY_BYTES);
+  if (badProbeKey !== null) return badProbeKey;
   const payload = absentIfNull(item["payload"]);
-  if (payload !== void 0 && jsonByteLength(payload) > MAX_PAYLOAD_BYTES) {
+  if (payload !== void 0 && jsonLongerThan(payload, MAX_PAYLOAD_BYTES)) {
     return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
   }
   const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
@@ -2919,6 +3588,8 @@ function validateEnqueueItem(data, nowMs) {
   }
   const uniqueKey = absentIfNull(item["uniqueKey"]);
   if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
+  const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
+  if (badUniqueKey !== null) return badUniqueKey;
   return {
     probeKey,
     payload: payload === void 0 ? null : payload,
@@ -2985,7 +3656,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 41223afd688e"] || (globalThis["pbFleet POST /api/fleet/cancel 41223afd688e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 3d8c399959e7"] || (globalThis["pbFleet POST /api/fleet/cancel 3d8c399959e7"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3062,7 +3733,28 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/queue.ts
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
@@ -3084,6 +3776,9 @@ var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
 // src/adapter/runtime.ts
@@ -3116,6 +3811,49 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -3168,7 +3906,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -3242,11 +3981,16 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
 function validateJobIdRequest(data) {
   const { jobId } = asBody(data);
   if (!jobId) return fail("jobId is required");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  return { ok: true, value: { jobId } };
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
 // src/handlers/cancel.ts
@@ -3266,7 +4010,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 80a1034b85f1"] || (globalThis["pbFleet POST /api/fleet/retry 80a1034b85f1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry b9a8120096e7"] || (globalThis["pbFleet POST /api/fleet/retry b9a8120096e7"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3343,7 +4087,28 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/queue.ts
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128) bytes += 1;
+    else if (c < 2048) bytes += 2;
+    else if (c >= 55296 && c <= 56319) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
 
 // src/lib/transitions.ts
 function isRetryable(status) {
@@ -3370,6 +4135,9 @@ var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
 // src/adapter/runtime.ts
@@ -3402,6 +4170,49 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -3462,7 +4273,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -3540,11 +4352,16 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
 function validateJobIdRequest(data) {
   const { jobId } = asBody(data);
   if (!jobId) return fail("jobId is required");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  return { ok: true, value: { jobId } };
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
 // src/handlers/retry.ts
@@ -3564,7 +4381,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance cba0ca3f73f2"] || (globalThis["pbFleet POST /api/fleet/maintenance cba0ca3f73f2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 4f2cfe4ca2a6"] || (globalThis["pbFleet POST /api/fleet/maintenance 4f2cfe4ca2a6"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3644,6 +4461,8 @@ var DEFAULT_KEEP_FAILED = "30d";
 
 // src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MIN_PRIORITY = -1e3;
 var MAX_PRIORITY = 1e3;
 var MAX_MAX_ATTEMPTS = 1e3;
@@ -3676,6 +4495,9 @@ var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
 // src/adapter/runtime.ts
@@ -3711,6 +4533,50 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_READY_SHAPE = { ready: 0 };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -3768,7 +4634,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -3860,6 +4727,7 @@ function enqueueJobs(batch, items) {
 
 // src/lib/retention.ts
 var RETENTION_BATCH = 500;
+var RETENTION_BUDGET_MS = 15e3;
 var RETENTION_CLASSES = ["done", "failed"];
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
@@ -3904,9 +4772,9 @@ function statusesOf(retentionClass) {
 }
 function expiredIdsQuery(retentionClass, cutoff, limit) {
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
-  const statusTerm = statusesOf(retentionClass).map((status) => `status = '${status}'`).join(" OR ");
+  const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
   return {
-    sql: `SELECT id FROM probe_jobs WHERE (${statusTerm}) AND finished_at != '' AND finished_at < {:cutoff} LIMIT {:limit}`,
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND finished_at > '' AND finished_at < {:cutoff} LIMIT {:limit}`,
     params: { cutoff, limit }
   };
 }
@@ -4092,7 +4960,7 @@ function enqueueDueSchedules(batch, nowMs) {
   tick2.errors.push(`more than ${SCHEDULES_PER_TICK * SCHEDULE_PAGES_PER_TICK} enabled schedules are waiting this minute: those after ${JSON.stringify(after)} by name wait for a later tick`);
   return tick2;
 }
-function deleteExpiredJobs(batch, nowMs, getenv2) {
+function deleteExpiredBatch(batch, nowMs, getenv2) {
   const tick2 = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
   for (const retentionClass of RETENTION_CLASSES) {
     const setting = keepSetting(getenv2, retentionClass);
@@ -4104,18 +4972,52 @@ function deleteExpiredJobs(batch, nowMs, getenv2) {
   tick2.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
   return tick2;
 }
+function batchWasFull(tick2) {
+  return tick2.deleted.done >= RETENTION_BATCH || tick2.deleted.failed >= RETENTION_BATCH || tick2.events >= JOB_EVENTS_RETENTION_BATCH;
+}
+function drainRetention(runBatch, clock, budgetMs = RETENTION_BUDGET_MS) {
+  const drain = { deleted: { done: 0, failed: 0 }, events: 0, errors: [], batches: 0, drained: false, rolledBack: false };
+  const started = clock();
+  do {
+    const tick2 = runBatch();
+    if (tick2 === null) {
+      drain.rolledBack = true;
+      return drain;
+    }
+    if (drain.batches === 0) drain.errors = tick2.errors;
+    drain.batches++;
+    drain.deleted.done += tick2.deleted.done;
+    drain.deleted.failed += tick2.deleted.failed;
+    drain.events += tick2.events;
+    if (!batchWasFull(tick2)) {
+      drain.drained = true;
+      return drain;
+    }
+  } while (clock() - started < budgetMs);
+  return drain;
+}
+function ensureJobCounts(batch) {
+  const found = batch.queryOne(JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE);
+  if (found !== null && found.ready === 1) return false;
+  for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
+  return true;
+}
 
 // src/handlers/maintenance.ts
 function tick() {
-  var _a, _b;
+  var _a;
+  const countsRepaired = updateJobs((batch) => ensureJobCounts(batch));
+  if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
-  const retention = updateJobs((batch, now) => deleteExpiredJobs(batch, now, getenv));
-  for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat((_b = retention == null ? void 0 : retention.errors) != null ? _b : [])) logError("pb-fleet maintenance", error);
-  return { schedules, retention };
+  const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
+  for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat(retention.errors)) logError("pb-fleet maintenance", error);
+  return { countsRepaired, schedules, retention };
 }
 function handleMaintenance(_req) {
   const done = tick();
-  if (done.schedules === null || done.retention === null) return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
+  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack) {
+    return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
+  }
   return json(200, done);
 }
 
@@ -4128,7 +5030,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 7240df1ed694"] || (globalThis["pbFleet POST /api/fleet/heartbeat 7240df1ed694"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 58c7e0d42045"] || (globalThis["pbFleet POST /api/fleet/heartbeat 58c7e0d42045"] = (() => {
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -4252,6 +5154,28 @@ function bulkPatchStatement(patches, updated) {
     params: { patches: JSON.stringify(items), updated }
   };
 }
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -4259,11 +5183,21 @@ var SWEEPER_HOLDER = "pb-fleet-sweeper";
 
 // src/lib/queue.ts
 var MAX_BATCH_ITEMS = 100;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_PROGRESS_BYTES = 4096;
 var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function jsonByteLength(value) {
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
   const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
   let bytes = 0;
@@ -4308,6 +5242,9 @@ var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
 }
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -4339,6 +5276,49 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -4394,7 +5374,7 @@ function updateJobsBulkIn(store, source, work) {
     }, Date.now());
     flush();
     const changes = Object.keys(written).map((id) => written[id]);
-    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source, changes: chunk });
     return result;
   });
 }
@@ -4417,7 +5397,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -4507,23 +5488,34 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
 function validateClaimRequest(data) {
   const body = asBody(data);
   const { jobId, workerId } = body;
   if (!jobId || !workerId) return fail("jobId and workerId are required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return fail(reserved);
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 function validateRenewRequest(data) {
   const ids = validateClaimRequest(data);
   if (!ids.ok) return ids;
-  const leaseToken = readLeaseToken(data);
-  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
   const progress = absentIfNull(asBody(data)["progress"]);
-  if (progress !== void 0 && jsonByteLength(progress) > MAX_PROGRESS_BYTES) {
+  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
     return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
   }
   const { jobId, workerId, leaseSeconds } = ids.value;
@@ -4532,12 +5524,13 @@ function validateRenewRequest(data) {
 function absentIfNull(value) {
   return value === null ? void 0 : value;
 }
-var INVALID = null;
 var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
 function readLeaseToken(data) {
   const token = asBody(data)["leaseToken"];
-  if (token === void 0) return void 0;
-  return typeof token === "string" && token !== "" ? token : INVALID;
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
 }
 function validateHeartbeatRequest(data) {
   const body = asBody(data);
@@ -4562,8 +5555,8 @@ function batchItems(body, field) {
   const { workerId } = body;
   if (!workerId) return "workerId is required";
   if (typeof workerId !== "string") return "workerId must be a string";
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return reserved;
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return badWorkerId;
   const items = body[field];
   if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
     return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
@@ -4594,7 +5587,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 09bd324b2659"] || (globalThis["pbFleet POST /api/fleet/complete 09bd324b2659"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete e7227436206d"] || (globalThis["pbFleet POST /api/fleet/complete e7227436206d"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -4711,6 +5704,28 @@ function bulkPatchStatement(patches, updated) {
     params: { patches: JSON.stringify(items), updated }
   };
 }
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -4720,6 +5735,11 @@ var SWEEPER_HOLDER = "pb-fleet-sweeper";
 var MAX_BATCH_ITEMS = 100;
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
@@ -4733,9 +5753,14 @@ function retryBackoffMs(attempts, r) {
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
 }
-function jsonByteLength(value) {
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
   const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
   let bytes = 0;
@@ -4843,6 +5868,9 @@ var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
   return { status, json: body };
 }
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -4874,6 +5902,52 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -4929,7 +6003,7 @@ function updateJobsBulkIn(store, source, work) {
     }, Date.now());
     flush();
     const changes = Object.keys(written).map((id) => written[id]);
-    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source, changes: chunk });
     return result;
   });
 }
@@ -4952,7 +6026,8 @@ function inTransaction(store, fn) {
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
-  const reply = handler({
+  var _a;
+  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name)
   });
@@ -5033,9 +6108,6 @@ function rowsById(batch, items) {
   return rows;
 }
 
-// src/lib/types.ts
-var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
-
 // src/lib/validate.ts
 var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
 function reservedWorkerIdError(workerId) {
@@ -5047,14 +6119,24 @@ function asBody(data) {
 function fail(error) {
   return { ok: false, error };
 }
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
 function validateClaimRequest(data) {
   const body = asBody(data);
   const { jobId, workerId } = body;
   if (!jobId || !workerId) return fail("jobId and workerId are required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return fail(reserved);
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 function validateReleaseRequest(data) {
@@ -5063,15 +6145,16 @@ function validateReleaseRequest(data) {
   const target = asBody(data)["status"];
   if (!target) return fail("status is required (done|failed|pending)");
   if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
-  const leaseToken = readLeaseToken(data);
-  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
   const result = absentIfNull(asBody(data)["result"]);
-  if (result !== void 0 && jsonByteLength(result) > MAX_RESULT_BYTES) {
+  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
     return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
   }
   const error = absentIfNull(asBody(data)["error"]);
   if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
-  if (error !== void 0 && utf8ByteLength(error) > MAX_ERROR_BYTES) {
+  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
     return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
   }
   return {
@@ -5082,12 +6165,13 @@ function validateReleaseRequest(data) {
 function absentIfNull(value) {
   return value === null ? void 0 : value;
 }
-var INVALID = null;
 var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
 function readLeaseToken(data) {
   const token = asBody(data)["leaseToken"];
-  if (token === void 0) return void 0;
-  return typeof token === "string" && token !== "" ? token : INVALID;
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
 }
 function isReleaseTarget(value) {
   return RELEASE_TARGETS.indexOf(value) !== -1;
@@ -5116,8 +6200,8 @@ function batchItems(body, field) {
   const { workerId } = body;
   if (!workerId) return "workerId is required";
   if (typeof workerId !== "string") return "workerId must be a string";
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return reserved;
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return badWorkerId;
   const items = body[field];
   if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
     return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
@@ -5148,7 +6232,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created 137f6ff825c0"] || (globalThis["pbFleet onModelBeforeCreate job-created 137f6ff825c0"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created f03342b36e9a"] || (globalThis["pbFleet onModelBeforeCreate job-created f03342b36e9a"] = (() => {
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -5187,10 +6271,57 @@ var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
   return runAt === "" ? formatPbDate(nowMs) : null;
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -5265,6 +6396,10 @@ function encodeSweeperState(state) {
   return JSON.stringify(state);
 }
 
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -5275,6 +6410,49 @@ function storeSet(key, value) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -5491,6 +6669,28 @@ function bulkPatchStatement(patches, updated) {
     params: { patches: JSON.stringify(items), updated }
   };
 }
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -5511,6 +6711,8 @@ function orphanCap(getenv2) {
 }
 
 // src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
@@ -5616,6 +6818,49 @@ function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
 
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -5685,7 +6930,7 @@ function updateJobsBulkIn(store, source, work) {
     }, Date.now());
     flush();
     const changes = Object.keys(written).map((id) => written[id]);
-    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source, changes: chunk });
     return result;
   });
 }
@@ -5839,6 +7084,53 @@ var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -5931,6 +7223,8 @@ var DEFAULT_KEEP_FAILED = "30d";
 
 // src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MIN_PRIORITY = -1e3;
 var MAX_PRIORITY = 1e3;
 var MAX_MAX_ATTEMPTS = 1e3;
@@ -5997,6 +7291,50 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete"
+];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+];
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_READY_SHAPE = { ready: 0 };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -6138,6 +7476,7 @@ function enqueueJobs(batch, items) {
 
 // src/lib/retention.ts
 var RETENTION_BATCH = 500;
+var RETENTION_BUDGET_MS = 15e3;
 var RETENTION_CLASSES = ["done", "failed"];
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
@@ -6182,9 +7521,9 @@ function statusesOf(retentionClass) {
 }
 function expiredIdsQuery(retentionClass, cutoff, limit) {
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
-  const statusTerm = statusesOf(retentionClass).map((status) => `status = '${status}'`).join(" OR ");
+  const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
   return {
-    sql: `SELECT id FROM probe_jobs WHERE (${statusTerm}) AND finished_at != '' AND finished_at < {:cutoff} LIMIT {:limit}`,
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND finished_at > '' AND finished_at < {:cutoff} LIMIT {:limit}`,
     params: { cutoff, limit }
   };
 }
@@ -6370,7 +7709,7 @@ function enqueueDueSchedules(batch, nowMs) {
   tick2.errors.push(`more than ${SCHEDULES_PER_TICK * SCHEDULE_PAGES_PER_TICK} enabled schedules are waiting this minute: those after ${JSON.stringify(after)} by name wait for a later tick`);
   return tick2;
 }
-function deleteExpiredJobs(batch, nowMs, getenv2) {
+function deleteExpiredBatch(batch, nowMs, getenv2) {
   const tick2 = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
   for (const retentionClass of RETENTION_CLASSES) {
     const setting = keepSetting(getenv2, retentionClass);
@@ -6382,21 +7721,67 @@ function deleteExpiredJobs(batch, nowMs, getenv2) {
   tick2.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
   return tick2;
 }
+function batchWasFull(tick2) {
+  return tick2.deleted.done >= RETENTION_BATCH || tick2.deleted.failed >= RETENTION_BATCH || tick2.events >= JOB_EVENTS_RETENTION_BATCH;
+}
+function drainRetention(runBatch, clock, budgetMs = RETENTION_BUDGET_MS) {
+  const drain = { deleted: { done: 0, failed: 0 }, events: 0, errors: [], batches: 0, drained: false, rolledBack: false };
+  const started = clock();
+  do {
+    const tick2 = runBatch();
+    if (tick2 === null) {
+      drain.rolledBack = true;
+      return drain;
+    }
+    if (drain.batches === 0) drain.errors = tick2.errors;
+    drain.batches++;
+    drain.deleted.done += tick2.deleted.done;
+    drain.deleted.failed += tick2.deleted.failed;
+    drain.events += tick2.events;
+    if (!batchWasFull(tick2)) {
+      drain.drained = true;
+      return drain;
+    }
+  } while (clock() - started < budgetMs);
+  return drain;
+}
+function ensureJobCounts(batch) {
+  const found = batch.queryOne(JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE);
+  if (found !== null && found.ready === 1) return false;
+  for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
+  return true;
+}
 
 // src/handlers/maintenance.ts
 function tick() {
-  var _a, _b;
+  var _a;
+  const countsRepaired = updateJobs((batch) => ensureJobCounts(batch));
+  if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
-  const retention = updateJobs((batch, now) => deleteExpiredJobs(batch, now, getenv));
-  for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat((_b = retention == null ? void 0 : retention.errors) != null ? _b : [])) logError("pb-fleet maintenance", error);
-  return { schedules, retention };
+  const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
+  for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat(retention.errors)) logError("pb-fleet maintenance", error);
+  return { countsRepaired, schedules, retention };
 }
 function runMaintenance() {
   var _a, _b;
   const done = tick();
   const enqueued = (_b = (_a = done.schedules) == null ? void 0 : _a.enqueued.filter((job) => job.created).length) != null ? _b : 0;
-  const deleted = done.retention === null ? 0 : done.retention.deleted.done + done.retention.deleted.failed;
-  if (enqueued > 0 || deleted > 0) logInfo("pb-fleet maintenance", "enqueued", enqueued, "deleted", deleted);
+  const { deleted, events, batches, drained } = done.retention;
+  if (enqueued > 0 || deleted.done + deleted.failed + events > 0) {
+    logInfo(
+      "pb-fleet maintenance",
+      "enqueued",
+      enqueued,
+      "deleted",
+      deleted.done + deleted.failed,
+      "events",
+      events,
+      "batches",
+      batches,
+      "drained",
+      drained
+    );
+  }
 }
 return runMaintenance;
 })()();

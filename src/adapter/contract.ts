@@ -7,6 +7,7 @@
  */
 import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import type { WhereClause } from "../lib/queries.js";
+import { MAX_REQUEST_BODY_BYTES, REQUEST_TOO_LARGE } from "../lib/queue.js";
 
 export const JOBS_COLLECTION = "probe_jobs";
 
@@ -32,6 +33,15 @@ export type RouteHandler = (req: FleetRequest) => Reply;
 
 export function json(status: number, body: unknown): Reply {
   return { status, json: body };
+}
+
+/**
+ * The 413 for a request whose declared length is over what PocketBase reads
+ * (0.22 would read the cut body as `{}` and answer "workerId is required";
+ * 0.23+'s own answer has another shape); null for any other request.
+ */
+export function oversizedBodyReply(contentLength: number): Reply | null {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
 /**

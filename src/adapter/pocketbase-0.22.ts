@@ -14,7 +14,7 @@ import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import { dueTimeOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.22.js";
-import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
+import { JOBS_COLLECTION, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
 import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields } from "./runtime.js";
 import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
 
@@ -25,7 +25,8 @@ export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./
 export type Adapter = AdapterModule<typeof thisAdapter, echo.Context, core.ModelEvent>;
 
 export function serve(c: echo.Context, handler: RouteHandler): void {
-  const reply = handler({
+  // After the admin check (the route's middleware), before the body is read.
+  const reply = oversizedBodyReply(c.request().contentLength) ?? handler({
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
   });

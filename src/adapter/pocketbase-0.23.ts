@@ -14,7 +14,7 @@ import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import { dueTimeOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.23.js";
-import { JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
+import { JOBS_COLLECTION, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
 import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields } from "./runtime.js";
 import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
 
@@ -35,13 +35,38 @@ const NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin 
 
 export function serve(e: core.RequestEvent, handler: RouteHandler): void {
   if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = handler({
+  // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+  const reply = (e.request!.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) ?? handler({
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request!.url!.query().get(name),
   });
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+
+/**
+ * A route middleware (the build adds it to every route, before PocketBase's
+ * own body limit, pbBodyLimit at priority -990, and after the auth token is
+ * loaded at -1020): a declared length over the limit is answered pb-fleet's
+ * 413, or the 401 anyone but a superuser gets, instead of PocketBase's 413
+ * in its own shape.
+ */
+export function refuseOversizedBody(e: core.RequestEvent): void {
+  const tooLarge = oversizedBodyReply(e.request!.contentLength);
+  if (tooLarge === null) return e.next();
+  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  return e.json(tooLarge.status, (tooLarge as { json: unknown }).json);
+}
+
+/** Whether reading the body stopped at PocketBase's limit (its reader's error says so). */
+function bodyOverLimit(e: core.RequestEvent): boolean {
+  try {
+    e.requestInfo();
+    return false;
+  } catch (err) {
+    return String(err).indexOf("too large") !== -1;
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  * PocketBase's single writer, finds rows, and saves a patch. No PocketBase
  * code here.
  */
-import { bulkPatchStatement, JOB_ROWS_SHAPE, jobRowsQuery, parseJobRows, type JobEventFields } from "../lib/bulk.js";
+import { bulkPatchStatement, JOB_ROWS_SHAPE, jobEventChunks, jobRowsQuery, parseJobRows, type JobEventFields } from "../lib/bulk.js";
 import { jobView, type JobBatch, type JobInsert, type JobPatch, type JobRow, type JobUpdate } from "../lib/job-row.js";
 import { formatPbDate } from "../lib/lease.js";
 import { jobByIdWhere, type WhereClause } from "../lib/queries.js";
@@ -143,7 +143,7 @@ export function updateJobsBulkIn<Tx, Found, T>(
     }, Date.now());
     flush();
     const changes = Object.keys(written).map((id) => written[id] as JobView);
-    if (changes.length > 0) store.insertEvent(tx, { source, changes });
+    for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source, changes: chunk });
     return result;
   });
 }

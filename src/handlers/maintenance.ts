@@ -1,29 +1,36 @@
 /**
- * The server's maintenance tick: periodic jobs (probe_schedules) and
- * retention (PB_FLEET_KEEP_DONE, PB_FLEET_KEEP_FAILED), every minute from
- * cronAdd, and on demand from POST /api/fleet/maintenance (operators, tests).
- * Each part runs in its own transaction; a failed one is logged (by the
+ * The server's maintenance tick: periodic jobs (probe_schedules), the job
+ * counts' triggers, and retention (PB_FLEET_KEEP_DONE, PB_FLEET_KEEP_FAILED,
+ * and probe_job_events), every minute from cronAdd, and on demand from POST
+ * /api/fleet/maintenance (operators, tests). Each part runs in transactions of
+ * its own (retention in many small ones); a failed one is logged (by the
  * adapter) and retried next tick.
  */
 import { getenv, json, logError, logInfo, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
-import { deleteExpiredJobs, enqueueDueSchedules, type RetentionTick, type ScheduleTick } from "../lib/maintenance.js";
+import {
+  deleteExpiredBatch, drainRetention, ensureJobCounts, enqueueDueSchedules, type RetentionDrain, type ScheduleTick,
+} from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 
 /** Every minute: schedules have minute resolution. */
 const MAINTENANCE_SCHEDULE = "* * * * *";
 
 export interface MaintenanceTick {
+  /** true: the counting triggers were missing and have been rebuilt; null: that transaction rolled back. */
+  countsRepaired: boolean | null;
   /** null: the transaction rolled back (nothing enqueued). */
   schedules: ScheduleTick | null;
-  /** null: the transaction rolled back (nothing deleted). */
-  retention: RetentionTick | null;
+  /** Every batch's deletes; `rolledBack` when a batch's transaction rolled back (the next tick goes on). */
+  retention: RetentionDrain;
 }
 
 function tick(): MaintenanceTick {
+  const countsRepaired = updateJobs((batch) => ensureJobCounts(batch));
+  if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
-  const retention = updateJobs((batch, now) => deleteExpiredJobs(batch, now, getenv));
-  for (const error of (schedules?.errors ?? []).concat(retention?.errors ?? [])) logError("pb-fleet maintenance", error);
-  return { schedules, retention };
+  const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
+  for (const error of (schedules?.errors ?? []).concat(retention.errors)) logError("pb-fleet maintenance", error);
+  return { countsRepaired, schedules, retention };
 }
 
 export function maintenanceScheduleAtLoad(): string {
@@ -34,17 +41,22 @@ export function maintenanceScheduleAtLoad(): string {
 export function runMaintenance(): void {
   const done = tick();
   const enqueued = done.schedules?.enqueued.filter((job) => job.created).length ?? 0;
-  const deleted = done.retention === null ? 0 : done.retention.deleted.done + done.retention.deleted.failed;
-  if (enqueued > 0 || deleted > 0) logInfo("pb-fleet maintenance", "enqueued", enqueued, "deleted", deleted);
+  const { deleted, events, batches, drained } = done.retention;
+  if (enqueued > 0 || deleted.done + deleted.failed + events > 0) {
+    logInfo("pb-fleet maintenance", "enqueued", enqueued, "deleted", deleted.done + deleted.failed, "events", events,
+      "batches", batches, "drained", drained);
+  }
 }
 
 /**
  * POST /api/fleet/maintenance: the same tick now. A part whose transaction
  * rolled back (another PocketBase process on the same data held the writer,
- * say) makes it a 503 that still shows what the other part did.
+ * say) makes it a 503 that still shows what the other parts did.
  */
 export function handleMaintenance(_req: FleetRequest): Reply {
   const done = tick();
-  if (done.schedules === null || done.retention === null) return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
+  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack) {
+    return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
+  }
   return json(200, done);
 }

@@ -1,13 +1,19 @@
 /**
  * The server's minute tick besides the sweep: periodic jobs from
- * probe_schedules, and retention of finished rows. Each is bounded per tick
- * (SCHEDULES_PER_TICK x SCHEDULE_PAGES_PER_TICK schedules, RETENTION_BATCH rows per class).
+ * probe_schedules, retention of finished rows and old probe_job_events, and a
+ * check that the job counts' triggers are in place. Schedules are bounded per
+ * tick (SCHEDULES_PER_TICK x SCHEDULE_PAGES_PER_TICK); retention drains: small
+ * batches, each its own transaction, repeated until nothing expired is left or
+ * RETENTION_BUDGET_MS is spent.
  */
 import { deleteOldEventsStatement, JOB_EVENTS_KEEP_MS, JOB_EVENTS_RETENTION_BATCH } from "./bulk.js";
 import { enqueueJobs } from "./enqueue.js";
 import { parseJsonField, type JobBatch } from "./job-row.js";
 import { formatPbDate } from "./lease.js";
-import { deleteExpiredQuery, keepSetting, RETENTION_BATCH, RETENTION_CLASSES, retentionCutoff, type RetentionClass } from "./retention.js";
+import { JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE, JOB_COUNTS_REPAIR } from "./job-counts.js";
+import {
+  deleteExpiredQuery, keepSetting, RETENTION_BATCH, RETENTION_BUDGET_MS, RETENTION_CLASSES, retentionCutoff, type RetentionClass,
+} from "./retention.js";
 import {
   decideScheduleTick, enabledSchedulesQuery, markScheduleStatement, SCHEDULE_COLUMNS_SHAPE, SCHEDULE_PAGES_PER_TICK,
   SCHEDULES_PER_TICK,
@@ -62,10 +68,11 @@ export interface RetentionTick {
 }
 
 /**
- * Deletes at most RETENTION_BATCH finished rows per class that are past their
- * keep time, and the probe_job_events records past theirs.
+ * One transaction's share of retention: at most RETENTION_BATCH finished rows
+ * per class that are past their keep time, and at most
+ * JOB_EVENTS_RETENTION_BATCH probe_job_events records past theirs.
  */
-export function deleteExpiredJobs(batch: JobBatch, nowMs: number, getenv: (name: string) => string): RetentionTick {
+export function deleteExpiredBatch(batch: JobBatch, nowMs: number, getenv: (name: string) => string): RetentionTick {
   const tick: RetentionTick = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
   for (const retentionClass of RETENTION_CLASSES) {
     const setting = keepSetting(getenv, retentionClass);
@@ -76,4 +83,65 @@ export function deleteExpiredJobs(batch: JobBatch, nowMs: number, getenv: (name:
   }
   tick.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
   return tick;
+}
+
+/** What a tick's retention did in all its batches. */
+export interface RetentionDrain extends RetentionTick {
+  /** Transactions run (each one deleteExpiredBatch). */
+  batches: number;
+  /** true: the last batch found less than a full batch of anything, so nothing expired is left. */
+  drained: boolean;
+  /** true: a batch's transaction rolled back (the drain stopped there; the next tick goes on). */
+  rolledBack: boolean;
+}
+
+/** Whether a batch deleted a full batch of something, so more may be waiting. */
+function batchWasFull(tick: RetentionTick): boolean {
+  return tick.deleted.done >= RETENTION_BATCH || tick.deleted.failed >= RETENTION_BATCH ||
+    tick.events >= JOB_EVENTS_RETENTION_BATCH;
+}
+
+/**
+ * Retention that keeps up with any write rate the server sustains: batches
+ * (`runBatch`, one transaction each, so claims get the writer between them)
+ * until one comes back short, or `budgetMs` has passed since the first began.
+ */
+export function drainRetention(
+  runBatch: () => RetentionTick | null,
+  clock: () => number,
+  budgetMs: number = RETENTION_BUDGET_MS,
+): RetentionDrain {
+  const drain: RetentionDrain = { deleted: { done: 0, failed: 0 }, events: 0, errors: [], batches: 0, drained: false, rolledBack: false };
+  const started = clock();
+  do {
+    const tick = runBatch();
+    if (tick === null) {
+      drain.rolledBack = true;
+      return drain;
+    }
+    if (drain.batches === 0) drain.errors = tick.errors; // the same settings every batch: said once
+    drain.batches++;
+    drain.deleted.done += tick.deleted.done;
+    drain.deleted.failed += tick.deleted.failed;
+    drain.events += tick.events;
+    if (!batchWasFull(tick)) {
+      drain.drained = true;
+      return drain;
+    }
+  } while (clock() - started < budgetMs);
+  return drain;
+}
+
+/**
+ * Puts the job counts right when their triggers or table are missing (a
+ * database restored from before the migration, a hand-edited schema): drops
+ * what is left, creates them again and recounts, in the caller's one
+ * transaction, so the counts are exact from its commit on. Answers whether it
+ * had to.
+ */
+export function ensureJobCounts(batch: JobBatch): boolean {
+  const found = batch.queryOne(JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE);
+  if (found !== null && found.ready === 1) return false;
+  for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
+  return true;
 }

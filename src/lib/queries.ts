@@ -3,7 +3,9 @@
  * (like pg-boss's SQL builders) so they are read and tested apart from the code
  * that runs them. Values travel as bound parameters, never in the SQL text.
  */
+import { countsSum, JOB_COUNTS_READY_SQL } from "./job-counts.js";
 import { formatPbDate, LIVE_LEASE_SQL } from "./lease.js";
+import { JOB_STATUSES } from "./types.js";
 
 export interface WhereClause {
   sql: string;
@@ -191,20 +193,56 @@ export const ID_SHAPE = { id: "" };
 export const LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 
 /**
- * Everything GET /api/fleet/stats reports, in one pass over probe_jobs. A due
- * pending job waits from the latest of its creation, its last re-queue and its
- * due time.
+ * GET /api/fleet/stats without a prefix, in time that does not grow with the
+ * finished rows (job-counts.ts): the counts by status, the total, retrying
+ * and dead-lettered come from probe_job_counts; what depends on the clock
+ * or the orphan cap is read from the live rows only, each through an index:
+ * pending rows (the claim-order index, which starts with status), held rows,
+ * and rows with orphaned leases (a partial index on consecutive_orphan_count
+ * > 0, whose term is repeated word for word so SQLite uses it). A due pending
+ * job waits from the latest of its creation, its last re-queue and its due
+ * time. `counts_ready` is 0 when the counting triggers are missing: the
+ * caller then answers from statsScanQuery instead (and the maintenance tick
+ * repairs them).
  */
-export function statsQuery(nowMs: number, orphanCap: number, probeKeyPrefix: string): WhereClause {
-  const scope = withPrefix("1 = 1", { now: formatPbDate(nowMs), cap: orphanCap }, probeKeyPrefix);
+export function statsQuery(nowMs: number, orphanCap: number): WhereClause {
+  const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
   return {
     sql: `SELECT
-  COALESCE(SUM(status = 'pending'), 0) AS pending,
-  COALESCE(SUM(status = 'claimed'), 0) AS claimed,
-  COALESCE(SUM(status = 'running'), 0) AS running,
-  COALESCE(SUM(status = 'done'), 0) AS done,
-  COALESCE(SUM(status = 'failed'), 0) AS failed,
-  COALESCE(SUM(status = 'cancelled'), 0) AS cancelled,
+  ${statusCounts},
+  ${countsSum("1 = 1")} AS total,
+  ${countsSum("status = 'pending' AND tried = 1")} AS retrying,
+  ${countsSum("dead = 1")} AS dead_lettered,
+  live.scheduled AS scheduled,
+  live.oldest_pending AS oldest_pending,
+  (SELECT COUNT(*) FROM probe_jobs WHERE ${EXPIRED_LEASE_SQL}) AS expired_leases,
+  (SELECT COUNT(*) FROM probe_jobs WHERE ${ORPHANED_SQL} AND consecutive_orphan_count >= {:cap}) AS past_orphan_cap,
+  ${JOB_COUNTS_READY_SQL} AS counts_ready
+FROM (SELECT COALESCE(SUM(run_at > {:now}), 0) AS scheduled,
+    COALESCE(MIN(CASE WHEN run_at <= {:now} THEN MAX(created, COALESCE(requeued_at, ''), run_at) END), '') AS oldest_pending
+  FROM probe_jobs WHERE status = 'pending') AS live`,
+    params: { now: formatPbDate(nowMs), cap: orphanCap },
+  };
+}
+
+/** The partial index on orphaned rows (the migration creates it with this text as its WHERE). */
+export const ORPHANED_SQL = "consecutive_orphan_count > 0";
+
+/**
+ * The same numbers by reading the rows: for a probe_key prefix (a range of
+ * the (status, probe_key) index per status, so the cost follows the family,
+ * not the table), and as the fallback while the counting triggers are
+ * missing (every row, once).
+ */
+export function statsScanQuery(nowMs: number, orphanCap: number, probeKeyPrefix: string): WhereClause {
+  const statuses = JOB_STATUSES.map((status) => `'${status}'`).join(", ");
+  const scope = probeKeyPrefix === ""
+    ? { sql: "1 = 1", params: { now: formatPbDate(nowMs), cap: orphanCap } as WhereClause["params"] }
+    : withPrefix(`status IN (${statuses})`, { now: formatPbDate(nowMs), cap: orphanCap }, probeKeyPrefix);
+  const statusCounts = JOB_STATUSES.map((status) => `COALESCE(SUM(status = '${status}'), 0) AS ${status}`).join(",\n  ");
+  return {
+    sql: `SELECT
+  ${statusCounts},
   COUNT(*) AS total,
   COALESCE(SUM(status = 'pending' AND run_at > {:now}), 0) AS scheduled,
   COALESCE(SUM(status = 'pending' AND attempts > 0), 0) AS retrying,
@@ -212,7 +250,8 @@ export function statsQuery(nowMs: number, orphanCap: number, probeKeyPrefix: str
   COALESCE(MIN(CASE WHEN status = 'pending' AND run_at <= {:now}
     THEN MAX(created, COALESCE(requeued_at, ''), run_at) END), '') AS oldest_pending,
   COALESCE(SUM(${EXPIRED_LEASE_SQL}), 0) AS expired_leases,
-  COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap
+  COALESCE(SUM(consecutive_orphan_count >= {:cap}), 0) AS past_orphan_cap,
+  1 AS counts_ready
 FROM probe_jobs
 WHERE ${scope.sql}`,
     params: scope.params,
@@ -234,10 +273,13 @@ export interface StatsRow {
   oldest_pending: string;
   expired_leases: number;
   past_orphan_cap: number;
+  /** 1 when the numbers are to be trusted; 0: statsQuery found the counting triggers missing. */
+  counts_ready: number;
 }
 
 /** statsQuery's columns, each with a value of its type (what the database layer reads them into). */
 export const STATS_ROW_SHAPE: StatsRow = {
   pending: 0, claimed: 0, running: 0, done: 0, failed: 0, cancelled: 0, total: 0,
   scheduled: 0, retrying: 0, dead_lettered: 0, oldest_pending: "", expired_leases: 0, past_orphan_cap: 0,
+  counts_ready: 0,
 };

@@ -12,6 +12,36 @@ export const MAX_PAYLOAD_BYTES = 1_048_576;
 export const MAX_RESULT_BYTES = 1_048_576;
 /** A release's error text: at most this many UTF-8 bytes. */
 export const MAX_ERROR_BYTES = 65_536;
+/**
+ * Identifier texts the endpoints accept, in UTF-8 bytes (400 beyond). Each is
+ * far above what a real id needs (PocketBase record ids are 15 characters),
+ * and small enough that a batch's probe_job_events record (up to
+ * MAX_BATCH_ITEMS jobs, each carrying its probe_key and claimed_by) stays far
+ * inside its field whatever the batch.
+ */
+export const MAX_WORKER_ID_BYTES = 256;
+export const MAX_JOB_ID_BYTES = 255;
+export const MAX_LEASE_TOKEN_BYTES = 255;
+export const MAX_PROBE_KEY_BYTES = 1024;
+export const MAX_UNIQUE_KEY_BYTES = 1024;
+/**
+ * The largest request body PocketBase reads (32 MiB on every supported
+ * version: 0.22's JSON binder stops reading there, 0.23+'s body limit answers
+ * 413). pb-fleet answers 413 with a sentence beyond it, on both lines.
+ */
+export const MAX_REQUEST_BODY_BYTES = 33_554_432;
+/** The 413 answer's sentence for a body over MAX_REQUEST_BODY_BYTES. */
+export const REQUEST_TOO_LARGE =
+  `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: ` +
+  "send fewer or smaller items per call (nothing was written)";
+/**
+ * The client's budget for one batched call's body (complete, heartbeat): a
+ * batch is cut at MAX_BATCH_ITEMS items or at this many bytes, whichever comes
+ * first, so even 100 results of MAX_RESULT_BYTES travel in calls far below
+ * MAX_REQUEST_BODY_BYTES. A single item is at most about MAX_RESULT_BYTES +
+ * MAX_ERROR_BYTES + its ids, which always fits alone.
+ */
+export const MAX_BATCH_BODY_BYTES = 4_194_304;
 /** delaySeconds: at most this (about 100 years; dates stay 4-digit years, which text order needs). */
 export const MAX_DELAY_SECONDS = 3_153_600_000;
 /** A renew's progress, serialized as JSON: at most this many UTF-8 bytes. */
@@ -61,6 +91,23 @@ export function hasAttemptsLeft(attempts: number, maxAttempts: number): boolean 
 export function jsonByteLength(value: unknown): number {
   const text = JSON.stringify(value);
   return text === undefined ? 0 : utf8ByteLength(text);
+}
+
+/**
+ * Whether a text is over `maxBytes` of UTF-8, without counting where its
+ * length alone decides (a UTF-16 unit is 1 to 3 bytes): a refused 32 MB value
+ * costs no loop over its characters in goja.
+ */
+export function utf8LongerThan(text: string, maxBytes: number): boolean {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+
+/** Whether a value serialized as JSON is over `maxBytes` of UTF-8 (what the size limits count). */
+export function jsonLongerThan(value: unknown, maxBytes: number): boolean {
+  const text = JSON.stringify(value);
+  return text !== undefined && utf8LongerThan(text, maxBytes);
 }
 
 /** UTF-8 length of a text (goja has no TextEncoder). */

@@ -11,8 +11,22 @@ import type { WhereClause } from "./queries.js";
 import { isTerminalStatus } from "./transitions.js";
 import type { JobStatus } from "./types.js";
 
-/** Rows deleted per class per tick; the rest wait for the next tick. */
+/**
+ * Rows deleted per class in one transaction. Each transaction holds
+ * PocketBase's single writer, so a batch is kept small enough that a claim
+ * waiting behind it waits little (measured in the bench's prune phase); the
+ * tick repeats batches (RETENTION_BUDGET_MS) until nothing expired is left.
+ */
 export const RETENTION_BATCH = 500;
+/**
+ * How long one maintenance tick may keep deleting, in batches. The tick runs
+ * every minute, so 15 s keeps a tick well inside its minute (never two at
+ * once from the cron) and lets retention take at most a quarter of the
+ * writer's time while it catches up on a backlog; in that time it deletes
+ * far more rows than the fastest the server can finish (see
+ * docs/protocol-decisions.md, "Retention"), so the table cannot outgrow it.
+ */
+export const RETENTION_BUDGET_MS = 15_000;
 
 /** A class of finished rows sharing one keep setting. */
 export type RetentionClass = "done" | "failed";
@@ -92,18 +106,19 @@ function statusesOf(retentionClass: RetentionClass): readonly JobStatus[] {
 }
 
 /**
- * Ids of at most `limit` rows of the class finished before `cutoff`. The
- * statuses are constants of this module, never input; a row with no
- * finished_at (none of pb-fleet's terminal writes leave one) is kept. No
- * ORDER BY: any expired row is as good as another, and sorting would cost a
- * pass over the class.
+ * Ids of at most `limit` rows of the class finished before `cutoff`: a range
+ * of the (status, finished_at) index per status, so a batch costs the same
+ * however many rows are retained. The statuses are constants of this module,
+ * never input; a row with no finished_at (none of pb-fleet's terminal writes
+ * leave one) is kept (`> ''` is the range's lower end). No ORDER BY: any
+ * expired row is as good as another.
  */
 export function expiredIdsQuery(retentionClass: RetentionClass, cutoff: string, limit: number): WhereClause {
   // SQLite reads a negative LIMIT as "no limit".
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
-  const statusTerm = statusesOf(retentionClass).map((status) => `status = '${status}'`).join(" OR ");
+  const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
   return {
-    sql: `SELECT id FROM probe_jobs WHERE (${statusTerm}) AND finished_at != '' AND finished_at < {:cutoff} ` +
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND finished_at > '' AND finished_at < {:cutoff} ` +
       "LIMIT {:limit}",
     params: { cutoff, limit },
   };

@@ -5,8 +5,9 @@
 import { SWEEPER_HOLDER } from "./config.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import {
-  DEFAULT_MAX_ATTEMPTS, jsonByteLength, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS,
-  MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES, MIN_PRIORITY, utf8ByteLength,
+  DEFAULT_MAX_ATTEMPTS, jsonLongerThan, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_JOB_ID_BYTES,
+  MAX_LEASE_TOKEN_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROBE_KEY_BYTES, MAX_PROGRESS_BYTES,
+  MAX_RESULT_BYTES, MAX_UNIQUE_KEY_BYTES, MAX_WORKER_ID_BYTES, MIN_PRIORITY, utf8LongerThan,
 } from "./queue.js";
 import { RELEASE_TARGETS, type ReleaseTarget } from "./types.js";
 
@@ -70,6 +71,21 @@ function fail(error: string): { ok: false; error: string } {
   return { ok: false, error };
 }
 
+/**
+ * The 400 message for an identifier text over its bound (queue.ts), or null.
+ * Checked after the reference's own checks, so every request the reference
+ * answers with a 400 gets its message.
+ */
+export function tooLongError(name: string, text: string, maxBytes: number): string | null {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+
+/** A worker id's 400 message (reserved, or too long), or null when it is usable. */
+function workerIdError(workerId: string): string | null {
+  return reservedWorkerIdError(workerId) ?? tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+
 /** claim: `{ jobId, workerId, leaseSeconds? }`. */
 export function validateClaimRequest(data: unknown): Validated<ClaimRequestFields> {
   const body = asBody(data);
@@ -79,8 +95,10 @@ export function validateClaimRequest(data: unknown): Validated<ClaimRequestField
   // later string-typed renew would never match it again: the row would wedge.
   if (typeof workerId !== "string") return fail("workerId must be a string");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return fail(reserved);
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
@@ -88,10 +106,11 @@ export function validateClaimRequest(data: unknown): Validated<ClaimRequestField
 export function validateRenewRequest(data: unknown): Validated<RenewRequestFields> {
   const ids = validateClaimRequest(data);
   if (!ids.ok) return ids;
-  const leaseToken = readLeaseToken(data);
-  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  const lease = readLeaseToken(data);
+  if (lease.error !== undefined) return fail(lease.error);
+  const leaseToken = lease.token;
   const progress = absentIfNull(asBody(data)["progress"]);
-  if (progress !== undefined && jsonByteLength(progress) > MAX_PROGRESS_BYTES) {
+  if (progress !== undefined && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
     return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
   }
   const { jobId, workerId, leaseSeconds } = ids.value;
@@ -105,15 +124,16 @@ export function validateReleaseRequest(data: unknown): Validated<ReleaseRequestF
   const target = asBody(data)["status"];
   if (!target) return fail("status is required (done|failed|pending)");
   if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
-  const leaseToken = readLeaseToken(data);
-  if (leaseToken === INVALID) return fail(LEASE_TOKEN_ERROR);
+  const lease = readLeaseToken(data);
+  if (lease.error !== undefined) return fail(lease.error);
+  const leaseToken = lease.token;
   const result = absentIfNull(asBody(data)["result"]);
-  if (result !== undefined && jsonByteLength(result) > MAX_RESULT_BYTES) {
+  if (result !== undefined && jsonLongerThan(result, MAX_RESULT_BYTES)) {
     return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
   }
   const error = absentIfNull(asBody(data)["error"]);
   if (error !== undefined && typeof error !== "string") return fail("error must be a string when given");
-  if (error !== undefined && utf8ByteLength(error) > MAX_ERROR_BYTES) {
+  if (error !== undefined && utf8LongerThan(error, MAX_ERROR_BYTES)) {
     return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
   }
   return {
@@ -134,10 +154,12 @@ const LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
  * Absent means "not fenced" (reference clients send none); anything sent must be
  * a real token, or a typo would silently turn fencing off.
  */
-function readLeaseToken(data: unknown): string | undefined | typeof INVALID {
+function readLeaseToken(data: unknown): { token: string | undefined; error?: undefined } | { error: string } {
   const token = asBody(data)["leaseToken"];
-  if (token === undefined) return undefined;
-  return typeof token === "string" && token !== "" ? token : INVALID;
+  if (token === undefined) return { token: undefined };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
 }
 
 /** claim-next: `{ workerId, leaseSeconds?, limit?, probeKeyPrefix? }`. */
@@ -146,14 +168,16 @@ export function validateClaimNextRequest(data: unknown): Validated<ClaimNextRequ
   const { workerId, limit } = body;
   if (!workerId) return fail("workerId is required");
   if (typeof workerId !== "string") return fail("workerId must be a string");
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return fail(reserved);
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
   if (limit !== undefined &&
       (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
     return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
   }
   const probeKeyPrefix = readPrefix(data);
   if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(probeKeyPrefix);
+  if (badPrefix !== null) return fail(badPrefix);
   return {
     ok: true,
     value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === undefined ? 1 : limit, probeKeyPrefix },
@@ -163,7 +187,14 @@ export function validateClaimNextRequest(data: unknown): Validated<ClaimNextRequ
 /** sweep: `{ probeKeyPrefix? }` narrows the sweep to one family of jobs. */
 export function validateSweepRequest(data: unknown): Validated<{ probeKeyPrefix: string }> {
   const prefix = readPrefix(data);
-  return prefix === INVALID ? fail(PREFIX_ERROR) : { ok: true, value: { probeKeyPrefix: prefix } };
+  if (prefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(prefix);
+  return badPrefix !== null ? fail(badPrefix) : { ok: true, value: { probeKeyPrefix: prefix } };
+}
+
+/** A probe_key prefix (body or query string) longer than any probe_key can be: its 400 message; else null. */
+export function prefixError(prefix: string): string | null {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
 const PREFIX_ERROR = "probeKeyPrefix must be a string";
@@ -184,7 +215,8 @@ export function validateJobIdRequest(data: unknown): Validated<{ jobId: string }
   const { jobId } = asBody(data);
   if (!jobId) return fail("jobId is required");
   if (typeof jobId !== "string") return fail("jobId must be a string");
-  return { ok: true, value: { jobId } };
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
 /** An enqueue item as validated: every default applied, run_at resolved against the request's time. */
@@ -224,8 +256,10 @@ function validateEnqueueItem(data: unknown, nowMs: number): EnqueueItemFields | 
   const item = data as Body;
   const { probeKey } = item;
   if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
+  const badProbeKey = tooLongError("probeKey", probeKey, MAX_PROBE_KEY_BYTES);
+  if (badProbeKey !== null) return badProbeKey;
   const payload = absentIfNull(item["payload"]);
-  if (payload !== undefined && jsonByteLength(payload) > MAX_PAYLOAD_BYTES) {
+  if (payload !== undefined && jsonLongerThan(payload, MAX_PAYLOAD_BYTES)) {
     return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
   }
   const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
@@ -240,6 +274,8 @@ function validateEnqueueItem(data: unknown, nowMs: number): EnqueueItemFields | 
   }
   const uniqueKey = absentIfNull(item["uniqueKey"]);
   if (uniqueKey !== undefined && typeof uniqueKey !== "string") return "uniqueKey must be a string";
+  const badUniqueKey = uniqueKey === undefined ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
+  if (badUniqueKey !== null) return badUniqueKey;
   return {
     probeKey,
     payload: payload === undefined ? null : payload,
@@ -351,8 +387,8 @@ function batchItems(body: Body, field: string): unknown[] | string {
   const { workerId } = body;
   if (!workerId) return "workerId is required";
   if (typeof workerId !== "string") return "workerId must be a string";
-  const reserved = reservedWorkerIdError(workerId);
-  if (reserved !== null) return reserved;
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return badWorkerId;
   const items = body[field];
   if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
     return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;

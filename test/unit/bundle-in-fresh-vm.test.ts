@@ -12,7 +12,7 @@ import vm from "node:vm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { HOOKS_BUNDLES } from "../../esbuild.config.mjs";
 import { CRONS, JOB_CREATE_HOOKS, ROUTES } from "../../src/handlers/routes";
-import { MAX_ATTEMPTS_ERROR, TRANSACTION_FAILED } from "../../src/lib/queue";
+import { MAX_ATTEMPTS_ERROR, MAX_REQUEST_BODY_BYTES, REQUEST_TOO_LARGE, TRANSACTION_FAILED } from "../../src/lib/queue";
 import { minuteStart, scheduleUniqueKey } from "../../src/lib/schedules";
 import { STATS_UNAVAILABLE } from "../../src/lib/stats";
 import {
@@ -23,6 +23,7 @@ import {
   UNPARSEABLE_BODY,
   type CapturedRoute,
   type Caller,
+  type FakeMiddleware,
   type FakePocketBase,
   type StoredRow,
 } from "./support/fake-pocketbase";
@@ -100,7 +101,9 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
   describe("loading the bundle", () => {
     it("registers one handler per route, create hook and cron of esbuild.config.mjs, every route behind admin auth", () => {
       expect(hooks.routes.map((r) => [r.method, r.path])).toEqual(ROUTES.map((r) => [r.method, r.path]));
-      for (const r of hooks.routes) expect(r.middlewares).toEqual(fake.routeMiddlewares);
+      for (const r of hooks.routes) {
+        expect(r.middlewares.map((m) => (m as FakeMiddleware).middleware)).toEqual(fake.routeMiddlewares.map((m) => m.middleware));
+      }
       expect(hooks.crons.map((c) => c.id)).toEqual(CRONS.map((c) => c.id));
       // With this API's own create hook (the fake's loader defines no other), for probe_jobs only.
       expect(hooks.createHooks.map((h) => [h.registrar, h.collections])).toEqual(JOB_CREATE_HOOKS.map(() => [createHook, ["probe_jobs"]]));
@@ -154,6 +157,27 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       }
       expect(db.saves).toBe(0);
       expect(db.row(job.id)).toEqual(job);
+    });
+  });
+
+  describe("a body over PocketBase's limit", () => {
+    it("is answered 413 with a sentence on every route, before anything is read or written; smaller bodies go on", () => {
+      const job = heldRow("w1", live());
+      const body = { jobId: job.id, workerId: "w1", status: "done" };
+      for (const r of hooks.routes.filter((route) => route.method === "POST")) {
+        expect(fake.runRoute(r, db, { body, contentLength: MAX_REQUEST_BODY_BYTES + 1 }), r.path)
+          .toEqual({ status: 413, body: { error: REQUEST_TOO_LARGE } });
+      }
+      expect(db.saves).toBe(0);
+      expect(db.row(job.id)).toEqual(job);
+      expect(fake.runRoute(route("/api/fleet/release"), db, { body, contentLength: MAX_REQUEST_BODY_BYTES }).status).toBe(200);
+    });
+
+    it("is still a 401 for anyone but an admin", () => {
+      for (const caller of ["none", "user"] as const) {
+        expect(fake.runRoute(route("/api/fleet/complete"), db, { body: {}, caller, contentLength: MAX_REQUEST_BODY_BYTES + 1 }))
+          .toEqual({ status: 401, body: ADMIN_ONLY_ANSWER });
+      }
     });
   });
 
@@ -593,11 +617,11 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
     it("answers 400 for an unknown format and 503 when the query fails", () => {
       expect(stats({ format: "xml" })).toEqual({ status: 400, body: { error: "format must be json or prometheus" } });
       db.failQueries = true;
-      // The database's own text goes to the log, never to the caller.
+      // The database's own text goes to the log, never to the caller: the counted
+      // read failed, then the read of the rows it falls back to.
       expect(stats()).toEqual({ status: 503, body: { error: STATS_UNAVAILABLE } });
-      expect(db.logs).toEqual([{
-        level: "error", message: "pb-fleet: query failed", attrs: ["error", expect.stringContaining("database is locked")],
-      }]);
+      const failed = { level: "error", message: "pb-fleet: query failed", attrs: ["error", expect.stringContaining("database is locked")] };
+      expect(db.logs).toEqual([failed, failed]);
     });
 
     it.each<[string, Record<string, string>, object]>([
@@ -887,7 +911,11 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       const answer = post("/api/fleet/maintenance", {});
       expect(answer).toEqual({
         status: 200,
-        body: { schedules: { enqueued: [], errors: [] }, retention: { deleted: { done: 1, failed: 1 }, events: 0, errors: [] } },
+        body: {
+          countsRepaired: false,
+          schedules: { enqueued: [], errors: [] },
+          retention: { deleted: { done: 1, failed: 1 }, events: 0, errors: [], batches: 1, drained: true, rolledBack: false },
+        },
       });
       expect(db.all().map((r) => r.id)).toEqual([newDone.id]);
       expect([oldDone.id, oldFailed.id].some((id) => db.rows.has(id))).toBe(false);
@@ -900,7 +928,10 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       expect(cron.schedule).toBe("* * * * *");
       fake.runCron(cron, db);
       expect(db.all().map((r) => r.probe_key)).toEqual(["scheduled-every-minute"]);
-      expect(db.logs).toEqual([{ level: "info", message: "pb-fleet maintenance", attrs: ["enqueued", 1, "deleted", 1] }]);
+      expect(db.logs).toEqual([{
+        level: "info", message: "pb-fleet maintenance",
+        attrs: ["enqueued", 1, "deleted", 1, "events", 0, "batches", 1, "drained", true],
+      }]);
     });
   });
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
 import { JOB_EVENTS_KEEP_MS, JOB_EVENTS_RETENTION_BATCH } from "../../src/lib/bulk";
-import { deleteExpiredJobs, enqueueDueSchedules } from "../../src/lib/maintenance";
-import { RETENTION_BATCH } from "../../src/lib/retention";
+import { JOB_COUNTS_REPAIR } from "../../src/lib/job-counts";
+import { deleteExpiredBatch, drainRetention, ensureJobCounts, enqueueDueSchedules, type RetentionTick } from "../../src/lib/maintenance";
+import { RETENTION_BATCH, RETENTION_BUDGET_MS } from "../../src/lib/retention";
 import { minuteStart, SCHEDULE_PAGES_PER_TICK, SCHEDULES_PER_TICK, scheduleUniqueKey } from "../../src/lib/schedules";
 import type { StoredSchedule } from "./support/fake-pocketbase";
 import { enqueued, memoryBatch, NOW, type MemoryBatch } from "./support/rows";
@@ -102,7 +103,7 @@ describe("enqueueDueSchedules", () => {
   });
 });
 
-describe("deleteExpiredJobs", () => {
+describe("deleteExpiredBatch", () => {
   const finished = (id: string, status: string, agoMs: number) =>
     ({ ...enqueued({ id, status }), claimed_at: "", requeued_at: "", result: "", finished_at: agoMs < 0 ? "" : formatPbDate(NOW - agoMs) });
   const env = (values: Record<string, string>) => (name: string) => values[name] ?? "";
@@ -122,20 +123,20 @@ describe("deleteExpiredJobs", () => {
 
   it("deletes done and cancelled rows after 7 days and failed ones after 30, by default", () => {
     const batch = seeded();
-    expect(deleteExpiredJobs(batch, NOW, env({}))).toEqual({ deleted: { done: 2, failed: 1 }, events: 0, errors: [] });
+    expect(deleteExpiredBatch(batch, NOW, env({}))).toEqual({ deleted: { done: 2, failed: 1 }, events: 0, errors: [] });
     expect([...batch.jobs.keys()]).toEqual(["done-6d", "failed-8d", "done-unfinished", "pending-old", "running-old"]);
   });
 
   it("follows PB_FLEET_KEEP_DONE and PB_FLEET_KEEP_FAILED", () => {
     const batch = seeded();
-    expect(deleteExpiredJobs(batch, NOW, env({ PB_FLEET_KEEP_DONE: "5d", PB_FLEET_KEEP_FAILED: "1d" })))
+    expect(deleteExpiredBatch(batch, NOW, env({ PB_FLEET_KEEP_DONE: "5d", PB_FLEET_KEEP_FAILED: "1d" })))
       .toEqual({ deleted: { done: 3, failed: 2 }, events: 0, errors: [] });
     expect([...batch.jobs.keys()]).toEqual(["done-unfinished", "pending-old", "running-old"]);
   });
 
   it("keeps a class forever at 0, and keeps it (saying why) on a value it cannot read", () => {
     const batch = seeded();
-    const tick = deleteExpiredJobs(batch, NOW, env({ PB_FLEET_KEEP_DONE: "0", PB_FLEET_KEEP_FAILED: "7 d" }));
+    const tick = deleteExpiredBatch(batch, NOW, env({ PB_FLEET_KEEP_DONE: "0", PB_FLEET_KEEP_FAILED: "7 d" }));
     expect(tick.deleted).toEqual({ done: 0, failed: 0 });
     expect(tick.errors).toEqual([expect.stringContaining('PB_FLEET_KEEP_FAILED="7 d"')]);
     expect(batch.jobs.size).toBe(8);
@@ -146,17 +147,82 @@ describe("deleteExpiredJobs", () => {
   it("deletes at most a batch per class per tick; the next tick takes the rest", () => {
     const rows = Array.from({ length: RETENTION_BATCH + 20 }, (_, i) => finished(`d${i}`, "done", 10 * DAY));
     const batch = memoryBatch(rows);
-    expect(deleteExpiredJobs(batch, NOW, env({})).deleted.done).toBe(RETENTION_BATCH);
-    expect(deleteExpiredJobs(batch, NOW, env({})).deleted.done).toBe(20);
-    expect(deleteExpiredJobs(batch, NOW, env({})).deleted.done).toBe(0);
+    expect(deleteExpiredBatch(batch, NOW, env({})).deleted.done).toBe(RETENTION_BATCH);
+    expect(deleteExpiredBatch(batch, NOW, env({})).deleted.done).toBe(20);
+    expect(deleteExpiredBatch(batch, NOW, env({})).deleted.done).toBe(0);
   });
 
   it("deletes probe_job_events records older than their keep time, a bounded batch per tick", () => {
     const event = (id: string, agoMs: number) => ({ id, source: "claim-next", changes: "[]", created: formatPbDate(NOW - agoMs), updated: "" });
     const old = Array.from({ length: JOB_EVENTS_RETENTION_BATCH + 3 }, (_, i) => event(`old${i}`, JOB_EVENTS_KEEP_MS + 1000 + i));
     const batch = memoryBatch([], { events: [...old, event("recent", JOB_EVENTS_KEEP_MS - 1000)] });
-    expect(deleteExpiredJobs(batch, NOW, env({})).events).toBe(JOB_EVENTS_RETENTION_BATCH);
-    expect(deleteExpiredJobs(batch, NOW, env({})).events).toBe(3);
+    expect(deleteExpiredBatch(batch, NOW, env({})).events).toBe(JOB_EVENTS_RETENTION_BATCH);
+    expect(deleteExpiredBatch(batch, NOW, env({})).events).toBe(3);
     expect([...batch.events.keys()]).toEqual(["recent"]);
+  });
+});
+
+describe("drainRetention", () => {
+  const full = (): RetentionTick => ({ deleted: { done: RETENTION_BATCH, failed: 0 }, events: 0, errors: ["bad setting"] });
+  const short = (): RetentionTick => ({ deleted: { done: 7, failed: 3 }, events: 5, errors: ["bad setting"] });
+
+  it("repeats batches until one comes back short, summing them, and says each setting error once", () => {
+    const ticks = [full(), full(), { ...full(), deleted: { done: 0, failed: RETENTION_BATCH } }, short()];
+    const drain = drainRetention(() => ticks.shift() ?? null, () => 0, 1000);
+    expect(drain).toEqual({
+      deleted: { done: 2 * RETENTION_BATCH + 7, failed: RETENTION_BATCH + 3 }, events: 5, errors: ["bad setting"],
+      batches: 4, drained: true, rolledBack: false,
+    });
+    expect(ticks).toHaveLength(0);
+  });
+
+  it("goes on while a batch of events alone is full", () => {
+    const ticks: RetentionTick[] = [{ deleted: { done: 0, failed: 0 }, events: JOB_EVENTS_RETENTION_BATCH, errors: [] }, short()];
+    expect(drainRetention(() => ticks.shift() ?? null, () => 0, 1000)).toMatchObject({ batches: 2, drained: true, events: JOB_EVENTS_RETENTION_BATCH + 5 });
+  });
+
+  it("stops when the time budget is spent, even with more to delete (the next tick goes on)", () => {
+    let clock = 0;
+    let batches = 0;
+    const drain = drainRetention(() => {
+      batches++;
+      clock += 400; // each batch takes 400 ms
+      return full();
+    }, () => clock, 1000);
+    // Started at 0: after 400 and 800 ms it goes on; at 1200 ms the budget is spent.
+    expect(batches).toBe(3);
+    expect(drain).toMatchObject({ batches: 3, drained: false, rolledBack: false, deleted: { done: 3 * RETENTION_BATCH } });
+  });
+
+  it("stops at a rolled-back batch, keeping what the earlier ones did", () => {
+    const ticks: (RetentionTick | null)[] = [full(), null, short()];
+    expect(drainRetention(() => ticks.shift() ?? null, () => 0, 1000))
+      .toMatchObject({ batches: 1, drained: false, rolledBack: true, deleted: { done: RETENTION_BATCH } });
+  });
+
+  it("has a budget well inside the minute between ticks", () => {
+    expect(RETENTION_BUDGET_MS).toBeGreaterThan(0);
+    expect(RETENTION_BUDGET_MS).toBeLessThanOrEqual(MINUTE / 2);
+  });
+});
+
+describe("ensureJobCounts", () => {
+  it("does nothing while the triggers are in place, and runs the whole repair in order when they are not", () => {
+    const executed: string[] = [];
+    const batchWith = (ready: number) => ({
+      ...memoryBatch([]),
+      queryOne: <T extends object>(_q: unknown, _shape: T) => ({ ready }) as unknown as T,
+      execute: (statement: { sql: string }) => {
+        executed.push(statement.sql);
+        return 0;
+      },
+    });
+    expect(ensureJobCounts(batchWith(1))).toBe(false);
+    expect(executed).toEqual([]);
+    expect(ensureJobCounts(batchWith(0))).toBe(true);
+    expect(executed).toEqual([...JOB_COUNTS_REPAIR]);
+    // Drop first (a half-present set), then create, then recount from the rows.
+    expect(executed[0]).toMatch(/^DROP TRIGGER IF EXISTS/);
+    expect(executed.at(-1)).toMatch(/^INSERT INTO probe_job_counts .* FROM probe_jobs GROUP BY/);
   });
 });

@@ -12,6 +12,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
+import { JOB_COUNTS_REBUILD, JOB_COUNTS_SETUP, JOB_COUNTS_TEARDOWN } from "../../src/lib/job-counts";
+import { ORPHANED_SQL } from "../../src/lib/queries";
 
 const REPO = join(import.meta.dirname, "..", "..");
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
@@ -279,6 +281,9 @@ const UNIQUE_KEY_INDEX =
 const CLAIM_ORDER_INDEX =
   "CREATE INDEX `idx_probe_jobs_claim_order` ON `probe_jobs` (`status`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`)";
 const BACKFILL = "UPDATE `probe_jobs` SET `run_at` = `created` WHERE `run_at` = '' OR `run_at` IS NULL";
+const FINISHED_INDEX = "CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`)";
+const ORPHANED_INDEX =
+  "CREATE INDEX `idx_probe_jobs_orphaned` ON `probe_jobs` (`consecutive_orphan_count`) WHERE " + ORPHANED_SQL;
 
 describe("the migrations of both PocketBase lines", () => {
   it("carry the same steps under the same file names, plus 0.23's lifts of the 5000-character text limit", () => {
@@ -312,6 +317,8 @@ describe("the migrations of both PocketBase lines", () => {
       "CREATE INDEX `idx_probe_jobs_status_key` ON `probe_jobs` (`status`, `probe_key`)",
       CLAIM_ORDER_INDEX,
       UNIQUE_KEY_INDEX,
+      FINISHED_INDEX,
+      ORPHANED_INDEX,
     ]);
     // PocketBase 0.22's index parser cuts a WHERE at its first parenthesis.
     expect(UNIQUE_KEY_INDEX.slice(UNIQUE_KEY_INDEX.indexOf("WHERE"))).not.toMatch(/[()]/);
@@ -339,13 +346,16 @@ describe("the migrations of both PocketBase lines", () => {
     });
   });
 
-  it("run the same raw SQL: the due-time backfill up, cancelled rows to failed down", () => {
+  it("run the same raw SQL: the due-time backfill and the job counts (src/lib/job-counts.ts word for word) up, both undone down", () => {
     const [old, modern] = [migrations022(), migrations023()];
     for (const line of [old, modern]) {
       line.run("up");
       line.run("down");
     }
-    expect(old.sql).toEqual([BACKFILL, "UPDATE `probe_jobs` SET `status` = 'failed' WHERE `status` = 'cancelled'"]);
+    expect(old.sql).toEqual([
+      BACKFILL, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD,
+      ...JOB_COUNTS_TEARDOWN, "UPDATE `probe_jobs` SET `status` = 'failed' WHERE `status` = 'cancelled'",
+    ]);
     expect(modern.sql).toEqual(old.sql);
   });
 

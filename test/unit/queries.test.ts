@@ -12,6 +12,7 @@ import {
   pendingDueWhere,
   prefixUpperBound,
   statsQuery,
+  statsScanQuery,
   STATS_ROW_SHAPE,
   topPriorityQuery,
   type Candidate,
@@ -178,28 +179,45 @@ describe("CLAIM_ORDER and compareClaimOrder", () => {
   });
 });
 
-describe("statsQuery", () => {
-  it("binds now and the orphan cap, over all jobs", () => {
-    const query = statsQuery(NOW, 5, "");
+describe("statsQuery (counted) and statsScanQuery", () => {
+  const COLUMNS = [
+    "pending", "claimed", "running", "done", "failed", "cancelled", "total", "retrying", "dead_lettered",
+    "scheduled", "oldest_pending", "expired_leases", "past_orphan_cap", "counts_ready",
+  ];
+  /** A query's own output columns: the ` AS name` at the top level of its select list. */
+  const outputColumns = (sql: string) => [...sql.split(/\nFROM /)[0]!.matchAll(/ AS (\w+)(?:,|$)/gm)].map((m) => m[1]);
+
+  it("binds now and the orphan cap; the counted one reads the finished rows' numbers from probe_job_counts, never a scan", () => {
+    const query = statsQuery(NOW, 5);
+    expect(query.params).toEqual({ now: NOW_TEXT, cap: 5 });
+    expect(query.sql).not.toContain(NOW_TEXT);
+    expectPlaceholdersBound(query);
+    // Every read of probe_jobs is narrowed by an indexed term: pending, held or orphaned rows only.
+    const reads = query.sql.split("FROM probe_jobs").slice(1).map((after) => after.trimStart());
+    expect(reads.every((after) => after.startsWith("WHERE "))).toBe(true);
+    expect(reads.length).toBe(3);
+    expect(reads.every((after) => /^WHERE (status = 'pending'|status IN \('claimed', 'running'\)|consecutive_orphan_count > 0)/.test(after))).toBe(true);
+    expect(query.sql).toContain("FROM probe_job_counts");
+  });
+
+  it("both answer every StatsRow column", () => {
+    expect(new Set(outputColumns(statsQuery(NOW, 5).sql))).toEqual(new Set(COLUMNS));
+    expect(new Set(outputColumns(statsScanQuery(NOW, 5, "").sql))).toEqual(new Set(COLUMNS));
+    expect(Object.keys(STATS_ROW_SHAPE).sort()).toEqual([...COLUMNS].sort());
+  });
+
+  it("the scan without a prefix reads every row once (the fallback while the triggers are missing)", () => {
+    const query = statsScanQuery(NOW, 5, "");
     expect(query.params).toEqual({ now: NOW_TEXT, cap: 5 });
     expect(query.sql).toMatch(/FROM probe_jobs\nWHERE 1 = 1$/);
-    expect(query.sql).not.toContain(NOW_TEXT);
     expectPlaceholdersBound(query);
   });
 
-  it("answers every StatsRow column", () => {
-    const columns = [...statsQuery(NOW, 5, "").sql.matchAll(/ AS (\w+)/g)].map((m) => m[1]);
-    expect(columns).toEqual([
-      "pending", "claimed", "running", "done", "failed", "cancelled", "total", "scheduled", "retrying", "dead_lettered",
-      "oldest_pending", "expired_leases", "past_orphan_cap",
-    ]);
-    expect(Object.keys(STATS_ROW_SHAPE).sort()).toEqual([...columns].sort());
-  });
-
-  it.each(HOSTILE_PREFIXES)("narrows to a bound prefix range (%j)", (prefix) => {
-    const query = statsQuery(NOW, 3, prefix);
+  it.each(HOSTILE_PREFIXES)("the scan narrows to a bound prefix range per status, which the (status, probe_key) index serves (%j)", (prefix) => {
+    const query = statsScanQuery(NOW, 3, prefix);
     expect(query.params).toEqual({ now: NOW_TEXT, cap: 3, prefix, prefixEnd: prefixUpperBound(prefix) });
-    expect(query.sql).toMatch(/WHERE \(1 = 1\) AND probe_key >= \{:prefix\} AND probe_key < \{:prefixEnd\}$/);
+    expect(query.sql).toMatch(
+      /WHERE \(status IN \('pending', 'claimed', 'running', 'done', 'failed', 'cancelled'\)\) AND probe_key >= \{:prefix\} AND probe_key < \{:prefixEnd\}$/);
     if (prefix !== "{:now}") expect(query.sql).not.toContain(prefix);
     expectPlaceholdersBound(query);
   });

@@ -90,7 +90,7 @@ describe("the delete queries", () => {
   it("selects at most a batch of done and cancelled rows finished before the cutoff", () => {
     expect(RETENTION_BATCH).toBe(500);
     expect(expiredIdsQuery("done", cutoff, RETENTION_BATCH)).toEqual({
-      sql: "SELECT id FROM probe_jobs WHERE (status = 'done' OR status = 'cancelled') AND finished_at != '' " +
+      sql: "SELECT id FROM probe_jobs WHERE status IN ('done', 'cancelled') AND finished_at > '' " +
         "AND finished_at < {:cutoff} LIMIT {:limit}",
       params: { cutoff, limit: 500 },
     });
@@ -98,7 +98,7 @@ describe("the delete queries", () => {
 
   it("selects failed rows alone for the failed class", () => {
     expect(expiredIdsQuery("failed", cutoff, 10)).toEqual({
-      sql: "SELECT id FROM probe_jobs WHERE (status = 'failed') AND finished_at != '' " +
+      sql: "SELECT id FROM probe_jobs WHERE status IN ('failed') AND finished_at > '' " +
         "AND finished_at < {:cutoff} LIMIT {:limit}",
       params: { cutoff, limit: 10 },
     });

@@ -73,12 +73,17 @@ export class FakeRequestEvent {
   readonly #answer = new Answer();
   readonly #body: unknown;
   readonly #caller: Caller;
-  readonly request: { url: { query(): { get(name: string): string } } };
+  readonly request: { url: { query(): { get(name: string): string } }; contentLength: number };
+  /** Set when a middleware called e.next(). */
+  wentOn = false;
 
-  constructor(body: unknown, query: Record<string, string>, caller: Caller) {
+  constructor(body: unknown, query: Record<string, string>, caller: Caller, contentLength = 0) {
     this.#body = body;
     this.#caller = caller;
-    this.request = { url: { query: () => ({ get: (name: string) => query[name] ?? "" }) } };
+    this.request = { url: { query: () => ({ get: (name: string) => query[name] ?? "" }) }, contentLength };
+  }
+  next(): void {
+    this.wentOn = true;
   }
 
   get response(): FakeResponse | null {
@@ -110,6 +115,33 @@ export const SUPERUSER_AUTH: FakeMiddleware = Object.freeze({
   },
 });
 
+/**
+ * `new Middleware(fn, priority, id)` while the file loads (plugins/jsvm):
+ * kept as its text, run as PocketBase runs it, alone in a fresh runtime of
+ * the handlers' globals, on an event of the request's caller.
+ */
+export class FakeRouteMiddleware implements FakeMiddleware {
+  readonly middleware: string;
+  readonly priority: number;
+  readonly #text: string;
+
+  constructor(fn: unknown, priority: unknown, id: unknown) {
+    if (typeof fn !== "function") throw new Error("fake PocketBase: new Middleware() without a function");
+    this.#text = fn.toString();
+    this.priority = Number(priority);
+    this.middleware = String(id);
+  }
+  check(caller: Caller, contentLength = 0): FakeResponse | null {
+    const event = new FakeRequestEvent({}, {}, caller, contentLength);
+    const runtime = vm.createContext(modernGlobals(new FakeDb()));
+    runtime["__args"] = [event];
+    vm.runInContext(`{(${this.#text}).apply(undefined, __args)}`, runtime, { filename: `middleware ${this.middleware}` });
+    if (event.wentOn) return null;
+    if (!event.response) throw new Error(`middleware ${this.middleware} neither answered nor went on`);
+    return event.response;
+  }
+}
+
 /** The only globals a 0.23+ handler's runtime has here. */
 export function modernGlobals(db: FakeDb): Record<string, unknown> {
   const { logger: _logger, store: _store, ...globals } = runtimeBasics(db);
@@ -123,9 +155,11 @@ export function modernGlobals(db: FakeDb): Record<string, unknown> {
 /** PocketBase 0.23 to 0.40: `(e) => ...` handlers on a core.RequestEvent; the bundle checks auth itself. */
 export const FAKE_POCKETBASE_0_23: FakePocketBase = {
   api: "0.23",
-  routeMiddlewares: [],
+  // pb-fleet's 413 before PocketBase's body limit (esbuild.config.mjs's builtMiddlewares).
+  routeMiddlewares: [{ middleware: "pbFleetBodyLimit", check: () => null }],
   loadHooks(source, env = {}, db = new FakeDb()) {
     return loadHooksWith(source, {
+      Middleware: FakeRouteMiddleware,
       $apis: { requireSuperuserAuth: () => SUPERUSER_AUTH },
       $os: { getenv: (name: string) => env[name] ?? "" },
       $app: new FakeApp(db),
@@ -133,8 +167,8 @@ export const FAKE_POCKETBASE_0_23: FakePocketBase = {
   },
   pooledRuntime: (db) => vm.createContext(modernGlobals(db)),
   runRoute(route, db, request = {}, runtime = vm.createContext(modernGlobals(db))) {
-    const event = new FakeRequestEvent(request.body ?? {}, request.query ?? {}, request.caller ?? "superuser");
-    return runRouteWith(route, request.caller ?? "superuser", event, runtime);
+    const event = new FakeRequestEvent(request.body ?? {}, request.query ?? {}, request.caller ?? "superuser", request.contentLength ?? 0);
+    return runRouteWith(route, request.caller ?? "superuser", event, runtime, request.contentLength ?? 0);
   },
   runCron(cron, db) {
     runCronWith(cron, this.pooledRuntime(db));

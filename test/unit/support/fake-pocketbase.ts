@@ -30,8 +30,9 @@ import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch } from "../..
 import { isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
 import {
   expiredLeaseWhere, FAMILY_PROBE_LIMIT, familyProbeQuery, jobByIdWhere, jobsByIdsWhere, liveUniqueKeyQuery, pendingDueWhere,
-  statsQuery, topPriorityQuery,
+  statsQuery, statsScanQuery, topPriorityQuery,
 } from "../../../src/lib/queries";
+import { JOB_COUNTS_READY_QUERY } from "../../../src/lib/job-counts";
 import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
 
@@ -423,7 +424,10 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
     const holder = jobs.find((r) => holdsUniqueKey(r) && r.unique_key === params["uniqueKey"]);
     return holder ? [{ id: holder.id }] : [];
   }
-  if (sql === statsQuery(0, 0, prefix).sql) return [answerStats(jobs.filter((r) => inPrefix(r, params)), params)];
+  // The counts table is exact by construction (SQLite triggers): here it is the rows themselves.
+  if (sql === statsQuery(0, 0).sql) return [answerStats(jobs, params)];
+  if (sql === statsScanQuery(0, 0, prefix).sql) return [answerStats(jobs.filter((r) => inPrefix(r, params)), params)];
+  if (sql === JOB_COUNTS_READY_QUERY.sql) return [{ ready: 1 }];
   if (sql === enabledSchedulesQuery(0, Number(params["limit"]), String(params["after"])).sql) {
     return [...tables.schedules.values()]
       .filter((s) => s.enabled === true && compareText(s.name, String(params["after"])) > 0 &&
@@ -459,6 +463,7 @@ function answerStats(rows: SqlJobRow[], params: Params): Record<string, unknown>
     oldest_pending: waits[0] ?? "",
     expired_leases: count((r) => leaseExpired(r, params)),
     past_orphan_cap: count((r) => r.consecutive_orphan_count >= Number(params["cap"])),
+    counts_ready: 1,
   };
 }
 
@@ -849,6 +854,8 @@ export interface FakeRequest {
   query?: Record<string, string>;
   /** Default "superuser". */
   caller?: Caller;
+  /** The declared body length (default 0). */
+  contentLength?: number;
 }
 
 export interface FakeResponse {
@@ -880,10 +887,15 @@ export class FakeContext {
   constructor(
     readonly data: unknown = {},
     readonly query: Record<string, string> = {},
+    /** The request's declared body length (http.Request.ContentLength). */
+    readonly contentLength = 0,
   ) {}
 
   get response(): FakeResponse | null {
     return this.#answer.response;
+  }
+  request(): { contentLength: number } {
+    return { contentLength: this.contentLength };
   }
   json(status: number, body: unknown): void {
     this.#answer.json(status, body);
@@ -899,7 +911,7 @@ export class FakeContext {
 /** A route middleware PocketBase runs before the handler: it answers, or lets the request through (null). */
 export interface FakeMiddleware {
   readonly middleware: string;
-  check(caller: Caller): FakeResponse | null;
+  check(caller: Caller, contentLength?: number): FakeResponse | null;
 }
 
 /**
@@ -1051,9 +1063,10 @@ export function runRouteWith(
   caller: Caller,
   context: { response: FakeResponse | null },
   runtime: vm.Context,
+  contentLength = 0,
 ): FakeResponse {
   for (const middleware of route.middlewares) {
-    const stopped = (middleware as FakeMiddleware).check(caller);
+    const stopped = (middleware as FakeMiddleware).check(caller, contentLength);
     if (stopped !== null) return stopped;
   }
   runtime["__args"] = [context];
@@ -1099,7 +1112,8 @@ export const FAKE_POCKETBASE_0_22: FakePocketBase = {
   runRoute(route, db, request = {}, runtime = vm.createContext(pocketBaseGlobals(db))) {
     // PocketBase 0.22 reads a body it cannot parse as {}.
     const data = request.body === UNPARSEABLE_BODY ? {} : request.body ?? {};
-    return runRouteWith(route, request.caller ?? "superuser", new FakeContext(data, request.query ?? {}), runtime);
+    return runRouteWith(route, request.caller ?? "superuser", new FakeContext(data, request.query ?? {}, request.contentLength ?? 0),
+      runtime, request.contentLength ?? 0);
   },
   runCron(cron, db) {
     runCronWith(cron, this.pooledRuntime(db));

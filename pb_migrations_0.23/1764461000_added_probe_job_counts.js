@@ -1,0 +1,61 @@
+/// <reference path="../pb_data/types.d.ts" />
+// pb-fleet: what keeps a fleet's steady state cheap however many finished
+// rows are retained (docs/protocol-decisions.md, "Counts" and "Retention"):
+// - probe_job_counts, a table of exact counts per (status, dead-lettered,
+//   tried), kept by SQLite triggers on probe_jobs in the same statement as
+//   every write (record API, bulk batch writes, retention deletes alike);
+//   GET /api/fleet/stats reads it instead of scanning. The statements are
+//   src/lib/job-counts.ts's, word for word (test/unit/migrations-lines.test.ts).
+// - an index on (status, finished_at), which retention's deletes and the
+//   completions chart read as ranges;
+// - a partial index on rows with orphaned leases, for stats' past-orphan-cap count.
+// (PocketBase 0.23 to 0.40; the same step as pb_migrations/'s for 0.22.)
+const JOB_COUNTS_SETUP = [
+  "CREATE TABLE IF NOT EXISTS probe_job_counts (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID",
+  "CREATE TRIGGER IF NOT EXISTS probe_job_counts_on_insert AFTER INSERT ON probe_jobs BEGIN INSERT INTO probe_job_counts (status, dead, tried, n) VALUES (COALESCE(NEW.status, ''), (COALESCE(NEW.dead_lettered_at, '') != ''), (COALESCE(NEW.attempts, 0) > 0), 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1; END",
+  "CREATE TRIGGER IF NOT EXISTS probe_job_counts_on_update AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN COALESCE(OLD.status, '') != COALESCE(NEW.status, '') OR (COALESCE(OLD.dead_lettered_at, '') != '') != (COALESCE(NEW.dead_lettered_at, '') != '') OR (COALESCE(OLD.attempts, 0) > 0) != (COALESCE(NEW.attempts, 0) > 0) BEGIN UPDATE probe_job_counts SET n = n - 1 WHERE status = COALESCE(OLD.status, '') AND dead = (COALESCE(OLD.dead_lettered_at, '') != '') AND tried = (COALESCE(OLD.attempts, 0) > 0); INSERT INTO probe_job_counts (status, dead, tried, n) VALUES (COALESCE(NEW.status, ''), (COALESCE(NEW.dead_lettered_at, '') != ''), (COALESCE(NEW.attempts, 0) > 0), 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1; END",
+  "CREATE TRIGGER IF NOT EXISTS probe_job_counts_on_delete AFTER DELETE ON probe_jobs BEGIN UPDATE probe_job_counts SET n = n - 1 WHERE status = COALESCE(OLD.status, '') AND dead = (COALESCE(OLD.dead_lettered_at, '') != '') AND tried = (COALESCE(OLD.attempts, 0) > 0); END",
+];
+const JOB_COUNTS_REBUILD = [
+  "DELETE FROM probe_job_counts",
+  "INSERT INTO probe_job_counts (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3",
+];
+const JOB_COUNTS_TEARDOWN = [
+  "DROP TRIGGER IF EXISTS probe_job_counts_on_insert",
+  "DROP TRIGGER IF EXISTS probe_job_counts_on_update",
+  "DROP TRIGGER IF EXISTS probe_job_counts_on_delete",
+  "DROP TABLE IF EXISTS probe_job_counts",
+];
+// The same indexes as 0.22's step, through 0.23's index API (name, unique, columns, WHERE):
+// CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`)
+// CREATE INDEX `idx_probe_jobs_orphaned` ON `probe_jobs` (`consecutive_orphan_count`) WHERE consecutive_orphan_count > 0
+const INDEXES = [
+  ["idx_probe_jobs_finished", "`status`, `finished_at`", ""],
+  ["idx_probe_jobs_orphaned", "`consecutive_orphan_count`", "consecutive_orphan_count > 0"],
+];
+
+migrate(
+  (app) => {
+    const collection = app.findCollectionByNameOrId("probe_jobs");
+    let changed = false;
+    for (const [name, columns, where] of INDEXES) {
+      if (collection.getIndex(name)) continue; // applied before
+      collection.addIndex(name, false, columns, where);
+      changed = true;
+    }
+    if (changed) app.save(collection);
+    // Re-applying is harmless: IF NOT EXISTS, and the counts are recomputed from the rows.
+    for (const statement of JOB_COUNTS_SETUP.concat(JOB_COUNTS_REBUILD)) app.db().newQuery(statement).execute();
+  },
+  (app) => {
+    for (const statement of JOB_COUNTS_TEARDOWN) app.db().newQuery(statement).execute();
+    let collection;
+    try {
+      collection = app.findCollectionByNameOrId("probe_jobs");
+    } catch (_) {
+      return; // the collection itself is already gone
+    }
+    for (const [name] of INDEXES) collection.removeIndex(name);
+    app.save(collection);
+  },
+);
