@@ -33,11 +33,13 @@ export class FleetHttpError extends FleetError {
  * client, which cannot sign in). Status 401 from the fleet endpoints; 403 from
  * PocketBase's record API, which on both lines treats a bad or expired token as
  * a guest ("Only admins can perform this action." on 0.22, "Only superusers can
- * perform this action." on 0.23+). A 401 or 403 from the sign-in itself (0.23+
- * with password sign-in turned off for superusers, or asking for MFA) is one too.
+ * perform this action." on 0.23+). A refused sign-in is one too: wrong email or
+ * password (both lines answer 400 "Failed to authenticate.", kept as `status`),
+ * or a 401 or 403 (0.23+ with password sign-in turned off for superusers, or
+ * asking for MFA).
  */
 export class FleetAuthError extends FleetHttpError {
-  constructor(op: string, message: string, body: unknown, options?: { cause?: unknown; status?: 401 | 403 }) {
+  constructor(op: string, message: string, body: unknown, options?: { cause?: unknown; status?: 400 | 401 | 403 }) {
     super(op, options?.status ?? 401, message, body, options);
     this.name = "FleetAuthError";
   }

@@ -12,7 +12,7 @@
  * sign-in.
  */
 import { formatPbDate } from "../lib/lease.js";
-import { MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/queue.js";
+import { DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/queue.js";
 import {
   RELEASE_REFUSALS,
   RETRY_REFUSALS,
@@ -220,6 +220,8 @@ export interface JobQuery {
 
 /** What Worker and Sweeper need from a client; FleetClient implements it, unit tests fake it. */
 export interface FleetApi {
+  /** The client's request timeout, ms (the Worker lets a call with a large body wait longer than this). */
+  readonly timeoutMs?: number;
   claimNext(opts: ClaimNextOptions, req?: RequestOptions): Promise<HeldJob[]>;
   claim(jobId: string, workerId: string, leaseSeconds?: number, req?: RequestOptions): Promise<ClaimResult>;
   renew(
@@ -377,6 +379,12 @@ export class FleetClient implements FleetApi {
         }
         // Any other HTTP answer (400 for wrong credentials, ...) says the endpoint exists.
         if (err instanceof FleetHttpError) this.#authApi = api;
+        // Both lines answer wrong credentials with a 400: the credentials are
+        // refused, which signing in again cannot cure.
+        if (err instanceof FleetHttpError && err.status === 400) {
+          throw new FleetAuthError("authenticate", `${messageOf(err.body)} ` +
+            `(the ${api === "admins" ? "admin" : "superuser"} email or password was refused)`, err.body, { cause: err, status: 400 });
+        }
         throw err;
       }
       this.#authApi = api;
@@ -644,8 +652,11 @@ export class FleetClient implements FleetApi {
    *
    * - `enqueue(probeKey)`, or with only request options (`timeoutMs`,
    *   `signal`): as before, a pending row created through the record API and
-   *   answered as that row. On a server with the queue it is a bare row:
-   *   max_attempts 0 (no cap), due at once, priority 0, no payload.
+   *   answered as that row. On a server with the queue it is a row with the
+   *   queue's defaults: max_attempts DEFAULT_MAX_ATTEMPTS (25, what
+   *   /api/fleet/enqueue gives a job without `maxAttempts`, so that adding a
+   *   payload does not change how a job is retried), due at once, priority
+   *   0, no payload.
    * - with any job option (`payload`, `runAt`, `delaySeconds`, `priority`,
    *   `maxAttempts`, `uniqueKey`; present counts, even when undefined): POST
    *   /api/fleet/enqueue, answered `{ id, probeKey, created }` (`created:
@@ -740,12 +751,22 @@ export class FleetClient implements FleetApi {
     return rows.map((row, i) => ({ id: row.id, probeKey: (items[i] as EnqueueItem).probeKey, created: true }));
   }
 
-  /** Creates a pending job (version 0, counters 0) through the record API. Not retried on a timeout: that could create it twice. */
+  /**
+   * Creates a pending job (version 0, counters 0) through the record API. Not
+   * retried on a timeout: that could create it twice. It asks for the queue's
+   * attempt cap, DEFAULT_MAX_ATTEMPTS, as the queue's enqueue gives a job
+   * without one: the field's own default, 0, is "no cap", which a Worker
+   * treats as "never retry" (retrying without a cap could run forever). A
+   * server without the queue has no such field and ignores it.
+   */
   async #createRecord(probeKey: string, req?: RequestOptions): Promise<JobRecord> {
     const body = await this.#call("enqueue", {
       method: "POST",
       path: this.#recordsPath(),
-      body: { probe_key: probeKey, status: "pending", claimed_by: "", version: 0, reclaim_count: 0, consecutive_orphan_count: 0 },
+      body: {
+        probe_key: probeKey, status: "pending", claimed_by: "", version: 0, reclaim_count: 0, consecutive_orphan_count: 0,
+        max_attempts: DEFAULT_MAX_ATTEMPTS,
+      },
     }, req);
     return asRecord("enqueue", body);
   }
@@ -1018,8 +1039,8 @@ function asRecord(op: string, body: unknown): JobRecord {
   return body as unknown as JobRecord;
 }
 
-function authStatus(err: FleetAuthError): 401 | 403 {
-  return err.status === 403 ? 403 : 401;
+function authStatus(err: FleetAuthError): 400 | 401 | 403 {
+  return err.status === 403 ? 403 : err.status === 400 ? 400 : 401;
 }
 
 /**

@@ -31,6 +31,8 @@ export {
   Worker,
   LeaseLostError,
   WorkerStoppingError,
+  COMPLETE_FLUSH_DELAY_MS,
+  PROGRESS_FLUSH_MS,
   type WorkerJob,
   type JobContext,
   type JobHandler,
@@ -56,6 +58,8 @@ export type { EnqueueOptions, EnqueueJob } from "./queue-options.js";
 export {
   MAX_ENQUEUE_JOBS,
   MAX_BATCH_ITEMS,
+  MAX_BATCH_BODY_BYTES,
+  MAX_REQUEST_BODY_BYTES,
   MAX_ERROR_BYTES,
   MAX_PAYLOAD_BYTES,
   MAX_RESULT_BYTES,

@@ -7,7 +7,7 @@
  */
 import {
   MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES, MIN_PRIORITY,
-  jsonByteLength,
+  jsonByteLength, utf8ByteLength,
 } from "../lib/queue.js";
 import { RELEASE_TARGETS, type CompleteItem, type EnqueueItem, type HeartbeatItem } from "../lib/types.js";
 import { reservedWorkerIdError } from "../lib/validate.js";
@@ -204,7 +204,7 @@ export function toCompleteItem(where: string, release: unknown): CompleteItem {
   if (error !== undefined && error !== null) {
     if (typeof error !== "string") throw new TypeError(`${where}: \`error\` must be a string (got ${describe(error)})`);
     if (!fitsErrorLimit(error)) {
-      throw new TypeError(`${where}: \`error\` must be at most ${MAX_ERROR_BYTES} bytes (it is ${jsonByteLength(error) - 2} as JSON text)`);
+      throw new TypeError(`${where}: \`error\` must be at most ${MAX_ERROR_BYTES} bytes of UTF-8 (it is ${utf8ByteLength(error)})`);
     }
     item.error = error;
   }
@@ -229,26 +229,27 @@ function batchItemFields(
   return { jobId, leaseToken, raw };
 }
 
-/** Whether the server takes `error` as a release's error: at most MAX_ERROR_BYTES as the JSON text it arrives as, quotes aside. */
+/** Whether the server takes `error` as a release's error: at most MAX_ERROR_BYTES of UTF-8, measured as the server measures it. */
 function fitsErrorLimit(error: string): boolean {
-  return jsonByteLength(error) <= MAX_ERROR_BYTES + 2;
+  return utf8ByteLength(error) <= MAX_ERROR_BYTES;
 }
 
 const TRUNCATED = " [truncated]";
 
 /**
- * A handler's error message cut (at a character boundary) to what the server
- * takes as a release's error, MAX_ERROR_BYTES, marked as cut. An error the
- * server would refuse would fail the whole release (a 400), and in a
- * `complete` call every other job's release with it.
+ * A handler's error message cut to what the server takes as a release's
+ * error, MAX_ERROR_BYTES of UTF-8, marked as cut. The cut falls between code
+ * points, never inside a surrogate pair (so never inside a UTF-8 sequence).
+ * An error the server would refuse would fail the whole release (a 400), and
+ * in a `complete` call every other job's release with it.
  */
 export function fitError(error: string): string {
   if (fitsErrorLimit(error)) return error;
-  const budget = MAX_ERROR_BYTES - (jsonByteLength(TRUNCATED) - 2);
+  const budget = MAX_ERROR_BYTES - utf8ByteLength(TRUNCATED);
   let bytes = 0;
   let end = 0;
   for (const ch of error) {
-    bytes += jsonByteLength(ch) - 2;
+    bytes += utf8ByteLength(ch);
     if (bytes > budget) break;
     end += ch.length;
   }

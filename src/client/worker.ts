@@ -21,20 +21,21 @@
 import { DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS } from "../lib/lease.js";
 import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES } from "../lib/queue.js";
 import type {
-  CompleteItem, CompleteResponse, HeartbeatItem, HeartbeatResponse, JobView, QueueJobView, ReleaseRefusal,
-  ReleaseResponse, ReleaseTarget, RenewResponse,
+  HeartbeatItem, HeartbeatResponse, JobView, QueueJobView, ReleaseResponse, ReleaseTarget, RenewResponse,
 } from "../lib/types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
 import { backoffDelay, sleep } from "./backoff.js";
-import {
-  FleetAbortError, FleetHttpError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, isTransientError, toError,
-} from "./errors.js";
+import { CompletionQueue, type ReleaseAnswer } from "./completion-queue.js";
+import { FleetAbortError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, toError } from "./errors.js";
 import { FleetEmitter, type FleetLogger, type LeaseLostReason } from "./events.js";
 import type { ClaimedJobView, FleetApi, HeldJob, ReleaseOptions, RequestOptions } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
 import { fitError, jsonSizeError } from "./queue-options.js";
+import { retryReport } from "./report-retry.js";
+
+export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
 
 /** What a handler needs to run a job of the queue (QUEUE.md). */
 export interface JobContext<P = unknown> {
@@ -49,11 +50,12 @@ export interface JobContext<P = unknown> {
   /**
    * Records the job's latest progress: any JSON of at most MAX_PROGRESS_BYTES
    * (4096), else a TypeError is thrown here; copied as it is at the call. It
-   * is not a request of its own: the next lease renew (the worker's next
-   * heartbeat) carries the latest value recorded (values recorded in between
-   * are replaced), and the server stores it only when that renew succeeds.
-   * Progress recorded after the last renew is not sent, and a server without
-   * the queue gets none.
+   * goes out with a renew of the job's lease within PROGRESS_FLUSH_MS (1 s):
+   * calls close together share one heartbeat (the latest value recorded
+   * replaces earlier ones not sent yet), and a Worker sends at most one such
+   * heartbeat a second. The server stores it only when that renew succeeds.
+   * Progress recorded once the handler has returned is not sent, and a server
+   * without the queue gets none.
    */
   progress(value: unknown): void;
 }
@@ -204,18 +206,6 @@ interface ActiveJob {
   done: Promise<void>;
 }
 
-/** What a release answered, through release (with the job) or as one item of complete (without). */
-type ReleaseAnswer = { released: true; job: JobView } | { released: false; reason: ReleaseRefusal };
-
-/** A finished job's release, waiting in the completion queue. */
-interface QueuedRelease {
-  job: ActiveJob;
-  status: ReleaseTarget;
-  fields: ReleaseOptions | undefined;
-  /** Its answer, or null when the worker gave up on it (reported). */
-  settle: (answer: { value: ReleaseAnswer } | null) => void;
-}
-
 /** What one renew of a lease sent: the lease (by generation) and the progress it carried. */
 interface Renewal {
   job: ActiveJob;
@@ -226,24 +216,16 @@ interface Renewal {
 const HAND_BACK_FLOOR_SECONDS = MIN_LEASE_SECONDS;
 /** Wait past the shortened lease, for the request's own transit and clock granularity. */
 const HAND_BACK_MARGIN_MS = 300;
-const REPORT_BACKOFF = { initialMs: 200, maxMs: 2_000 };
 /** A renew that got no answer is tried again after min(renew interval / 2, this): see "lease upkeep". */
 const RENEW_RETRY_MAX_MS = 1_000;
 
 /**
- * How long a finished job's release waits in the completion queue for others
- * to go out with it in one `complete` call: 10 ms (a full queue, 100 releases,
- * goes at once). That is the latency added to each report, next to a request's
- * own round trip of a few ms and handlers that run for far longer; what it buys
- * shows at high throughput: at 1 000 jobs a second per worker, 10 ms gathers
- * about 10 releases per call, a tenth of the requests (and of the server's
- * write transactions). 5 ms would halve the batches for little latency saved;
- * 20 ms would double the latency for batches that, at lower rates, hold one
- * release anyway.
+ * A progress value recorded by a handler is sent within this, in a heartbeat
+ * of its own when the regular tick is further away, and a Worker sends at most
+ * one such progress heartbeat per this interval (carrying every job with new
+ * progress, up to MAX_BATCH_ITEMS a call): see "lease upkeep".
  */
-export const COMPLETE_FLUSH_DELAY_MS = 10;
-/** A queued release whose lease ends within this goes out at once, without waiting for company. */
-const COMPLETE_URGENT_MS = 250;
+export const PROGRESS_FLUSH_MS = 1_000;
 
 export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   readonly workerId: string;
@@ -267,18 +249,19 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   /** Aborted by stop() to cut a poll wait short. */
   readonly #wake = new AbortController();
   #slotFreed: (() => void) | null = null;
-  /** Whether the server has /api/fleet/heartbeat (/complete): undefined until its first answer; false also when the client has no such method. */
+  /** Whether the server has /api/fleet/heartbeat: undefined until its first answer; false also when the client has no such method. */
   #hasHeartbeat: boolean | undefined;
-  #hasComplete: boolean | undefined;
   /** The regular tick (every renew interval while a lease is held), and when it fires. */
   #tickTimer: ReturnType<typeof setTimeout> | null = null;
   #tickAt = 0;
   /** The urgent tick (leases flagged renewSoon), and when it fires. */
   #urgentTimer: ReturnType<typeof setTimeout> | null = null;
   #urgentAt = 0;
-  /** Releases waiting to go out in one `complete` call. */
-  #releases: QueuedRelease[] = [];
-  #flushTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The progress heartbeat planned (see PROGRESS_FLUSH_MS), and when the last one went. */
+  #progressTimer: ReturnType<typeof setTimeout> | null = null;
+  #progressSentAt = -Infinity;
+  /** Finished jobs' releases, gathered into `complete` calls. */
+  readonly #completions: CompletionQueue;
 
   constructor(client: FleetApi, opts: WorkerOptions<R, P>) {
     super("worker", opts.logger);
@@ -297,7 +280,9 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#renewIntervalMs = this.#leaseMs * renewEvery;
     this.#probeKeyPrefix = opts.probeKeyPrefix;
     this.#hasHeartbeat = typeof client.heartbeat === "function" ? undefined : false;
-    this.#hasComplete = typeof client.complete === "function" ? undefined : false;
+    this.#completions = new CompletionQueue({
+      workerId: this.workerId, client, reportRetryMs: this.#reportRetryMs, onError: (event) => this.report("error", event),
+    });
   }
 
   /** Jobs whose handler or report is still running. */
@@ -330,7 +315,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#wake.abort();
     this.#slotFreed?.();
     // Releases waiting for company go now: no more jobs will be claimed to join them.
-    this.#flushReleases();
+    this.#completions.flush();
     this.#stopping = (async () => {
       // The loop may still be starting jobs it has just claimed: let it, then
       // treat those like the others.
@@ -504,17 +489,20 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     try {
       return { status: "done", result: await this.#handler(job.view as WorkerJob<P>, job.controller.signal) };
     } catch (err) {
-      return { status: "failed", error: toError(err).message, permanent: isPermanentJobError(err) };
+      // (String(): a thrown object's `message` need not be a string.)
+      return { status: "failed", error: String(toError(err).message), permanent: isPermanentJobError(err) };
     }
   }
 
-  /** JobContext.progress: checked, kept for the next renew (see there). */
+  /** JobContext.progress: checked, kept for the next renew, which goes within PROGRESS_FLUSH_MS (see there). */
   #recordProgress(job: ActiveJob, value: unknown): void {
     const problem = jsonSizeError(value, MAX_PROGRESS_BYTES);
     if (problem !== null) throw new TypeError(`Worker: job.progress(value): the value must be ${problem}`);
     if (isDropped(job)) return; // no renew will carry it
     // A copy: the progress as it was at this call, whatever the handler does to the object afterwards.
     job.progress = { value: JSON.parse(JSON.stringify(value)) };
+    // A server without the queue stores no progress: nothing to hurry.
+    if (job.queue) this.#planProgressFlush();
   }
 
   // ---- lease upkeep ------------------------------------------------------------------
@@ -528,7 +516,18 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   //   per MAX_BATCH_ITEMS (100) leases. A job claimed since the last tick is
   //   in the next one, at most one interval after its claim: no lease waits
   //   longer between renews than with a timer of its own. Progress rides on
-  //   the item of its job.
+  //   the item of its job. Items are cut by count only: a heartbeat item is
+  //   at most MAX_PROGRESS_BYTES (4 KiB) plus its ids, so 100 of them stay
+  //   far below MAX_BATCH_BODY_BYTES.
+  // - The progress heartbeat renews the leases whose handler recorded
+  //   progress that no renew has carried yet, so that it is stored soon and
+  //   not only at the next tick (up to a third of the lease away): at once
+  //   when the last progress heartbeat is PROGRESS_FLUSH_MS (1 s) old, else
+  //   1 s after it; not at all when the regular tick comes first. A lease
+  //   with a renew on the wire goes once that renew has answered. So a value
+  //   is sent at most 1 s after it is recorded (or after that answer), and
+  //   the cost is at most one heartbeat call a second per Worker (per 100 jobs
+  //   with new progress), only while handlers record progress.
   // - The urgent tick renews only the leases flagged renewSoon: an alreadyHeld
   //   claim (its lease was not extended and its end is unknown: at once), and
   //   leases whose renew got no answer (below). It is never planned past the
@@ -600,8 +599,33 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
 
   #stopTicking(): void {
     this.#cancelUrgent();
+    if (this.#progressTimer !== null) clearTimeout(this.#progressTimer);
+    this.#progressTimer = null;
     if (this.#tickTimer !== null) clearTimeout(this.#tickTimer);
     this.#tickTimer = null;
+  }
+
+  /**
+   * Plans the progress heartbeat: at once, or PROGRESS_FLUSH_MS after the
+   * previous one, unless one is planned or the regular tick comes first (it
+   * carries the progress anyway).
+   */
+  #planProgressFlush(): void {
+    if (this.#progressTimer !== null) return;
+    const now = Date.now();
+    const at = Math.max(now, this.#progressSentAt + PROGRESS_FLUSH_MS);
+    if (this.#tickTimer !== null && this.#tickAt <= at) return;
+    // Even "at once" waits for the current task: progress recorded together goes together.
+    this.#progressTimer = setTimeout(() => this.#flushProgress(), at - now);
+  }
+
+  /** Renews the leases whose job has progress not sent yet. One with a renew on the wire waits for its answer (see #renewAnswered). */
+  #flushProgress(): void {
+    this.#progressTimer = null;
+    const due = [...this.#active].filter((job) => job.queue && job.progress !== null && job.renewing === null && !isDropped(job));
+    if (due.length === 0) return;
+    this.#progressSentAt = Date.now();
+    this.#renewLeases(due);
   }
 
   /** Renews these leases (those still held with no renew on the wire): one heartbeat per 100, or one renew each. */
@@ -708,6 +732,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     if (!renewed) return this.#loseLease(job, "renew_refused");
     // Stored; unless the handler has recorded newer progress meanwhile, nothing is left to send.
     if (progress !== null && job.progress === progress) job.progress = null;
+    // Progress recorded while this renew was on the wire: it goes with the next progress heartbeat.
+    else if (job.progress !== null && job.queue) this.#planProgressFlush();
     job.deadline = sentAt + this.#leaseMs;
     job.version = view !== null ? view.version : job.version === null ? null : job.version + 1;
     this.#armDeadline(job);
@@ -769,14 +795,13 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
 
   //
   // A finished job's release is not sent at once: it joins the completion
-  // queue, which goes out in one `complete` call (one transaction) when it
-  // holds MAX_BATCH_ITEMS (100) releases, or COMPLETE_FLUSH_DELAY_MS (10 ms)
-  // after the first one joined (at once for a release whose lease is about to
-  // end). Each item's answer is that job's, read as a single release answer
-  // (below). A lost answer is sent again like a lost release: an item that
-  // committed then reads refused_terminal_same_holder, its own release. A
-  // server without `complete` (a 404 to the first one, remembered) gets one
-  // release per job.
+  // queue (completion-queue.ts), which gathers releases into `complete` calls
+  // of at most MAX_BATCH_ITEMS (100) items and MAX_BATCH_BODY_BYTES (4 MiB) of
+  // body, sent when full or COMPLETE_FLUSH_DELAY_MS (10 ms) after the first one
+  // joined (at once for a release whose lease is about to end). A call refused
+  // as too large is split down to single items, and an item no `complete` can
+  // carry goes as a plain release before it is given up. Each item's answer is
+  // that job's, read as a single release answer (below).
 
   /**
    * A server with the queue: one release carries the outcome, written in its
@@ -855,99 +880,18 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const release = await this.#release(job, outcome.status, undefined);
     // Refused: someone else holds the job now (or it lapsed), and its result is theirs to write.
     if (release === null || !this.#reportReleased(job, outcome.status, release.value)) return;
-    const result = outcome.status === "done" ? outcome.result : { error: outcome.error };
+    // Cut like a release's error: a stack trace of megabytes would fail the write, and leave the job without its result.
+    const error = outcome.status === "failed" ? fitError(outcome.error) : "";
+    const result = outcome.status === "done" ? outcome.result : { error };
     const written = await this.#persist("writeResult", job.id, () => this.#client.writeResult(job.id, result));
     if (written === null) return;
     this.report("result_written", { jobId: job.id, workerId: this.workerId, status: outcome.status });
-    if (outcome.status === "failed") this.report("failed", { jobId: job.id, workerId: this.workerId, error: outcome.error });
+    if (outcome.status === "failed") this.report("failed", { jobId: job.id, workerId: this.workerId, error });
   }
 
-  /** A job's release: through the completion queue, or (a server without `complete`) on its own. null: gave up (reported). */
+  /** A job's release, through the completion queue (see completion-queue.ts). null: gave up (reported). */
   #release(job: ActiveJob, status: ReleaseTarget, fields: ReleaseOptions | undefined): Promise<{ value: ReleaseAnswer } | null> {
-    if (this.#hasComplete === false) return this.#releaseOne(job, status, fields);
-    return new Promise((settle) => this.#queueRelease({ job, status, fields, settle }));
-  }
-
-  #releaseOne(job: ActiveJob, status: ReleaseTarget, fields: ReleaseOptions | undefined): Promise<{ value: ReleaseAnswer } | null> {
-    return this.#persist("release", job.id, () => fields === undefined
-      ? this.#client.release(job.id, this.workerId, status, job.leaseToken)
-      : this.#client.release(job.id, this.workerId, status, job.leaseToken, fields));
-  }
-
-  #queueRelease(queued: QueuedRelease): void {
-    this.#releases.push(queued);
-    const urgent = queued.job.deadline - Date.now() <= COMPLETE_URGENT_MS;
-    if (urgent || this.#releases.length >= MAX_BATCH_ITEMS) this.#flushReleases();
-    else this.#flushTimer ??= setTimeout(() => this.#flushReleases(), COMPLETE_FLUSH_DELAY_MS);
-  }
-
-  /** Sends every queued release, MAX_BATCH_ITEMS per `complete` call. */
-  #flushReleases(): void {
-    if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
-    this.#flushTimer = null;
-    while (this.#releases.length > 0) {
-      const batch = this.#releases.splice(0, MAX_BATCH_ITEMS);
-      void this.#complete(batch).catch((err) => {
-        this.report("error", { op: "complete", error: toError(err) });
-        for (const queued of batch) queued.settle(null);
-      });
-    }
-  }
-
-  /**
-   * One `complete` call for these releases, retried with backoff for up to
-   * reportRetryMs while it fails transiently (safe: see FleetClient.complete).
-   * A call refused as malformed (a 400, or the client's TypeError) sends each
-   * release on its own, so that one bad item cannot fail the others.
-   */
-  async #complete(batch: readonly QueuedRelease[]): Promise<void> {
-    // Queued before a 404 to another call told the server has no `complete`.
-    if (this.#hasComplete === false) return this.#releaseEach(batch);
-    const items = batch.map(({ job, status, fields }): CompleteItem => {
-      const item: CompleteItem = { jobId: job.id, status };
-      if (job.leaseToken !== undefined) item.leaseToken = job.leaseToken;
-      if (fields?.result !== undefined && fields.result !== null) item.result = fields.result;
-      if (fields?.error !== undefined && fields.error !== null) item.error = fields.error;
-      return item;
-    });
-    const giveUpAt = Date.now() + this.#reportRetryMs;
-    for (let attempt = 0; ; attempt++) {
-      let answer: CompleteResponse;
-      try {
-        answer = await this.#client.complete!(this.workerId, items);
-      } catch (err) {
-        // (A 404 to a call sent beside the first probe counts too: the server has never answered one.)
-        if (this.#hasComplete !== true && isMissingEndpoint(err)) {
-          // A server from before `complete`: one release per job from now on, these included.
-          this.#hasComplete = false;
-          return this.#releaseEach(batch);
-        }
-        this.report("error", { op: "complete", error: toError(err) });
-        if (isTransientError(err) && Date.now() < giveUpAt) {
-          await sleep(backoffDelay(attempt, REPORT_BACKOFF));
-          continue;
-        }
-        if (batch.length > 1 && isMalformedCall(err)) return this.#releaseEach(batch);
-        for (const queued of batch) queued.settle(null);
-        return;
-      }
-      this.#hasComplete = true;
-      batch.forEach((queued, i) => {
-        const result = answer.results[i];
-        if (result === undefined || result.jobId !== queued.job.id) {
-          // (The client checks the answer's shape; a FleetApi of one's own may not.)
-          this.report("error", { op: "complete", jobId: queued.job.id, error: new Error(`complete: no result for job ${queued.job.id}`) });
-          queued.settle(null);
-        } else {
-          queued.settle({ value: result.released ? { released: true, job: result.job } : { released: false, reason: result.reason } });
-        }
-      });
-      return;
-    }
-  }
-
-  async #releaseEach(batch: readonly QueuedRelease[]): Promise<void> {
-    await Promise.all(batch.map(async (queued) => queued.settle(await this.#releaseOne(queued.job, queued.status, queued.fields))));
+    return this.#completions.release({ jobId: job.id, leaseToken: job.leaseToken, status, fields, deadline: job.deadline });
   }
 
   /** Hands a job back to pending: see StopMode "release". */
@@ -981,23 +925,10 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     }
   }
 
-  /**
-   * Runs a report step, retrying transient failures with backoff for up to
-   * reportRetryMs. Safe because both steps are idempotent for this worker: a
-   * repeated terminal release is answered refused_terminal_same_holder, and a
-   * result write just writes the same value. null = gave up (reported).
-   */
+  /** Runs a report step with retryReport's retries (see there). null = gave up (reported). */
   async #persist<T>(op: string, jobId: string, step: () => Promise<T>): Promise<{ value: T } | null> {
-    const giveUpAt = Date.now() + this.#reportRetryMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return { value: await step() };
-      } catch (err) {
-        this.report("error", { op, jobId, error: toError(err) });
-        if (!isTransientError(err) || Date.now() >= giveUpAt) return null;
-        await sleep(backoffDelay(attempt, REPORT_BACKOFF));
-      }
-    }
+    const sent = await retryReport(step, this.#reportRetryMs, (err) => this.report("error", { op, jobId, error: toError(err) }));
+    return "value" in sent ? sent : null;
   }
 }
 
@@ -1014,11 +945,6 @@ function claimContext(job: ClaimedJobView): { payload: any; attempt: number; max
     maxAttempts: typeof job.max_attempts === "number" ? job.max_attempts : 0,
     lastProgress: job.progress ?? null,
   };
-}
-
-/** A call the server (or the client) refused as malformed: sent again it would fail the same way. */
-function isMalformedCall(err: unknown): boolean {
-  return err instanceof TypeError || (err instanceof FleetHttpError && err.status === 400);
 }
 
 /** No more lease upkeep: the handler settled, the lease is gone, or the worker walked away. */

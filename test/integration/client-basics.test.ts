@@ -109,7 +109,7 @@ describe("FleetClient on a real server", () => {
     await expect(tokenOnly.getJob(id)).rejects.toMatchObject({ name: "FleetAuthError", status: 403 });
 
     const wrongPassword = new FleetClient({ url, email: admin.email, password: "wrong-password" });
-    await expect(wrongPassword.claim(id, "w")).rejects.toMatchObject({ name: "FleetHttpError", op: "authenticate", status: 400 });
+    await expect(wrongPassword.claim(id, "w")).rejects.toMatchObject({ name: "FleetAuthError", op: "authenticate", status: 400 });
   });
 
   it("a request to an unreachable address is a FleetNetworkError", async () => {

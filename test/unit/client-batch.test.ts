@@ -236,7 +236,7 @@ describe("FleetClient.complete", () => {
     ["an error that is not a string", [{ jobId: "j1", status: "failed", error: new Error("boom") }], "complete: releases[0]: `error` must be a string"],
     ["an error over the limit", [{ jobId: "j1", status: "failed", error: "x".repeat(MAX_ERROR_BYTES + 1) }],
       `complete: releases[0]: \`error\` must be at most ${MAX_ERROR_BYTES} bytes`],
-    ["an error over the limit once escaped as JSON", [{ jobId: "j1", status: "failed", error: "\n".repeat(MAX_ERROR_BYTES / 2 + 1) }],
+    ["an error over the limit in UTF-8", [{ jobId: "j1", status: "failed", error: "é".repeat(MAX_ERROR_BYTES / 2) + "x" }],
       `complete: releases[0]: \`error\` must be at most ${MAX_ERROR_BYTES} bytes`],
     ["no releases", [], "complete: `releases` must be a non-empty array"],
   ])("refuses %s with a TypeError naming it, before any request", async (_what, releases, message) => {
@@ -245,6 +245,16 @@ describe("FleetClient.complete", () => {
     expect(err).toBeInstanceOf(TypeError);
     expect(err.message).toContain(message);
     expect(f.seen).toEqual([]);
+  });
+
+  it("an error is measured in UTF-8 as the server measures it, not as JSON text: MAX_ERROR_BYTES of newlines is taken", async () => {
+    const fake = new FakeFleet();
+    const [job] = await held(fake, 1);
+    const f = fakeFetch(fleetRoutes(fake));
+    const trace = "\n".repeat(MAX_ERROR_BYTES); // twice as long escaped in the body
+    const answer = await client(f.fetchImpl).complete("w1", [{ ...job!, status: "failed", error: trace }]);
+    expect(answer.results).toEqual([{ jobId: job!.jobId, released: true, job: expect.objectContaining({ status: "failed" }) }]);
+    expect(fake.row(job!.jobId).last_error).toBe(trace);
   });
 
   it("an error of exactly MAX_ERROR_BYTES is taken, by the client and by the server", async () => {

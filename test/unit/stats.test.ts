@@ -9,7 +9,7 @@ function statsRow(overrides: Partial<StatsRow> = {}): StatsRow {
   return {
     pending: 4, claimed: 3, running: 2, done: 10, failed: 1, cancelled: 6, total: 26,
     scheduled: 3, retrying: 2, dead_lettered: 5,
-    oldest_pending: formatPbDate(NOW - 90_500), expired_leases: 2, past_orphan_cap: 1,
+    oldest_pending: formatPbDate(NOW - 90_500), expired_leases: 2, past_orphan_cap: 1, counts_ready: 1,
     ...overrides,
   };
 }

@@ -1,7 +1,7 @@
 // The Worker on a server with the queue (QUEUE.md; its claim answers carry
 // `attempts`): the handler's context (payload, attempt, maxAttempts, signal,
 // progress), one release carrying the outcome (done with the result, retry with
-// the error, failed for a PermanentJobError), progress riding on the renews,
+// the error, failed for a PermanentJobError), progress riding on the renews (its timing: worker-progress-flush.test.ts),
 // and a cancel aborting the handler within one renew interval. Also what stays
 // as before on a server without the queue. On a server with heartbeat and
 // complete the renews and the release are items of those calls:
@@ -191,35 +191,6 @@ describe("Worker on a server with the queue", () => {
     expect(release!.error).toContain(`at most ${MAX_RESULT_BYTES} bytes`);
     expect(release).not.toHaveProperty("result");
     expect(fake.row(id).status).toBe("failed");
-  });
-
-  it("progress() sends nothing itself: the next renew carries the latest value, and a renew with nothing new carries none", async () => {
-    const fake = new FakeFleet();
-    const { id } = fake.add();
-    const start = Date.now();
-    const { worker } = startWorker(fake, {
-      leaseSeconds: 3,
-      handler: async (job, signal) => {
-        job.progress({ step: 1 });
-        await wait(400, signal);
-        job.progress({ step: 2 }); // replaces step 1 before any renew
-        await wait(2_100, signal); // t = 2500: the renews at 1000 and 2000 have gone
-        job.progress({ step: 3 });
-        await wait(1_000, signal); // t = 3500
-        return "ok";
-      },
-    });
-    await vi.advanceTimersByTimeAsync(2_200);
-    expect(fake.progressOf(id)).toEqual({ step: 2 });
-    await vi.advanceTimersByTimeAsync(1_400);
-    await settle(worker.stop(), vi);
-
-    const renews = fake.renewsSent();
-    // Only the lease's own schedule: no request per progress() call.
-    expect(renews.map((c) => c.at - start)).toEqual([1_000, 2_000, 3_000]);
-    expect(renews.map((c) => c.progress)).toEqual([{ step: 2 }, undefined, { step: 3 }]);
-    expect(fake.progressOf(id)).toEqual({ step: 3 });
-    expect(fake.releasesSent()).toHaveLength(1);
   });
 
   it("progress that is too large (or not JSON) throws a TypeError in the handler, and nothing is recorded", async () => {
