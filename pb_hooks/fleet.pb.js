@@ -5,7 +5,14 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim f2f5d9cf28ac"] || (globalThis["pbFleet POST /api/fleet/claim f2f5d9cf28ac"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 72e63a9a70e1"] || (globalThis["pbFleet POST /api/fleet/claim 72e63a9a70e1"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -40,53 +47,6 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
 // src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
@@ -102,17 +62,12 @@ function utf8LongerThan(text, maxBytes) {
   return utf8ByteLength(text) > maxBytes;
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -204,6 +159,44 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function newLeaseToken() {
   return $security.randomString(24);
@@ -237,6 +230,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -441,7 +438,14 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 49da31fe1337"] || (globalThis["pbFleet POST /api/fleet/renew 49da31fe1337"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 2b572a89d9a9"] || (globalThis["pbFleet POST /api/fleet/renew 2b572a89d9a9"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -475,6 +479,64 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_PROGRESS_BYTES = 4096;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isStaleToken(row, req) {
+  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
+}
+function decideRenew(row, req, nowMs) {
+  if (!isHeldStatus(row.status)) return null;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+  const patch = {
+    status: "running",
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    version: row.version + 1
+  };
+  if (req.progress !== void 0) patch.progress = req.progress;
+  return patch;
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -514,78 +576,6 @@ function jobView(row, patch) {
   };
 }
 
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/queue.ts
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_PROGRESS_BYTES = 4096;
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isStaleToken(row, req) {
-  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
-}
-function decideRenew(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
-  const patch = {
-    status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
-    version: row.version + 1
-  };
-  if (req.progress !== void 0) patch.progress = req.progress;
-  return patch;
-}
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -616,6 +606,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -834,7 +828,14 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 4bc3727e46f5"] || (globalThis["pbFleet POST /api/fleet/release 4bc3727e46f5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 6395019da414"] || (globalThis["pbFleet POST /api/fleet/release 6395019da414"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -861,53 +862,6 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
 
 // src/lib/queue.ts
 var MAX_RESULT_BYTES = 1048576;
@@ -939,17 +893,12 @@ function jsonLongerThan(value, maxBytes) {
   return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -1048,6 +997,44 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -1078,6 +1065,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -1318,7 +1309,42 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next c1796734015f"] || (globalThis["pbFleet POST /api/fleet/claim-next c1796734015f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next b2d9fd18cca1"] || (globalThis["pbFleet POST /api/fleet/claim-next b2d9fd18cca1"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -1353,151 +1379,6 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-function parseJsonField(text) {
-  if (text === "" || text === "null") return null;
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    return null;
-  }
-}
-function queueJobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  const view = jobView(row, patch);
-  view.payload = parseJsonField(row.payload);
-  view.priority = row.priority;
-  view.run_at = (_a = p.run_at) != null ? _a : row.run_at;
-  view.attempts = (_b = p.attempts) != null ? _b : row.attempts;
-  view.max_attempts = row.max_attempts;
-  view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
-  view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
-  view.unique_key = row.unique_key;
-  view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
-  return view;
-}
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-function jobRowsQuery(where, order, limit) {
-  const params = Object.assign({}, where.params, { rowsLimit: limit });
-  return {
-    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
-    params
-  };
-}
-var JOB_ROWS_SHAPE = { rows: "" };
-function parseJobRows(text) {
-  return JSON.parse(text);
-}
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
-function bulkPatchStatement(patches, updated) {
-  const columns = [];
-  const items = patches.map(({ id, patch }) => {
-    const item = { id };
-    for (const field in patch) {
-      const value = patch[field];
-      if (value === void 0) continue;
-      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
-        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
-      }
-      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
-    }
-    return item;
-  });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
-  sets.push("updated = {:updated}");
-  return {
-    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
-    params: { patches: JSON.stringify(items), updated }
-  };
-}
-var JOB_EVENT_MAX_BYTES = 1e6;
-function changeBytesBound(change) {
-  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
-  return 6 * texts + 120;
-}
-function jobEventChunks(changes) {
-  const chunks = [];
-  let chunk = [];
-  let bytes = 2;
-  for (const change of changes) {
-    const size = changeBytesBound(change) + 1;
-    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 2;
-    }
-    chunk.push(change);
-    bytes += size;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
-}
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
-var DEFAULT_ORPHAN_CAP = 5;
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-function orphanCap(getenv2) {
-  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
 // src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_PROBE_KEY_BYTES = 1024;
@@ -1513,17 +1394,12 @@ function utf8LongerThan(text, maxBytes) {
   return utf8ByteLength(text) > maxBytes;
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -1615,6 +1491,67 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
+function queueJobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  const view = jobView(row, patch);
+  view.payload = parseJsonField(row.payload);
+  view.priority = row.priority;
+  view.run_at = (_a = p.run_at) != null ? _a : row.run_at;
+  view.attempts = (_b = p.attempts) != null ? _b : row.attempts;
+  view.max_attempts = row.max_attempts;
+  view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
+  view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
+  view.unique_key = row.unique_key;
+  view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  return view;
+}
+
 // src/adapter/runtime.ts
 function newLeaseToken() {
   return $security.randomString(24);
@@ -1650,6 +1587,57 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
 }
 
 // src/lib/job-counts.ts
@@ -1695,6 +1683,28 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/prefix.ts
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
+  if (probeKeyPrefix === "") return { sql, params };
+  params["prefix"] = probeKeyPrefix;
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += ` AND ${column} < {:prefixEnd}`;
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
+}
+
 // src/lib/queries.ts
 function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter") {
   return withPrefix(
@@ -1729,26 +1739,6 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
-}
-function withPrefix(sql, params, probeKeyPrefix, use = "range") {
-  if (probeKeyPrefix === "") return { sql, params };
-  params["prefix"] = probeKeyPrefix;
-  const column = use === "range" ? "probe_key" : "+probe_key";
-  let range = `${column} >= {:prefix}`;
-  const end = prefixUpperBound(probeKeyPrefix);
-  if (end !== null) {
-    params["prefixEnd"] = end;
-    range += ` AND ${column} < {:prefixEnd}`;
-  }
-  return { sql: `(${sql}) AND ${range}`, params };
-}
-function prefixUpperBound(prefix) {
-  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
-  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
-  const last = points.pop();
-  if (last === void 0) return null;
-  points.push(last === 55295 ? 57344 : last + 1);
-  return String.fromCodePoint(...points);
 }
 function compareClaimOrder(a, b) {
   if (a.priority !== b.priority) return b.priority - a.priority;
@@ -2003,123 +1993,9 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep e39c499d1817"] || (globalThis["pbFleet POST /api/fleet/sweep e39c499d1817"] = (() => {
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
+return (globalThis["pbFleet POST /api/fleet/sweep 91785e1b6a22"] || (globalThis["pbFleet POST /api/fleet/sweep 91785e1b6a22"] = (() => {
+// src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-function jobRowsQuery(where, order, limit) {
-  const params = Object.assign({}, where.params, { rowsLimit: limit });
-  return {
-    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
-    params
-  };
-}
-var JOB_ROWS_SHAPE = { rows: "" };
-function parseJobRows(text) {
-  return JSON.parse(text);
-}
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
-function bulkPatchStatement(patches, updated) {
-  const columns = [];
-  const items = patches.map(({ id, patch }) => {
-    const item = { id };
-    for (const field in patch) {
-      const value = patch[field];
-      if (value === void 0) continue;
-      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
-        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
-      }
-      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
-    }
-    return item;
-  });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
-  sets.push("updated = {:updated}");
-  return {
-    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
-    params: { patches: JSON.stringify(items), updated }
-  };
-}
 var JOB_EVENT_MAX_BYTES = 1e6;
 function changeBytesBound(change) {
   const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
@@ -2154,6 +2030,33 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
 // src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -2168,17 +2071,12 @@ function utf8LongerThan(text, maxBytes) {
   return utf8ByteLength(text) > maxBytes;
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -2250,6 +2148,44 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -2282,6 +2218,57 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
 }
 
 // src/lib/job-counts.ts
@@ -2327,13 +2314,7 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
-}
+// src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -2353,6 +2334,14 @@ function prefixUpperBound(prefix) {
   if (last === void 0) return null;
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function expiredLeaseWhere(nowMs, probeKeyPrefix) {
+  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -2557,59 +2546,8 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 715970fd8d41"] || (globalThis["pbFleet GET /api/fleet/stats 715970fd8d41"] = (() => {
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-
-// src/lib/bulk.ts
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+return (globalThis["pbFleet GET /api/fleet/stats 0d288a566ba8"] || (globalThis["pbFleet GET /api/fleet/stats 0d288a566ba8"] = (() => {
+// src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -2640,6 +2578,30 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
 // src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -2650,17 +2612,12 @@ function utf8LongerThan(text, maxBytes) {
   return utf8ByteLength(text) > maxBytes;
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/adapter/contract.ts
@@ -2671,6 +2628,31 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -2692,6 +2674,10 @@ function readOne(db, query, shape) {
     return null;
   }
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -2742,10 +2728,7 @@ function countsSum(condition) {
 // src/lib/types.ts
 var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
 
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+// src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -2766,6 +2749,11 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function statsQuery(nowMs, orphanCap2) {
   const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
   return {
@@ -2945,7 +2933,10 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions dac03ff32cc5"] || (globalThis["pbFleet GET /api/fleet/completions dac03ff32cc5"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions a5b9bc46394d"] || (globalThis["pbFleet GET /api/fleet/completions a5b9bc46394d"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -2953,6 +2944,33 @@ function formatPbDate(ms) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -2979,43 +2997,6 @@ var JOB_ROW_NUMBER_FIELDS = [
   "enqueue_index"
 ];
 
-// src/lib/bulk.ts
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -3030,6 +3011,10 @@ function readOne(db, query, shape) {
     return null;
   }
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -3074,10 +3059,7 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+// src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -3098,6 +3080,11 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
@@ -3214,7 +3201,11 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 39d2f901f0c2"] || (globalThis["pbFleet POST /api/fleet/enqueue 39d2f901f0c2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue d5f886b10ae3"] || (globalThis["pbFleet POST /api/fleet/enqueue d5f886b10ae3"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3238,6 +3229,47 @@ function daysInMonth(year, month) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_ENQUEUE_JOBS = 1e3;
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_UNIQUE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_DELAY_SECONDS = 31536e5;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var DEFAULT_MAX_ATTEMPTS = 25;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -3264,58 +3296,6 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_ENQUEUE_JOBS = 1e3;
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_UNIQUE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_DELAY_SECONDS = 31536e5;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-var DEFAULT_MAX_ATTEMPTS = 25;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -3347,6 +3327,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -3656,7 +3640,11 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 3d8c399959e7"] || (globalThis["pbFleet POST /api/fleet/cancel 3d8c399959e7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 26fd2fee8203"] || (globalThis["pbFleet POST /api/fleet/cancel 26fd2fee8203"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3664,6 +3652,50 @@ function formatPbDate(ms) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function decideCancel(row, nowMs) {
+  if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
+  return {
+    status: "cancelled",
+    finished_at: formatPbDate(nowMs),
+    // claimed_by stays on record (who was running it); decideRelease treats a cancelled row as held by no one.
+    lease_token: "",
+    version: row.version + 1
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -3726,61 +3758,6 @@ function queueJobView(row, patch) {
   return view;
 }
 
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_JOB_ID_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function decideCancel(row, nowMs) {
-  if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
-  return {
-    status: "cancelled",
-    finished_at: formatPbDate(nowMs),
-    // claimed_by stays on record (who was running it); decideRelease treats a cancelled row as held by no one.
-    lease_token: "",
-    version: row.version + 1
-  };
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -3811,6 +3788,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4010,7 +3991,11 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry b9a8120096e7"] || (globalThis["pbFleet POST /api/fleet/retry b9a8120096e7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 3fcf944440cc"] || (globalThis["pbFleet POST /api/fleet/retry 3fcf944440cc"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -4018,6 +4003,55 @@ function formatPbDate(ms) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isRetryable(status) {
+  return status === "failed" || status === "cancelled";
+}
+function retryJobPatch(row, nowMs) {
+  if (!isRetryable(row.status)) return null;
+  return {
+    status: "pending",
+    run_at: formatPbDate(nowMs),
+    attempts: 0,
+    finished_at: "",
+    dead_lettered_at: "",
+    claimed_by: "",
+    lease_token: "",
+    consecutive_orphan_count: 0,
+    progress: null,
+    version: row.version + 1
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -4080,66 +4114,6 @@ function queueJobView(row, patch) {
   return view;
 }
 
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_JOB_ID_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isRetryable(status) {
-  return status === "failed" || status === "cancelled";
-}
-function retryJobPatch(row, nowMs) {
-  if (!isRetryable(row.status)) return null;
-  return {
-    status: "pending",
-    run_at: formatPbDate(nowMs),
-    attempts: 0,
-    finished_at: "",
-    dead_lettered_at: "",
-    claimed_by: "",
-    lease_token: "",
-    consecutive_orphan_count: 0,
-    progress: null,
-    version: row.version + 1
-  };
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -4170,6 +4144,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4381,7 +4359,24 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 4f2cfe4ca2a6"] || (globalThis["pbFleet POST /api/fleet/maintenance 4f2cfe4ca2a6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 65c1c51bed01"] || (globalThis["pbFleet POST /api/fleet/maintenance 65c1c51bed01"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+var JOB_EVENTS_RETENTION_BATCH = 2e3;
+function deleteOldEventsStatement(cutoff, limit) {
+  return {
+    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
+    params: { cutoff, limit }
+  };
+}
+
+// src/lib/config.ts
+var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
+var DEFAULT_KEEP_DONE = "7d";
+var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
+var DEFAULT_KEEP_FAILED = "30d";
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -4405,6 +4400,42 @@ function daysInMonth(year, month) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isTerminalStatus(status) {
+  return status === "done" || status === "failed" || status === "cancelled";
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -4440,66 +4471,6 @@ function parseJsonField(text) {
   }
 }
 
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-var JOB_EVENTS_RETENTION_BATCH = 2e3;
-function deleteOldEventsStatement(cutoff, limit) {
-  return {
-    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
-    params: { cutoff, limit }
-  };
-}
-
-// src/lib/config.ts
-var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
-var DEFAULT_KEEP_DONE = "7d";
-var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
-var DEFAULT_KEEP_FAILED = "30d";
-
-// src/lib/queue.ts
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function jsonByteLength(value) {
-  const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -4533,6 +4504,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -5030,7 +5005,36 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 58c7e0d42045"] || (globalThis["pbFleet POST /api/fleet/heartbeat 58c7e0d42045"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 6df8d9dc5e64"] || (globalThis["pbFleet POST /api/fleet/heartbeat 6df8d9dc5e64"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -5064,6 +5068,66 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_BATCH_ITEMS = 100;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_PROGRESS_BYTES = 4096;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isStaleToken(row, req) {
+  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
+}
+function decideRenew(row, req, nowMs) {
+  if (!isHeldStatus(row.status)) return null;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+  const patch = {
+    status: "running",
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    version: row.version + 1
+  };
+  if (req.progress !== void 0) patch.progress = req.progress;
+  return patch;
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -5103,8 +5167,38 @@ function jobView(row, patch) {
   };
 }
 
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
 // src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 function jobRowsQuery(where, order, limit) {
@@ -5153,128 +5247,6 @@ function bulkPatchStatement(patches, updated) {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
     params: { patches: JSON.stringify(items), updated }
   };
-}
-var JOB_EVENT_MAX_BYTES = 1e6;
-function changeBytesBound(change) {
-  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
-  return 6 * texts + 120;
-}
-function jobEventChunks(changes) {
-  const chunks = [];
-  let chunk = [];
-  let bytes = 2;
-  for (const change of changes) {
-    const size = changeBytesBound(change) + 1;
-    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 2;
-    }
-    chunk.push(change);
-    bytes += size;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
-}
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/queue.ts
-var MAX_BATCH_ITEMS = 100;
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_PROGRESS_BYTES = 4096;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isStaleToken(row, req) {
-  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
-}
-function decideRenew(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
-  const patch = {
-    status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
-    version: row.version + 1
-  };
-  if (req.progress !== void 0) patch.progress = req.progress;
-  return patch;
-}
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
-// src/adapter/runtime.ts
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
-}
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function findJudgedRecords(query, where, order, limit) {
-  const records = arrayOf(new Record());
-  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-  return records;
-}
-function setFields(rec, fields) {
-  for (const field in fields) {
-    const value = fields[field];
-    if (value === void 0) continue;
-    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
-  }
-}
-function readAll(db, query, shape) {
-  const rows = arrayOf(new DynamicModel(shape));
-  db.newQuery(query.sql).bind(query.params).all(rows);
-  return rows;
-}
-function executeStatement(db, statement) {
-  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
 
 // src/lib/job-counts.ts
@@ -5587,123 +5559,9 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete e7227436206d"] || (globalThis["pbFleet POST /api/fleet/complete e7227436206d"] = (() => {
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
+return (globalThis["pbFleet POST /api/fleet/complete 1b2f278e88ed"] || (globalThis["pbFleet POST /api/fleet/complete 1b2f278e88ed"] = (() => {
+// src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-function jobRowsQuery(where, order, limit) {
-  const params = Object.assign({}, where.params, { rowsLimit: limit });
-  return {
-    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
-    params
-  };
-}
-var JOB_ROWS_SHAPE = { rows: "" };
-function parseJobRows(text) {
-  return JSON.parse(text);
-}
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
-function bulkPatchStatement(patches, updated) {
-  const columns = [];
-  const items = patches.map(({ id, patch }) => {
-    const item = { id };
-    for (const field in patch) {
-      const value = patch[field];
-      if (value === void 0) continue;
-      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
-        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
-      }
-      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
-    }
-    return item;
-  });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
-  sets.push("updated = {:updated}");
-  return {
-    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
-    params: { patches: JSON.stringify(items), updated }
-  };
-}
 var JOB_EVENT_MAX_BYTES = 1e6;
 function changeBytesBound(change) {
   const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
@@ -5730,6 +5588,33 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
 var MAX_BATCH_ITEMS = 100;
@@ -5763,17 +5648,12 @@ function jsonLongerThan(value, maxBytes) {
   return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -5872,6 +5752,44 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -5901,6 +5819,57 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
 }
 
 // src/lib/job-counts.ts
@@ -6232,7 +6201,10 @@ return route;
 }, $apis.requireAdminAuth());
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created f03342b36e9a"] || (globalThis["pbFleet onModelBeforeCreate job-created f03342b36e9a"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created b842f3444afe"] || (globalThis["pbFleet onModelBeforeCreate job-created b842f3444afe"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -6240,6 +6212,15 @@ function formatPbDate(ms) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/transitions.ts
+function dueTimeOnCreate(runAt, nowMs) {
+  return runAt === "" ? formatPbDate(nowMs) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -6269,16 +6250,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/transitions.ts
-function dueTimeOnCreate(runAt, nowMs) {
-  return runAt === "" ? formatPbDate(nowMs) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6339,10 +6310,39 @@ return stampDueTime;
 }, "probe_jobs");
 
 cronAdd("pb-fleet-sweeper", (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
+var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var SWEEP_OFF = "off";
+function sweepSchedule(getenv2) {
+  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
+  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
+}
+var SWEEPER_STATE_KEY = "pbFleetSweeper";
+function sweeperScheduled(schedule) {
+  return { scheduled: true, schedule };
+}
+function sweeperNotScheduled(schedule, error) {
+  return error === void 0 ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
+}
+function invalidScheduleError(schedule, cause) {
+  return `${SWEEP_SCHEDULE_ENV}=${JSON.stringify(schedule)} is not a valid 5-field cron expression (or "${SWEEP_OFF}"), so the server sweeper is not running: ${cause}`;
+}
+function encodeSweeperState(state) {
+  return JSON.stringify(state);
+}
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -6369,37 +6369,6 @@ var JOB_ROW_NUMBER_FIELDS = [
   "enqueue_index"
 ];
 
-// src/lib/bulk.ts
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
-var SWEEP_OFF = "off";
-function sweepSchedule(getenv2) {
-  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
-  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
-}
-var SWEEPER_STATE_KEY = "pbFleetSweeper";
-function sweeperScheduled(schedule) {
-  return { scheduled: true, schedule };
-}
-function sweeperNotScheduled(schedule, error) {
-  return error === void 0 ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
-}
-function invalidScheduleError(schedule, cause) {
-  return `${SWEEP_SCHEDULE_ENV}=${JSON.stringify(schedule)} is not a valid 5-field cron expression (or "${SWEEP_OFF}"), so the server sweeper is not running: ${cause}`;
-}
-function encodeSweeperState(state) {
-  return JSON.stringify(state);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -6410,6 +6379,10 @@ function storeSet(key, value) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6553,122 +6526,8 @@ function sweeperScheduleAtLoad() {
 return sweeperScheduleAtLoad;
 })()(), () => {
 return (() => {
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
+// src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-function jobRowsQuery(where, order, limit) {
-  const params = Object.assign({}, where.params, { rowsLimit: limit });
-  return {
-    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
-    params
-  };
-}
-var JOB_ROWS_SHAPE = { rows: "" };
-function parseJobRows(text) {
-  return JSON.parse(text);
-}
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
-function bulkPatchStatement(patches, updated) {
-  const columns = [];
-  const items = patches.map(({ id, patch }) => {
-    const item = { id };
-    for (const field in patch) {
-      const value = patch[field];
-      if (value === void 0) continue;
-      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
-        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
-      }
-      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
-    }
-    return item;
-  });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
-  sets.push("updated = {:updated}");
-  return {
-    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
-    params: { patches: JSON.stringify(items), updated }
-  };
-}
 var JOB_EVENT_MAX_BYTES = 1e6;
 function changeBytesBound(change) {
   const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
@@ -6709,6 +6568,33 @@ function orphanCap(getenv2) {
   const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -6781,6 +6667,44 @@ function giveUpPatch(row, nowMs) {
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -6816,6 +6740,57 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
 }
 
 // src/lib/job-counts.ts
@@ -6861,13 +6836,7 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
-}
+// src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -6887,6 +6856,14 @@ function prefixUpperBound(prefix) {
   if (last === void 0) return null;
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function expiredLeaseWhere(nowMs, probeKeyPrefix) {
+  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -7049,10 +7026,17 @@ return runScheduledSweep;
 });
 
 cronAdd("pb-fleet-maintenance", (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -7082,11 +7066,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -7144,6 +7123,23 @@ function maintenanceScheduleAtLoad() {
 return maintenanceScheduleAtLoad;
 })()(), () => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+var JOB_EVENTS_RETENTION_BATCH = 2e3;
+function deleteOldEventsStatement(cutoff, limit) {
+  return {
+    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
+    params: { cutoff, limit }
+  };
+}
+
+// src/lib/config.ts
+var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
+var DEFAULT_KEEP_DONE = "7d";
+var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
+var DEFAULT_KEEP_FAILED = "30d";
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -7167,6 +7163,35 @@ function daysInMonth(year, month) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isTerminalStatus(status) {
+  return status === "done" || status === "failed" || status === "cancelled";
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -7201,59 +7226,6 @@ function parseJsonField(text) {
     return null;
   }
 }
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-var JOB_EVENTS_RETENTION_BATCH = 2e3;
-function deleteOldEventsStatement(cutoff, limit) {
-  return {
-    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
-    params: { cutoff, limit }
-  };
-}
-
-// src/lib/config.ts
-var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
-var DEFAULT_KEEP_DONE = "7d";
-var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
-var DEFAULT_KEEP_FAILED = "30d";
-
-// src/lib/queue.ts
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-function jsonByteLength(value) {
-  const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -7291,6 +7263,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";

@@ -5,7 +5,14 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 6d437654d37b"] || (globalThis["pbFleet POST /api/fleet/claim 6d437654d37b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim ca47b51a4987"] || (globalThis["pbFleet POST /api/fleet/claim ca47b51a4987"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -40,53 +47,6 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
 // src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
@@ -102,17 +62,12 @@ function utf8LongerThan(text, maxBytes) {
   return utf8ByteLength(text) > maxBytes;
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -204,6 +159,44 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function newLeaseToken() {
   return $security.randomString(24);
@@ -237,6 +230,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -443,10 +440,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -476,19 +488,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -551,7 +550,14 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 7456ff4e1e91"] || (globalThis["pbFleet POST /api/fleet/renew 7456ff4e1e91"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew d530aa54d35b"] || (globalThis["pbFleet POST /api/fleet/renew d530aa54d35b"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -585,6 +591,64 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_PROGRESS_BYTES = 4096;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isStaleToken(row, req) {
+  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
+}
+function decideRenew(row, req, nowMs) {
+  if (!isHeldStatus(row.status)) return null;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+  const patch = {
+    status: "running",
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    version: row.version + 1
+  };
+  if (req.progress !== void 0) patch.progress = req.progress;
+  return patch;
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -624,78 +688,6 @@ function jobView(row, patch) {
   };
 }
 
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/queue.ts
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_PROGRESS_BYTES = 4096;
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isStaleToken(row, req) {
-  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
-}
-function decideRenew(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
-  const patch = {
-    status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
-    version: row.version + 1
-  };
-  if (req.progress !== void 0) patch.progress = req.progress;
-  return patch;
-}
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -726,6 +718,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -946,10 +942,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -979,19 +990,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -1054,7 +1052,14 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 89cd9ba9bcaa"] || (globalThis["pbFleet POST /api/fleet/release 89cd9ba9bcaa"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release bfac49dc4753"] || (globalThis["pbFleet POST /api/fleet/release bfac49dc4753"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -1081,53 +1086,6 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
 
 // src/lib/queue.ts
 var MAX_RESULT_BYTES = 1048576;
@@ -1159,17 +1117,12 @@ function jsonLongerThan(value, maxBytes) {
   return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -1268,6 +1221,44 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -1298,6 +1289,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -1540,10 +1535,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -1573,19 +1583,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -1648,7 +1645,42 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 897d0658d81a"] || (globalThis["pbFleet POST /api/fleet/claim-next 897d0658d81a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next e3b7c25a9e7c"] || (globalThis["pbFleet POST /api/fleet/claim-next e3b7c25a9e7c"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -1683,151 +1715,6 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-function parseJsonField(text) {
-  if (text === "" || text === "null") return null;
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    return null;
-  }
-}
-function queueJobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  const view = jobView(row, patch);
-  view.payload = parseJsonField(row.payload);
-  view.priority = row.priority;
-  view.run_at = (_a = p.run_at) != null ? _a : row.run_at;
-  view.attempts = (_b = p.attempts) != null ? _b : row.attempts;
-  view.max_attempts = row.max_attempts;
-  view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
-  view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
-  view.unique_key = row.unique_key;
-  view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
-  return view;
-}
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-function jobRowsQuery(where, order, limit) {
-  const params = Object.assign({}, where.params, { rowsLimit: limit });
-  return {
-    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
-    params
-  };
-}
-var JOB_ROWS_SHAPE = { rows: "" };
-function parseJobRows(text) {
-  return JSON.parse(text);
-}
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
-function bulkPatchStatement(patches, updated) {
-  const columns = [];
-  const items = patches.map(({ id, patch }) => {
-    const item = { id };
-    for (const field in patch) {
-      const value = patch[field];
-      if (value === void 0) continue;
-      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
-        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
-      }
-      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
-    }
-    return item;
-  });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
-  sets.push("updated = {:updated}");
-  return {
-    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
-    params: { patches: JSON.stringify(items), updated }
-  };
-}
-var JOB_EVENT_MAX_BYTES = 1e6;
-function changeBytesBound(change) {
-  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
-  return 6 * texts + 120;
-}
-function jobEventChunks(changes) {
-  const chunks = [];
-  let chunk = [];
-  let bytes = 2;
-  for (const change of changes) {
-    const size = changeBytesBound(change) + 1;
-    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 2;
-    }
-    chunk.push(change);
-    bytes += size;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
-}
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
-var DEFAULT_ORPHAN_CAP = 5;
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-function orphanCap(getenv2) {
-  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
 // src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_PROBE_KEY_BYTES = 1024;
@@ -1843,17 +1730,12 @@ function utf8LongerThan(text, maxBytes) {
   return utf8ByteLength(text) > maxBytes;
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -1945,6 +1827,67 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
+function queueJobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  const view = jobView(row, patch);
+  view.payload = parseJsonField(row.payload);
+  view.priority = row.priority;
+  view.run_at = (_a = p.run_at) != null ? _a : row.run_at;
+  view.attempts = (_b = p.attempts) != null ? _b : row.attempts;
+  view.max_attempts = row.max_attempts;
+  view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
+  view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
+  view.unique_key = row.unique_key;
+  view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  return view;
+}
+
 // src/adapter/runtime.ts
 function newLeaseToken() {
   return $security.randomString(24);
@@ -1980,6 +1923,57 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
 }
 
 // src/lib/job-counts.ts
@@ -2025,6 +2019,28 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/prefix.ts
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
+  if (probeKeyPrefix === "") return { sql, params };
+  params["prefix"] = probeKeyPrefix;
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += ` AND ${column} < {:prefixEnd}`;
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
+}
+
 // src/lib/queries.ts
 function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter") {
   return withPrefix(
@@ -2059,26 +2075,6 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix) {
   return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
-}
-function withPrefix(sql, params, probeKeyPrefix, use = "range") {
-  if (probeKeyPrefix === "") return { sql, params };
-  params["prefix"] = probeKeyPrefix;
-  const column = use === "range" ? "probe_key" : "+probe_key";
-  let range = `${column} >= {:prefix}`;
-  const end = prefixUpperBound(probeKeyPrefix);
-  if (end !== null) {
-    params["prefixEnd"] = end;
-    range += ` AND ${column} < {:prefixEnd}`;
-  }
-  return { sql: `(${sql}) AND ${range}`, params };
-}
-function prefixUpperBound(prefix) {
-  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
-  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
-  const last = points.pop();
-  if (last === void 0) return null;
-  points.push(last === 55295 ? 57344 : last + 1);
-  return String.fromCodePoint(...points);
 }
 function compareClaimOrder(a, b) {
   if (a.priority !== b.priority) return b.priority - a.priority;
@@ -2335,10 +2331,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -2368,19 +2379,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -2443,123 +2441,9 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep f16c4390f31b"] || (globalThis["pbFleet POST /api/fleet/sweep f16c4390f31b"] = (() => {
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
+return (globalThis["pbFleet POST /api/fleet/sweep 3f3ae34ffce7"] || (globalThis["pbFleet POST /api/fleet/sweep 3f3ae34ffce7"] = (() => {
+// src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-function jobRowsQuery(where, order, limit) {
-  const params = Object.assign({}, where.params, { rowsLimit: limit });
-  return {
-    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
-    params
-  };
-}
-var JOB_ROWS_SHAPE = { rows: "" };
-function parseJobRows(text) {
-  return JSON.parse(text);
-}
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
-function bulkPatchStatement(patches, updated) {
-  const columns = [];
-  const items = patches.map(({ id, patch }) => {
-    const item = { id };
-    for (const field in patch) {
-      const value = patch[field];
-      if (value === void 0) continue;
-      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
-        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
-      }
-      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
-    }
-    return item;
-  });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
-  sets.push("updated = {:updated}");
-  return {
-    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
-    params: { patches: JSON.stringify(items), updated }
-  };
-}
 var JOB_EVENT_MAX_BYTES = 1e6;
 function changeBytesBound(change) {
   const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
@@ -2594,6 +2478,33 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
 // src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -2608,17 +2519,12 @@ function utf8LongerThan(text, maxBytes) {
   return utf8ByteLength(text) > maxBytes;
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -2690,6 +2596,44 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -2722,6 +2666,57 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
 }
 
 // src/lib/job-counts.ts
@@ -2767,13 +2762,7 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
-}
+// src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -2793,6 +2782,14 @@ function prefixUpperBound(prefix) {
   if (last === void 0) return null;
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function expiredLeaseWhere(nowMs, probeKeyPrefix) {
+  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -2999,10 +2996,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -3032,19 +3044,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -3107,59 +3106,8 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 7903727f7046"] || (globalThis["pbFleet GET /api/fleet/stats 7903727f7046"] = (() => {
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-
-// src/lib/bulk.ts
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+return (globalThis["pbFleet GET /api/fleet/stats 224e9efb8f84"] || (globalThis["pbFleet GET /api/fleet/stats 224e9efb8f84"] = (() => {
+// src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -3190,6 +3138,30 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
 // src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -3200,17 +3172,12 @@ function utf8LongerThan(text, maxBytes) {
   return utf8ByteLength(text) > maxBytes;
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/adapter/contract.ts
@@ -3221,6 +3188,31 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -3242,6 +3234,10 @@ function readOne(db, query, shape) {
     return null;
   }
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -3292,10 +3288,7 @@ function countsSum(condition) {
 // src/lib/types.ts
 var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
 
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+// src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -3316,6 +3309,11 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function statsQuery(nowMs, orphanCap2) {
   const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
   return {
@@ -3512,10 +3510,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -3545,19 +3558,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -3620,7 +3620,10 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions ec4f973f4db2"] || (globalThis["pbFleet GET /api/fleet/completions ec4f973f4db2"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions b2ac9de1d3da"] || (globalThis["pbFleet GET /api/fleet/completions b2ac9de1d3da"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3628,6 +3631,33 @@ function formatPbDate(ms) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -3654,43 +3684,6 @@ var JOB_ROW_NUMBER_FIELDS = [
   "enqueue_index"
 ];
 
-// src/lib/bulk.ts
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -3705,6 +3698,10 @@ function readOne(db, query, shape) {
     return null;
   }
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -3749,10 +3746,7 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+// src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -3773,6 +3767,11 @@ function prefixUpperBound(prefix) {
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
 }
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
 var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
@@ -3906,10 +3905,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -3939,19 +3953,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4014,7 +4015,11 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue ad4976a0a92b"] || (globalThis["pbFleet POST /api/fleet/enqueue ad4976a0a92b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 97f7ac610b31"] || (globalThis["pbFleet POST /api/fleet/enqueue 97f7ac610b31"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -4038,6 +4043,47 @@ function daysInMonth(year, month) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_ENQUEUE_JOBS = 1e3;
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_UNIQUE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_DELAY_SECONDS = 31536e5;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var DEFAULT_MAX_ATTEMPTS = 25;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -4064,58 +4110,6 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_ENQUEUE_JOBS = 1e3;
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_UNIQUE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_DELAY_SECONDS = 31536e5;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-var DEFAULT_MAX_ATTEMPTS = 25;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -4147,6 +4141,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4458,10 +4456,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -4491,19 +4504,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4566,7 +4566,11 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel f6a1ac34a1a5"] || (globalThis["pbFleet POST /api/fleet/cancel f6a1ac34a1a5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 4285ea5d83bc"] || (globalThis["pbFleet POST /api/fleet/cancel 4285ea5d83bc"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -4574,6 +4578,50 @@ function formatPbDate(ms) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function decideCancel(row, nowMs) {
+  if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
+  return {
+    status: "cancelled",
+    finished_at: formatPbDate(nowMs),
+    // claimed_by stays on record (who was running it); decideRelease treats a cancelled row as held by no one.
+    lease_token: "",
+    version: row.version + 1
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -4636,61 +4684,6 @@ function queueJobView(row, patch) {
   return view;
 }
 
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_JOB_ID_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function decideCancel(row, nowMs) {
-  if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
-  return {
-    status: "cancelled",
-    finished_at: formatPbDate(nowMs),
-    // claimed_by stays on record (who was running it); decideRelease treats a cancelled row as held by no one.
-    lease_token: "",
-    version: row.version + 1
-  };
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -4721,6 +4714,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4922,10 +4919,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -4955,19 +4967,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -5030,7 +5029,11 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 8f830be65a8e"] || (globalThis["pbFleet POST /api/fleet/retry 8f830be65a8e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry a87274b6f929"] || (globalThis["pbFleet POST /api/fleet/retry a87274b6f929"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -5038,6 +5041,55 @@ function formatPbDate(ms) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isRetryable(status) {
+  return status === "failed" || status === "cancelled";
+}
+function retryJobPatch(row, nowMs) {
+  if (!isRetryable(row.status)) return null;
+  return {
+    status: "pending",
+    run_at: formatPbDate(nowMs),
+    attempts: 0,
+    finished_at: "",
+    dead_lettered_at: "",
+    claimed_by: "",
+    lease_token: "",
+    consecutive_orphan_count: 0,
+    progress: null,
+    version: row.version + 1
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -5100,66 +5152,6 @@ function queueJobView(row, patch) {
   return view;
 }
 
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_JOB_ID_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isRetryable(status) {
-  return status === "failed" || status === "cancelled";
-}
-function retryJobPatch(row, nowMs) {
-  if (!isRetryable(row.status)) return null;
-  return {
-    status: "pending",
-    run_at: formatPbDate(nowMs),
-    attempts: 0,
-    finished_at: "",
-    dead_lettered_at: "",
-    claimed_by: "",
-    lease_token: "",
-    consecutive_orphan_count: 0,
-    progress: null,
-    version: row.version + 1
-  };
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -5190,6 +5182,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -5403,10 +5399,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -5436,19 +5447,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -5511,7 +5509,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 716c81f4dc17"] || (globalThis["pbFleet POST /api/fleet/maintenance 716c81f4dc17"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance ef0821f84da6"] || (globalThis["pbFleet POST /api/fleet/maintenance ef0821f84da6"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+var JOB_EVENTS_RETENTION_BATCH = 2e3;
+function deleteOldEventsStatement(cutoff, limit) {
+  return {
+    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
+    params: { cutoff, limit }
+  };
+}
+
+// src/lib/config.ts
+var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
+var DEFAULT_KEEP_DONE = "7d";
+var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
+var DEFAULT_KEEP_FAILED = "30d";
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -5535,6 +5550,42 @@ function daysInMonth(year, month) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isTerminalStatus(status) {
+  return status === "done" || status === "failed" || status === "cancelled";
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -5570,66 +5621,6 @@ function parseJsonField(text) {
   }
 }
 
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-var JOB_EVENTS_RETENTION_BATCH = 2e3;
-function deleteOldEventsStatement(cutoff, limit) {
-  return {
-    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
-    params: { cutoff, limit }
-  };
-}
-
-// src/lib/config.ts
-var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
-var DEFAULT_KEEP_DONE = "7d";
-var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
-var DEFAULT_KEEP_FAILED = "30d";
-
-// src/lib/queue.ts
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function jsonByteLength(value) {
-  const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -5663,6 +5654,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6162,10 +6157,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -6195,19 +6205,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6270,7 +6267,36 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 4a6694e9fbe8"] || (globalThis["pbFleet POST /api/fleet/heartbeat 4a6694e9fbe8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 6b5b970de1f7"] || (globalThis["pbFleet POST /api/fleet/heartbeat 6b5b970de1f7"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -6304,6 +6330,66 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_BATCH_ITEMS = 100;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_PROGRESS_BYTES = 4096;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
+function isStaleToken(row, req) {
+  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
+}
+function decideRenew(row, req, nowMs) {
+  if (!isHeldStatus(row.status)) return null;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+  const patch = {
+    status: "running",
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    version: row.version + 1
+  };
+  if (req.progress !== void 0) patch.progress = req.progress;
+  return patch;
+}
+function leaseEnd(nowMs, leaseSeconds) {
+  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -6343,8 +6429,38 @@ function jobView(row, patch) {
   };
 }
 
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
 // src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 function jobRowsQuery(where, order, limit) {
@@ -6393,128 +6509,6 @@ function bulkPatchStatement(patches, updated) {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
     params: { patches: JSON.stringify(items), updated }
   };
-}
-var JOB_EVENT_MAX_BYTES = 1e6;
-function changeBytesBound(change) {
-  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
-  return 6 * texts + 120;
-}
-function jobEventChunks(changes) {
-  const chunks = [];
-  let chunk = [];
-  let bytes = 2;
-  for (const change of changes) {
-    const size = changeBytesBound(change) + 1;
-    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 2;
-    }
-    chunk.push(change);
-    bytes += size;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
-}
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/queue.ts
-var MAX_BATCH_ITEMS = 100;
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_PROGRESS_BYTES = 4096;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isStaleToken(row, req) {
-  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
-}
-function decideRenew(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
-  const patch = {
-    status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
-    version: row.version + 1
-  };
-  if (req.progress !== void 0) patch.progress = req.progress;
-  return patch;
-}
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
-// src/adapter/runtime.ts
-function logError(message, err) {
-  $app.logger().error(message, "error", String(err));
-}
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function findJudgedRecords(query, where, order, limit) {
-  const records = arrayOf(new Record());
-  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-  return records;
-}
-function setFields(rec, fields) {
-  for (const field in fields) {
-    const value = fields[field];
-    if (value === void 0) continue;
-    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
-  }
-}
-function readAll(db, query, shape) {
-  const rows = arrayOf(new DynamicModel(shape));
-  db.newQuery(query.sql).bind(query.params).all(rows);
-  return rows;
-}
-function executeStatement(db, statement) {
-  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
 
 // src/lib/job-counts.ts
@@ -6829,10 +6823,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -6862,19 +6871,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6937,123 +6933,9 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 30f041e573b9"] || (globalThis["pbFleet POST /api/fleet/complete 30f041e573b9"] = (() => {
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
+return (globalThis["pbFleet POST /api/fleet/complete f9c3d9ffb250"] || (globalThis["pbFleet POST /api/fleet/complete f9c3d9ffb250"] = (() => {
+// src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-function jobRowsQuery(where, order, limit) {
-  const params = Object.assign({}, where.params, { rowsLimit: limit });
-  return {
-    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
-    params
-  };
-}
-var JOB_ROWS_SHAPE = { rows: "" };
-function parseJobRows(text) {
-  return JSON.parse(text);
-}
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
-function bulkPatchStatement(patches, updated) {
-  const columns = [];
-  const items = patches.map(({ id, patch }) => {
-    const item = { id };
-    for (const field in patch) {
-      const value = patch[field];
-      if (value === void 0) continue;
-      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
-        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
-      }
-      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
-    }
-    return item;
-  });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
-  sets.push("updated = {:updated}");
-  return {
-    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
-    params: { patches: JSON.stringify(items), updated }
-  };
-}
 var JOB_EVENT_MAX_BYTES = 1e6;
 function changeBytesBound(change) {
   const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
@@ -7080,6 +6962,33 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
 var MAX_BATCH_ITEMS = 100;
@@ -7113,17 +7022,12 @@ function jsonLongerThan(value, maxBytes) {
   return text !== void 0 && utf8LongerThan(text, maxBytes);
 }
 function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -7222,6 +7126,44 @@ function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
@@ -7251,6 +7193,57 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
 }
 
 // src/lib/job-counts.ts
@@ -7584,10 +7577,25 @@ return route;
 })()))(__context);
 }, new Middleware((__context) => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -7617,19 +7625,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -7692,7 +7687,10 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created fdfcadf66d2a"] || (globalThis["pbFleet onRecordCreate job-created fdfcadf66d2a"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created 4cb25a808c33"] || (globalThis["pbFleet onRecordCreate job-created 4cb25a808c33"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -7700,6 +7698,15 @@ function formatPbDate(ms) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/transitions.ts
+function dueTimeOnCreate(runAt, nowMs) {
+  return runAt === "" ? formatPbDate(nowMs) : null;
+}
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -7729,16 +7736,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/transitions.ts
-function dueTimeOnCreate(runAt, nowMs) {
-  return runAt === "" ? formatPbDate(nowMs) : null;
-}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -7799,10 +7796,39 @@ return stampDueTime;
 }, "probe_jobs");
 
 cronAdd("pb-fleet-sweeper", (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/config.ts
+var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
+var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var SWEEP_OFF = "off";
+function sweepSchedule(getenv2) {
+  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
+  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
+}
+var SWEEPER_STATE_KEY = "pbFleetSweeper";
+function sweeperScheduled(schedule) {
+  return { scheduled: true, schedule };
+}
+function sweeperNotScheduled(schedule, error) {
+  return error === void 0 ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
+}
+function invalidScheduleError(schedule, cause) {
+  return `${SWEEP_SCHEDULE_ENV}=${JSON.stringify(schedule)} is not a valid 5-field cron expression (or "${SWEEP_OFF}"), so the server sweeper is not running: ${cause}`;
+}
+function encodeSweeperState(state) {
+  return JSON.stringify(state);
+}
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -7829,37 +7855,6 @@ var JOB_ROW_NUMBER_FIELDS = [
   "enqueue_index"
 ];
 
-// src/lib/bulk.ts
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/config.ts
-var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
-var SWEEP_OFF = "off";
-function sweepSchedule(getenv2) {
-  const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
-  return raw === "" ? DEFAULT_SWEEP_SCHEDULE : raw;
-}
-var SWEEPER_STATE_KEY = "pbFleetSweeper";
-function sweeperScheduled(schedule) {
-  return { scheduled: true, schedule };
-}
-function sweeperNotScheduled(schedule, error) {
-  return error === void 0 ? { scheduled: false, schedule } : { scheduled: false, schedule, error };
-}
-function invalidScheduleError(schedule, cause) {
-  return `${SWEEP_SCHEDULE_ENV}=${JSON.stringify(schedule)} is not a valid 5-field cron expression (or "${SWEEP_OFF}"), so the server sweeper is not running: ${cause}`;
-}
-function encodeSweeperState(state) {
-  return JSON.stringify(state);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -7870,6 +7865,10 @@ function storeSet(key, value) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -8013,122 +8012,8 @@ function sweeperScheduleAtLoad() {
 return sweeperScheduleAtLoad;
 })()(), () => {
 return (() => {
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
-// src/lib/bulk.ts
+// src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-function jobRowsQuery(where, order, limit) {
-  const params = Object.assign({}, where.params, { rowsLimit: limit });
-  return {
-    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
-    params
-  };
-}
-var JOB_ROWS_SHAPE = { rows: "" };
-function parseJobRows(text) {
-  return JSON.parse(text);
-}
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
-function bulkPatchStatement(patches, updated) {
-  const columns = [];
-  const items = patches.map(({ id, patch }) => {
-    const item = { id };
-    for (const field in patch) {
-      const value = patch[field];
-      if (value === void 0) continue;
-      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
-        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
-      }
-      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
-    }
-    return item;
-  });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
-  sets.push("updated = {:updated}");
-  return {
-    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
-    params: { patches: JSON.stringify(items), updated }
-  };
-}
 var JOB_EVENT_MAX_BYTES = 1e6;
 function changeBytesBound(change) {
   const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
@@ -8169,6 +8054,33 @@ function orphanCap(getenv2) {
   const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -8241,6 +8153,44 @@ function giveUpPatch(row, nowMs) {
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -8276,6 +8226,57 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
 }
 
 // src/lib/job-counts.ts
@@ -8321,13 +8322,7 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
-}
+// src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
   params["prefix"] = probeKeyPrefix;
@@ -8347,6 +8342,14 @@ function prefixUpperBound(prefix) {
   if (last === void 0) return null;
   points.push(last === 55295 ? 57344 : last + 1);
   return String.fromCodePoint(...points);
+}
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+function expiredLeaseWhere(nowMs, probeKeyPrefix) {
+  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -8494,10 +8497,17 @@ return runScheduledSweep;
 });
 
 cronAdd("pb-fleet-maintenance", (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -8527,11 +8537,6 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -8589,6 +8594,23 @@ function maintenanceScheduleAtLoad() {
 return maintenanceScheduleAtLoad;
 })()(), () => {
 return (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+var JOB_EVENTS_RETENTION_BATCH = 2e3;
+function deleteOldEventsStatement(cutoff, limit) {
+  return {
+    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
+    params: { cutoff, limit }
+  };
+}
+
+// src/lib/config.ts
+var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
+var DEFAULT_KEEP_DONE = "7d";
+var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
+var DEFAULT_KEEP_FAILED = "30d";
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -8612,6 +8634,35 @@ function daysInMonth(year, month) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue.ts
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/transitions.ts
+function isTerminalStatus(status) {
+  return status === "done" || status === "failed" || status === "cancelled";
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -8646,59 +8697,6 @@ function parseJsonField(text) {
     return null;
   }
 }
-
-// src/lib/bulk.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
-var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-var JOB_EVENTS_RETENTION_BATCH = 2e3;
-function deleteOldEventsStatement(cutoff, limit) {
-  return {
-    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
-    params: { cutoff, limit }
-  };
-}
-
-// src/lib/config.ts
-var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
-var DEFAULT_KEEP_DONE = "7d";
-var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
-var DEFAULT_KEEP_FAILED = "30d";
-
-// src/lib/queue.ts
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-function jsonByteLength(value) {
-  const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
-}
-function utf8ByteLength(text) {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 128) bytes += 1;
-    else if (c < 2048) bytes += 2;
-    else if (c >= 55296 && c <= 56319) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-// src/lib/transitions.ts
-function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
-}
-
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -8736,6 +8734,10 @@ function readAll(db, query, shape) {
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";

@@ -9,7 +9,7 @@
  * (PocketBase runs every handler from its own text, without the file's top
  * level), so this module is written once and emitted per handler.
  */
-import { JOB_EVENTS_COLLECTION } from "../lib/bulk.js";
+import { JOB_EVENTS_COLLECTION } from "../lib/job-events.js";
 import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import { dueTimeOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";

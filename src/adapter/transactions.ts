@@ -4,7 +4,8 @@
  * PocketBase's single writer, finds rows, and saves a patch. No PocketBase
  * code here.
  */
-import { bulkPatchStatement, JOB_ROWS_SHAPE, jobEventChunks, jobRowsQuery, parseJobRows, type JobEventFields } from "../lib/bulk.js";
+import { bulkPatchStatement, JOB_ROWS_SHAPE, jobRowsQuery, parseJobRows } from "../lib/bulk.js";
+import { jobEventChunks, type JobEventFields } from "../lib/job-events.js";
 import { jobView, type JobBatch, type JobInsert, type JobPatch, type JobRow, type JobUpdate } from "../lib/job-row.js";
 import { formatPbDate } from "../lib/lease.js";
 import { jobByIdWhere, type WhereClause } from "../lib/queries.js";

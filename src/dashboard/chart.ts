@@ -9,9 +9,20 @@ const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 600;
 const HEIGHT = 120;
 
+/** The headline rate averages the complete buckets of this last stretch. */
+export const HEADLINE_SECONDS = 30;
+
 export interface ChartSummary {
-  /** Done per second over the last complete 30 s (or less, early in a window). */
+  /**
+   * Completions (done + failed) per second over the last complete
+   * HEADLINE_SECONDS (less early in a window): the mean height of the bars
+   * the chart marks with the rate line, so the number and the bars agree.
+   */
   currentRate: number;
+  /** How many buckets currentRate averages (the last complete ones); 0 when none is complete. */
+  headlineBuckets: number;
+  /** Index of the bucket still filling (drawn lighter, not in currentRate); -1 when none. */
+  fillingIndex: number;
   peakRate: number;
   totalDone: number;
   totalFailed: number;
@@ -28,11 +39,20 @@ export function bucketRates(data: CompletionsResponse, serverNowMs: number): { d
 
 export function summarize(data: CompletionsResponse, serverNowMs: number): ChartSummary {
   const rates = bucketRates(data, serverNowMs);
-  const complete = data.buckets.filter((b) => b.start + data.bucketSeconds * 1000 <= serverNowMs);
-  const recent = complete.slice(-Math.max(1, Math.round(30 / data.bucketSeconds)));
-  const recentSeconds = recent.length * data.bucketSeconds;
+  const bucketMs = data.bucketSeconds * 1000;
+  const isComplete = (b: { start: number }) => b.start + bucketMs <= serverNowMs;
+  let lastComplete = -1;
+  data.buckets.forEach((b, i) => {
+    if (isComplete(b)) lastComplete = i;
+  });
+  const wanted = Math.max(1, Math.round(HEADLINE_SECONDS / data.bucketSeconds));
+  const first = Math.max(0, lastComplete - wanted + 1);
+  const recent = lastComplete < 0 ? [] : rates.slice(first, lastComplete + 1);
+  const fillingIndex = data.buckets.findIndex((b) => !isComplete(b) && b.start <= serverNowMs);
   return {
-    currentRate: recentSeconds === 0 ? 0 : recent.reduce((sum, b) => sum + b.done, 0) / recentSeconds,
+    currentRate: recent.length === 0 ? 0 : recent.reduce((sum, r) => sum + r.done + r.failed, 0) / recent.length,
+    headlineBuckets: recent.length,
+    fillingIndex,
     peakRate: rates.reduce((max, r) => Math.max(max, r.done + r.failed), 0),
     totalDone: data.buckets.reduce((sum, b) => sum + b.done, 0),
     totalFailed: data.buckets.reduce((sum, b) => sum + b.failed, 0),
@@ -49,41 +69,50 @@ export function drawChart(svg: SVGSVGElement, data: CompletionsResponse, serverN
   svg.setAttribute("preserveAspectRatio", "none");
   const slot = WIDTH / Math.max(1, rates.length);
   const parts: SVGElement[] = [];
-  for (const fraction of [0.5, 1]) parts.push(line(HEIGHT - HEIGHT * fraction));
+  for (const fraction of [0.5, 1]) parts.push(line(0, WIDTH, HEIGHT - HEIGHT * fraction, "gridline"));
   rates.forEach((rate, i) => {
     const doneHeight = (rate.done / top) * HEIGHT;
     const failedHeight = (rate.failed / top) * HEIGHT;
-    if (doneHeight > 0) parts.push(bar(i * slot, HEIGHT - doneHeight, slot, doneHeight, "done"));
-    if (failedHeight > 0) parts.push(bar(i * slot, HEIGHT - doneHeight - failedHeight, slot, failedHeight, "failed"));
+    // The bucket still filling is an estimate from a few seconds: lighter, and not in the headline.
+    const filling = i === summary.fillingIndex;
+    if (doneHeight > 0) parts.push(bar(i * slot, HEIGHT - doneHeight, slot, doneHeight, "done", filling));
+    if (failedHeight > 0) parts.push(bar(i * slot, HEIGHT - doneHeight - failedHeight, slot, failedHeight, "failed", filling));
   });
+  if (summary.headlineBuckets > 0) {
+    // The headline, drawn over the bars it averages.
+    const lastComplete = summary.fillingIndex === -1 ? rates.length - 1 : summary.fillingIndex - 1;
+    const y = Math.max(1, HEIGHT - (summary.currentRate / top) * HEIGHT);
+    parts.push(line((lastComplete - summary.headlineBuckets + 1) * slot, (lastComplete + 1) * slot, y, "rate-line"));
+  }
   svg.replaceChildren(...parts);
   svg.dataset["top"] = String(top);
+  svg.dataset["rate"] = String(summary.currentRate);
   const minutes = Math.round((data.bucketSeconds * data.buckets.length) / 60);
   svg.setAttribute(
     "aria-label",
-    `Completions per second over the last ${minutes} minutes: ${formatRate(summary.currentRate)} now, peak ${formatRate(summary.peakRate)}, ` +
-      `${summary.totalDone} done and ${summary.totalFailed} failed in the window.`,
+    `Completions per second over the last ${minutes} minutes: ${formatRate(summary.currentRate)} over the last ${summary.headlineBuckets * data.bucketSeconds} s, ` +
+      `peak ${formatRate(summary.peakRate)}, ${summary.totalDone} done and ${summary.totalFailed} failed in the window.`,
   );
   return summary;
 }
 
-function bar(x: number, y: number, width: number, height: number, kind: "done" | "failed"): SVGElement {
+function bar(x: number, y: number, width: number, height: number, kind: "done" | "failed", filling: boolean): SVGElement {
   const rect = document.createElementNS(SVG, "rect");
   rect.setAttribute("x", (x + width * 0.1).toFixed(2));
   rect.setAttribute("y", y.toFixed(2));
   rect.setAttribute("width", (width * 0.8).toFixed(2));
   rect.setAttribute("height", height.toFixed(2));
-  rect.setAttribute("class", `bar-${kind}`);
+  rect.setAttribute("class", filling ? `bar-${kind} filling` : `bar-${kind}`);
   return rect;
 }
 
-function line(y: number): SVGElement {
+function line(x1: number, x2: number, y: number, className: string): SVGElement {
   const rule = document.createElementNS(SVG, "line");
-  rule.setAttribute("x1", "0");
-  rule.setAttribute("x2", String(WIDTH));
+  rule.setAttribute("x1", x1.toFixed(2));
+  rule.setAttribute("x2", x2.toFixed(2));
   rule.setAttribute("y1", y.toFixed(2));
   rule.setAttribute("y2", y.toFixed(2));
-  rule.setAttribute("class", "gridline");
+  rule.setAttribute("class", className);
   return rule;
 }
 

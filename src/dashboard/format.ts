@@ -56,3 +56,19 @@ export class ServerClock {
     return this.localNow() + this.offsetMs;
   }
 }
+
+/**
+ * A key or worker id cut after each separator (`/ : . _ - @ = & ? #` and
+ * spaces), where the page puts a line-break opportunity (<wbr>): a long key
+ * wraps between its parts, not in the middle of one.
+ */
+export function breakSegments(text: string): string[] {
+  return text.match(/[^/:._\-@=&?#\s]*(?:[/:._\-@=&?#\s]+|$)/g)?.filter((part) => part !== "") ?? [text];
+}
+
+/** "812 B", "4.2 kB", "1.3 MB" (powers of 1000, as the server's byte limits are written). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} kB`;
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+}

@@ -15,10 +15,12 @@ import type { FleetStats } from "../lib/types.js";
 import { drawChart } from "./chart.js";
 import { detectLine, loadBinding } from "./connection.js";
 import { formatClock, formatCount, formatDuration, formatRate, ServerClock } from "./format.js";
+import { formatPbDate } from "../lib/lease.js";
+import { JobDetail } from "./detail.js";
 import {
   CHART_BUCKET_SECONDS, CHART_WINDOW_SECONDS, EVENT_FIELDS, EXPIRED_LIMIT, EXPIRED_SORT, expiredFilter, FAILED_LIMIT, FAILED_SORT,
-  failedFilter, IN_FLIGHT_LIMIT, IN_FLIGHT_SORT, inFlightFilter, JOB_EVENTS_COLLECTION, JOBS_COLLECTION, LIST_FIELDS, matchesPrefix, prefixQuery,
-  staleTopics, TOPICS, type JobRow, type ShownJobs, type Topic,
+  failedFilter, IN_FLIGHT_FIELDS, IN_FLIGHT_LIMIT, IN_FLIGHT_SORT, inFlightFilter, isSafeJobId, JOB_EVENT_FIELDS, JOB_EVENTS_COLLECTION,
+  enqueueCurl, JOBS_COLLECTION, JOBS_SHOWN_PER_WORKER, LIST_FIELDS, matchesPrefix, prefixQuery, staleTopics, TOPICS, type JobRow, type ShownJobs, type Topic,
 } from "./queries.js";
 import { toFailure, type JobEvent, type Line, type RequestFailure, type SdkBinding, type Unsubscribe } from "./sdk-binding.js";
 import { ThrottledRefresh } from "./throttle.js";
@@ -169,6 +171,10 @@ class Board {
   private stopped = false;
   private subscriptions: Promise<Unsubscribe | null>[] = [];
   private readonly outage = new Outage(() => this.refreshAll());
+  /** The open job detail, if any (its id is in the URL as ?job=). */
+  private detail: JobDetail | null = null;
+  /** Workers whose in-flight jobs are all shown (the rest show JOBS_SHOWN_PER_WORKER). */
+  private readonly expandedWorkers = new Set<string>();
 
   constructor(
     private readonly sdk: SdkBinding,
@@ -187,10 +193,49 @@ class Board {
     this.timers.push(setInterval(() => {
       for (const topic of ["stats", "inFlight", "expired"] as const) this.refreshers.get(topic)!.request();
     }, QUIET_REFRESH_MS));
+    // Each bucket's end moves the chart and its headline along with no event (a quiet fleet's rate falls to 0).
+    this.timers.push(setInterval(() => {
+      if (this.completions?.buckets.some((b) => b.done + b.failed > 0)) this.refreshers.get("completions")!.request();
+    }, CHART_BUCKET_SECONDS * 1000));
+    const linked = new URLSearchParams(window.location.search).get("job") ?? "";
+    if (isSafeJobId(linked)) this.openDetail(linked, byId("main"));
+  }
+
+  /** Opens a job's detail; `opener` gets the focus back when it closes. */
+  openDetail(jobId: string, opener: HTMLElement): void {
+    if (!isSafeJobId(jobId)) return;
+    this.detail?.close();
+    const section = (opener.closest("section") as HTMLElement | null) ?? byId<HTMLElement>("main");
+    const detail: JobDetail = new JobDetail(
+      jobId, this.sdk, () => this.clock.now(), { element: opener, section },
+      (failure) => this.failed(failure),
+      () => {
+        if (this.detail === detail) this.detail = null;
+        this.setUrlParam("job", "");
+      },
+    );
+    this.detail = detail;
+    this.setUrlParam("job", jobId);
+    void detail.open();
+  }
+
+  /** Shows all of a worker's in-flight jobs, or its first few again. */
+  toggleWorker(workerId: string): void {
+    if (this.expandedWorkers.has(workerId)) this.expandedWorkers.delete(workerId);
+    else this.expandedWorkers.add(workerId);
+    this.showList("inFlight", this.lists.inFlight.rows);
+  }
+
+  private setUrlParam(name: string, value: string): void {
+    const url = new URL(window.location.href);
+    if (value === "") url.searchParams.delete(name);
+    else url.searchParams.set(name, value);
+    window.history.replaceState(null, "", url);
   }
 
   stop(): void {
     this.stopped = true;
+    this.detail?.close();
     for (const timer of this.timers) clearInterval(timer);
     for (const refresher of this.refreshers.values()) refresher.stop();
     // The SDK closes the realtime stream once nothing is subscribed (a later sign-in subscribes anew).
@@ -201,10 +246,7 @@ class Board {
   setPrefix(prefix: string): void {
     if (prefix === this.prefix) return;
     this.prefix = prefix;
-    const url = new URL(window.location.href);
-    if (prefix === "") url.searchParams.delete("prefix");
-    else url.searchParams.set("prefix", prefix);
-    window.history.replaceState(null, "", url);
+    this.setUrlParam("prefix", prefix);
     this.refreshAll();
   }
 
@@ -230,18 +272,23 @@ class Board {
       this.refreshAll();
     }));
     // Record saves (enqueue, claim, renew, release, cancel, retry) send probe_jobs events.
-    keep(this.sdk.subscribe(JOBS_COLLECTION, EVENT_FIELDS, (event) => this.markStale(event)));
+    keep(this.sdk.subscribe(JOBS_COLLECTION, EVENT_FIELDS, (event) => {
+      this.markStale(event);
+      if (this.detail !== null && event.record["id"] === this.detail.jobId) this.detail.addRecordSave(event.record, formatPbDate(this.clock.now()));
+    }));
     // The batch endpoints (claim-next, heartbeat, complete, sweep) write with one SQL statement, which
     // realtime does not see; they save one probe_job_events record per batch listing every job written.
-    keep(this.sdk.subscribe(JOB_EVENTS_COLLECTION, "changes", (event) => {
+    keep(this.sdk.subscribe(JOB_EVENTS_COLLECTION, JOB_EVENT_FIELDS, (event) => {
       const changes = event.record["changes"];
       if (!Array.isArray(changes)) return;
       for (const change of changes) this.markStale({ action: "update", record: change as JobEvent["record"] });
+      this.detail?.addBatchEvent(event.record as { id: string });
     }));
   }
 
   private markStale(event: JobEvent): void {
     if (this.stopped) return;
+    if (this.detail !== null && event.record["id"] === this.detail.jobId) this.detail.changed();
     for (const topic of staleTopics(event, this.prefix, this.shown())) this.refreshers.get(topic)!.request();
   }
 
@@ -288,11 +335,11 @@ class Board {
     const now = this.clock.now();
     const query =
       list === "inFlight"
-        ? { limit: IN_FLIGHT_LIMIT, filter: inFlightFilter(prefix, now), sort: IN_FLIGHT_SORT }
+        ? { limit: IN_FLIGHT_LIMIT, filter: inFlightFilter(prefix, now), sort: IN_FLIGHT_SORT, fields: IN_FLIGHT_FIELDS }
         : list === "expired"
-          ? { limit: EXPIRED_LIMIT, filter: expiredFilter(prefix, now), sort: EXPIRED_SORT }
-          : { limit: FAILED_LIMIT, filter: failedFilter(prefix), sort: FAILED_SORT };
-    const rows = await this.sdk.list<JobRow>(JOBS_COLLECTION, query.limit, { filter: query.filter, sort: query.sort, fields: LIST_FIELDS });
+          ? { limit: EXPIRED_LIMIT, filter: expiredFilter(prefix, now), sort: EXPIRED_SORT, fields: LIST_FIELDS }
+          : { limit: FAILED_LIMIT, filter: failedFilter(prefix), sort: FAILED_SORT, fields: LIST_FIELDS };
+    const rows = await this.sdk.list<JobRow>(JOBS_COLLECTION, query.limit, { filter: query.filter, sort: query.sort, fields: query.fields });
     // The filter may only narrow a prefix with quotes or backslashes up to them (queries.ts): check each row.
     return rows.filter((row) => matchesPrefix(row.probe_key, prefix));
   }
@@ -318,11 +365,21 @@ class Board {
     if (empty) this.showEmptyState();
     const filterNote = this.prefix === "" ? "" : `${formatCount(stats.total)} job${stats.total === 1 ? "" : "s"} match`;
     setText(byId("filter-note"), filterNote);
-    const held = stats.counts.claimed + stats.counts.running;
-    setText(byId("in-flight-note"), boundNote(this.lists.inFlight.rows.length, IN_FLIGHT_LIMIT, held - stats.expiredLeases));
+    setText(byId("in-flight-note"), this.inFlightNote(stats));
     const sweeper = stats.sweeper.scheduled ? `the server sweeper runs "${stats.sweeper.schedule}"` : "no server sweeper is scheduled";
     setText(byId("expired-note"), [boundNote(this.lists.expired.rows.length, EXPIRED_LIMIT, stats.expiredLeases), sweeper].filter(Boolean).join(" · "));
     setText(byId("failed-note"), boundNote(this.lists.failed.rows.length, FAILED_LIMIT, stats.counts.failed));
+  }
+
+  /** "3 workers · 48 jobs", and when the read was cut at its bound, which workers it could not list. */
+  private inFlightNote(stats: FleetStats): string {
+    const rows = this.lists.inFlight.rows;
+    const workers = new Set(rows.map((r) => r.claimed_by)).size;
+    const summary = rows.length === 0 ? "" : `${formatCount(workers)} worker${workers === 1 ? "" : "s"} · ${formatCount(rows.length)} job${rows.length === 1 ? "" : "s"}`;
+    if (rows.length < IN_FLIGHT_LIMIT) return summary;
+    const live = stats.counts.claimed + stats.counts.running - stats.expiredLeases;
+    const last = rows[rows.length - 1]!.claimed_by;
+    return `${boundNote(rows.length, IN_FLIGHT_LIMIT, live)} jobs, by worker id: workers after ${last} are not listed`;
   }
 
   private showEmptyState(): void {
@@ -346,13 +403,19 @@ class Board {
       `await client.enqueue("probe/a", { payload: { url: "https://a.example" } });\n` +
       `new Worker(client, { workerId: "w-1", handler: async (job) => ({ ok: true }) }).start();`;
     text.append(code);
-    para(`Or: curl -X POST ${origin}/api/fleet/enqueue -H "Authorization: $PB_TOKEN" -d '{"jobs":[{"probeKey":"probe/a"}]}'`);
+    para("Or from a shell: sign in for a token, then enqueue a job (put your password in place of YOUR_PASSWORD):");
+    const shell = document.createElement("pre");
+    shell.id = "empty-curl";
+    shell.textContent = enqueueCurl(origin, this.sdk.line, this.sdk.account());
+    text.append(shell);
   }
 
   private showCompletions(data: CompletionsResponse): void {
     this.completions = data;
-    const summary = drawChart(byId<SVGSVGElement>("chart-svg"), data, this.clock.now());
+    // The server's own time of the answer: which buckets were complete when it counted them.
+    const summary = drawChart(byId<SVGSVGElement>("chart-svg"), data, data.now);
     setText(byId("chart-rate"), formatRate(summary.currentRate));
+    setText(byId("chart-rate-note"), summary.headlineBuckets === 0 ? "no complete bucket yet" : `done + failed, mean of the last ${summary.headlineBuckets * data.bucketSeconds} s (the marked bars)`);
     setText(byId("chart-top"), formatRate(Number(byId<SVGSVGElement>("chart-svg").dataset["top"])));
     setText(byId("chart-from"), `−${Math.round((data.bucketSeconds * data.buckets.length) / 60)} min`);
     setText(byId("chart-note"), `${formatCount(summary.totalDone)} done, ${formatCount(summary.totalFailed)} failed in the window`);
@@ -361,7 +424,11 @@ class Board {
   private showList(list: "inFlight" | "expired" | "failed", rows: JobRow[]): void {
     const tbody = byId<HTMLTableElement>(list === "inFlight" ? "in-flight" : list).tBodies[0]!;
     const ids =
-      list === "inFlight" ? renderInFlight(tbody, rows, this.clock.now()) : list === "expired" ? renderExpired(tbody, rows) : renderFailed(tbody, rows);
+      list === "inFlight"
+        ? renderInFlight(tbody, rows, this.clock.now(), this.expandedWorkers, JOBS_SHOWN_PER_WORKER)
+        : list === "expired"
+          ? renderExpired(tbody, rows)
+          : renderFailed(tbody, rows);
     this.lists[list] = { rows, ids };
     byId(`${list === "inFlight" ? "in-flight" : list}-empty`).hidden = rows.length > 0;
     tickAgo(tbody, this.clock.now(), parsePbDate);
@@ -376,6 +443,7 @@ class Board {
     if (lapsed > 0) for (const topic of ["inFlight", "expired", "stats"] as const) this.refreshers.get(topic)!.request();
     tickAgo(byId("expired"), now, parsePbDate);
     tickAgo(byId("failed"), now, parsePbDate);
+    this.detail?.tick();
     if (this.stats !== null && this.stats.value.oldestPendingAgeSeconds !== null) {
       const age = this.stats.value.oldestPendingAgeSeconds + (Date.now() - this.stats.readAt) / 1000;
       setText(byId("counts").querySelector('[data-stat="oldest"] .count-value')!, formatDuration(age));
@@ -405,7 +473,8 @@ class Board {
 
   /** A button of a list row: confirm, then the fleet endpoint (its rules decide). */
   async act(action: JobAction, jobId: string, button: HTMLButtonElement): Promise<void> {
-    const job = [...this.lists.inFlight.rows, ...this.lists.expired.rows, ...this.lists.failed.rows].find((r) => r.id === jobId);
+    const job = [...this.lists.inFlight.rows, ...this.lists.expired.rows, ...this.lists.failed.rows, ...(this.detail?.job ? [this.detail.job] : [])]
+      .find((r) => r.id === jobId);
     if (job === undefined) return;
     // Captured now: once the job leaves its list the button is detached and finds no section.
     const section: HTMLElement = (button.closest("section") as HTMLElement | null) ?? byId("main");
@@ -443,16 +512,21 @@ class Board {
         else notice(`Not re-queued: ${res.reason === "refused_lease_live" ? "the holder renewed its lease since (refused_lease_live)" : res.reason}.`, "refused");
       }
       this.refreshAll();
+      if (this.detail?.jobId === jobId) this.detail.changed();
     } catch (err) {
       const failure = isFailure(err) ? err : toFailure(err);
       if (failure.status === 0 || failure.status === 401 || failure.status === 403) this.failed(failure);
       else notice(`The server refused: ${failure.message}`, "refused");
     } finally {
       button.disabled = false;
-      // The row may be gone now: keep the keyboard in the same section.
+      // The row (or the detail's button) may be gone now: keep the keyboard in the same section, or dialog.
       if (!button.isConnected) {
-        section.tabIndex = -1;
-        section.focus();
+        if (byId<HTMLDialogElement>("job-detail").open) {
+          byId("detail-close").focus();
+        } else {
+          section.tabIndex = -1;
+          section.focus();
+        }
       }
     }
   }
@@ -539,11 +613,15 @@ async function main(): Promise<void> {
     const value = (event.target as HTMLInputElement).value;
     filterTimer = setTimeout(() => board?.setPrefix(value), FILTER_DEBOUNCE_MS);
   });
-  byId("main").addEventListener("click", (event) => {
-    const button = (event.target as Element).closest<HTMLButtonElement>("button[data-action]");
+  // One listener for every list's buttons and the detail's (the dialog is outside <main>).
+  document.body.addEventListener("click", (event) => {
+    const button = (event.target as Element).closest<HTMLButtonElement>("button[data-action], button[data-detail], button[data-expand]");
     if (button === null || board === null) return;
-    void board.act(button.dataset["action"] as JobAction, button.dataset["jobId"] ?? "", button);
+    if (button.dataset["detail"] !== undefined) board.openDetail(button.dataset["detail"], button);
+    else if (button.dataset["expand"] !== undefined) board.toggleWorker(button.dataset["expand"]);
+    else void board.act(button.dataset["action"] as JobAction, button.dataset["jobId"] ?? "", button);
   });
+  byId("detail-close").addEventListener("click", () => byId<HTMLDialogElement>("job-detail").close());
 
   if (!sdk.hasSession()) {
     showSignIn();

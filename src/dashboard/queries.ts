@@ -3,9 +3,9 @@
  * its bounded lists, the fleet endpoints' query strings, and which parts of
  * the page a realtime event makes stale. No DOM, no SDK: unit-tested.
  */
-import { JOB_EVENTS_COLLECTION } from "../lib/bulk.js";
+import { JOB_EVENTS_COLLECTION, JOB_EVENTS_KEEP_MS } from "../lib/job-events.js";
 import { formatPbDate, parsePbDate } from "../lib/lease.js";
-import { prefixUpperBound } from "../lib/queries.js";
+import { prefixUpperBound } from "../lib/prefix.js";
 import type { JobStatus } from "../lib/types.js";
 
 export const JOBS_COLLECTION = "probe_jobs";
@@ -17,13 +17,28 @@ export const LIST_FIELDS = [
   "id", "probe_key", "status", "claimed_by", "lease_expires_at", "claimed_at", "attempts", "max_attempts",
   "last_error", "dead_lettered_at", "finished_at", "reclaim_count",
 ].join(",");
-/** A realtime event only has to say which job changed and how; the numbers are re-read from the server. */
-export const EVENT_FIELDS = "id,probe_key,status";
+/**
+ * A realtime event says which job changed and how (the numbers are re-read
+ * from the server); the holder, lease and version let an open job detail
+ * show the change as it happens.
+ */
+export const EVENT_FIELDS = "id,probe_key,status,claimed_by,lease_expires_at,version";
+/** A probe_job_events record as the page reads it (the batch's own id and time, for the job history). */
+export const JOB_EVENT_FIELDS = "id,source,created,changes";
 
-/** Bounded pages: the page never loads more rows than these, whatever the table holds. */
-export const IN_FLIGHT_LIMIT = 100;
+/**
+ * Bounded pages: the page never loads more rows than these, whatever the
+ * table holds. In flight reads every held job up to PocketBase 0.22's largest
+ * page (500), so every worker is listed; what a fleet holds is bounded by its
+ * concurrency, not by the table. The page then shows a few jobs per worker.
+ */
+export const IN_FLIGHT_LIMIT = 500;
+export const JOBS_SHOWN_PER_WORKER = 5;
 export const EXPIRED_LIMIT = 50;
 export const FAILED_LIMIT = 50;
+
+/** The in-flight list's columns: no error text (a held job's is its previous attempt's). */
+export const IN_FLIGHT_FIELDS = ["id", "probe_key", "status", "claimed_by", "lease_expires_at", "attempts", "max_attempts"].join(",");
 
 /** A probe_jobs row as the lists read it (LIST_FIELDS). */
 export interface JobRow {
@@ -32,13 +47,53 @@ export interface JobRow {
   status: JobStatus;
   claimed_by: string;
   lease_expires_at: string;
+  attempts: number;
+  max_attempts: number;
+  /** Not read for the in-flight list (IN_FLIGHT_FIELDS): absent there. */
+  claimed_at?: string;
+  last_error?: string;
+  dead_lettered_at?: string;
+  finished_at?: string;
+  reclaim_count?: number;
+}
+
+/**
+ * A job's own record as the detail reads it: every field but `lease_token`
+ * (the holder's secret) and, on refreshes, `payload` (written once, at
+ * enqueue, and up to a megabyte).
+ */
+export const DETAIL_FIELDS = [
+  "id", "probe_key", "status", "claimed_by", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "version",
+  "reclaim_count", "consecutive_orphan_count", "priority", "run_at", "attempts", "max_attempts", "last_error",
+  "dead_lettered_at", "unique_key", "progress", "result", "created", "updated",
+].join(",");
+export const DETAIL_FIELDS_WITH_PAYLOAD = `${DETAIL_FIELDS},payload`;
+
+export interface JobRecord {
+  id: string;
+  probe_key: string;
+  status: JobStatus;
+  claimed_by: string;
+  lease_expires_at: string;
   claimed_at: string;
+  finished_at: string;
+  requeued_at: string;
+  version: number;
+  reclaim_count: number;
+  consecutive_orphan_count: number;
+  priority: number;
+  run_at: string;
   attempts: number;
   max_attempts: number;
   last_error: string;
   dead_lettered_at: string;
-  finished_at: string;
-  reclaim_count: number;
+  unique_key: string;
+  progress: unknown;
+  result: unknown;
+  created: string;
+  updated: string;
+  /** Read when the detail opens, kept across refreshes. */
+  payload?: unknown;
 }
 
 /**
@@ -97,6 +152,82 @@ export const IN_FLIGHT_SORT = "claimed_by,lease_expires_at,id";
 export const EXPIRED_SORT = "lease_expires_at,id";
 export const FAILED_SORT = "-finished_at,id";
 
+/** How long the server keeps probe_job_events records (src/lib/bulk.ts JOB_EVENTS_KEEP_MS): the detail's history reaches this far back. */
+export { JOB_EVENTS_KEEP_MS };
+/** The most batch events one job's history reads (a job renewed every 10 s for 15 minutes has about 90). */
+export const JOB_HISTORY_LIMIT = 200;
+/** Newest first: the index on `created` serves both the window and the order. */
+export const JOB_HISTORY_SORT = "-created";
+
+/** Record ids are PocketBase's 15 characters [a-z0-9], or an id given at create: letters, digits, `_` and `-`. */
+export function isSafeJobId(id: string): boolean {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(id);
+}
+
+/**
+ * The probe_job_events records that may mention a job: those created since
+ * `since` (the retained window, or the job's creation when later: the index
+ * on `created` bounds the scan) whose changes contain its id. `~` is LIKE,
+ * where `_` matches any character: historyOfJob keeps only exact ids.
+ */
+export function jobHistoryFilter(jobId: string, since: string): string {
+  if (!isSafeJobId(jobId)) throw new Error(`not a job id: ${jobId}`);
+  return `created >= ${literal(since)} && changes ~ ${literal(jobId)}`;
+}
+
+/** The later of the retained window's start and the job's creation (both PocketBase date text), with a second of slack for clocks. */
+export function historySince(serverNowMs: number, jobCreated: string): string {
+  const windowStart = serverNowMs - JOB_EVENTS_KEEP_MS;
+  const created = parsePbDate(jobCreated);
+  return formatPbDate(created === null ? windowStart : Math.max(windowStart, created - 1000));
+}
+
+/** One transition of a job, as a batch endpoint wrote it (or as a record save was seen live). */
+export interface HistoryEntry {
+  /** The probe_job_events record's id, or "live:<n>" for a record save seen by this page. */
+  eventId: string;
+  /** PocketBase date text. */
+  at: string;
+  source: string;
+  status: string;
+  claimed_by: string;
+  lease_expires_at: string;
+  version: number;
+}
+
+/** The entries of `jobId` in batch event records, newest first (by time, then version). */
+export function historyOfJob(events: readonly { id: string; source?: unknown; created?: unknown; changes?: unknown }[], jobId: string): HistoryEntry[] {
+  const entries: HistoryEntry[] = [];
+  for (const event of events) {
+    if (!Array.isArray(event.changes)) continue;
+    for (const change of event.changes as { [field: string]: unknown }[]) {
+      if (change?.["id"] !== jobId) continue;
+      entries.push({
+        eventId: event.id,
+        at: String(event.created ?? ""),
+        source: String(event.source ?? ""),
+        status: String(change["status"] ?? ""),
+        claimed_by: String(change["claimed_by"] ?? ""),
+        lease_expires_at: String(change["lease_expires_at"] ?? ""),
+        version: Number(change["version"] ?? 0),
+      });
+    }
+  }
+  return sortHistory(entries);
+}
+
+/** Newest first; entries of one event id are kept once. */
+export function sortHistory(entries: readonly HistoryEntry[]): HistoryEntry[] {
+  const seen = new Set<string>();
+  const unique = entries.filter((e) => {
+    const key = `${e.eventId}/${e.version}/${e.status}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return unique.sort((a, b) => (a.at === b.at ? b.version - a.version : a.at < b.at ? 1 : -1));
+}
+
 /** The fleet endpoints' `probeKeyPrefix` (exact: the server builds the range itself). */
 export function prefixQuery(prefix: string): { [name: string]: string } {
   return prefix === "" ? {} : { probeKeyPrefix: prefix };
@@ -149,6 +280,20 @@ export interface WorkerGroup {
   jobs: JobRow[];
 }
 
+/** A worker's group as the list shows it: its first jobs (by lease end), and how many more it holds. */
+export interface ShownWorkerGroup extends WorkerGroup {
+  shown: JobRow[];
+  hidden: number;
+}
+
+/** Every worker of the rows, each with at most `perWorker` jobs shown unless it is in `expanded`. */
+export function workerGroupsShown(rows: readonly JobRow[], expanded: ReadonlySet<string>, perWorker: number): ShownWorkerGroup[] {
+  return groupByWorker(rows).map((group) => {
+    const shown = expanded.has(group.workerId) ? group.jobs : group.jobs.slice(0, perWorker);
+    return { ...group, shown, hidden: group.jobs.length - shown.length };
+  });
+}
+
 /** Consecutive rows of one holder (the list is sorted by holder) as one group each, in list order. */
 export function groupByWorker(rows: readonly JobRow[]): WorkerGroup[] {
   const groups: WorkerGroup[] = [];
@@ -158,4 +303,21 @@ export function groupByWorker(rows: readonly JobRow[]): WorkerGroup[] {
     else groups.push({ workerId: row.claimed_by, jobs: [row] });
   }
   return groups;
+}
+
+/**
+ * The empty state's shell lines, as they work when pasted: a token from the
+ * line's auth endpoint, then an enqueue with its JSON content type (without
+ * it PocketBase does not read the body). The signed-in email is filled in
+ * when it can go between single quotes as it is.
+ */
+export function enqueueCurl(origin: string, line: "0.22" | "0.23", email: string): string {
+  const authPath = line === "0.22" ? "/api/admins/auth-with-password" : "/api/collections/_superusers/auth-with-password";
+  const identity = /^[^'"\\\s]+$/.test(email) ? email : "YOUR_EMAIL";
+  return (
+    `PB_TOKEN=$(curl -s -X POST ${origin}${authPath} -H 'Content-Type: application/json' \\\n` +
+    `  -d '{"identity":"${identity}","password":"YOUR_PASSWORD"}' | sed -E 's/.*"token":"([^"]+)".*/\\1/')\n` +
+    `curl -X POST ${origin}/api/fleet/enqueue -H "Authorization: $PB_TOKEN" -H 'Content-Type: application/json' \\\n` +
+    `  -d '{"jobs":[{"probeKey":"probe/a"}]}'`
+  );
 }

@@ -44,6 +44,8 @@ export interface SdkBinding {
   send<T>(path: string, options: { method: "GET" | "POST"; body?: unknown; query?: { [name: string]: string | number } }): Promise<T>;
   /** One bounded page of a collection's records (no total count: it would cost a COUNT over the table). */
   list<T>(collection: string, perPage: number, options: ListOptions): Promise<T[]>;
+  /** One record by id (a primary-key lookup), only `fields`. */
+  getOne<T>(collection: string, id: string, fields: string): Promise<T>;
   /** Every create/update/delete of a collection's records, with only `fields` in each event; answers how to stop. */
   subscribe(collection: string, fields: string, onEvent: (event: JobEvent) => void): Promise<Unsubscribe>;
   /** Called on every (re)connection of the realtime stream: events sent while it was down are lost. */
@@ -56,6 +58,7 @@ export interface SdkClient {
   send(path: string, options: { [key: string]: unknown }): Promise<unknown>;
   collection(name: string): {
     getList(page: number, perPage: number, options: { [key: string]: unknown }): Promise<{ items: unknown[] }>;
+    getOne(id: string, options: { [key: string]: unknown }): Promise<unknown>;
     subscribe(topic: string, callback: (data: JobEvent) => void, options: { [key: string]: unknown }): Promise<Unsubscribe>;
   };
   realtime: {
@@ -87,7 +90,7 @@ export async function attempt<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** The shared part of a binding: everything but the line and its sign-in. */
-export function sharedBinding(pb: SdkClient): Pick<SdkBinding, "send" | "list" | "subscribe" | "onRealtimeConnect" | "isRealtimeConnected"> {
+export function sharedBinding(pb: SdkClient): Pick<SdkBinding, "send" | "list" | "getOne" | "subscribe" | "onRealtimeConnect" | "isRealtimeConnected"> {
   // Several list pages of one collection load at once: the SDK's auto-cancellation
   // (one pending request per method and path) would cancel all but the last.
   pb.autoCancellation(false);
@@ -100,6 +103,8 @@ export function sharedBinding(pb: SdkClient): Pick<SdkBinding, "send" | "list" |
       );
       return page.items as never[];
     },
+    getOne: (collection, id, fields) =>
+      attempt(() => pb.collection(collection).getOne(id, { fields, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })) as Promise<never>,
     subscribe: (collection, fields, onEvent) => attempt(() => pb.collection(collection).subscribe("*", onEvent, { fields })),
     onRealtimeConnect: (callback) => attempt(() => pb.realtime.subscribe("PB_CONNECT", () => callback())),
     isRealtimeConnected: () => pb.realtime.isConnected,

@@ -4,8 +4,8 @@
  * tables nor moves the keyboard focus off a button the reader is on.
  */
 import type { FleetStats } from "../lib/types.js";
-import { formatCount, formatDuration, truncate } from "./format.js";
-import { groupByWorker, leaseSecondsLeft, type JobRow } from "./queries.js";
+import { breakSegments, formatCount, formatDuration, truncate } from "./format.js";
+import { leaseSecondsLeft, workerGroupsShown, type JobRow } from "./queries.js";
 
 export function byId<T extends Element = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -18,7 +18,7 @@ export function setText(el: Element, text: string): void {
   if (el.textContent !== text) el.textContent = text;
 }
 
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+export function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   if (className) el.className = className;
   if (text !== undefined) el.textContent = text;
@@ -32,6 +32,8 @@ interface CountCard {
   label: string;
   hint: string;
   value(stats: FleetStats, ageSeconds: number | null): string;
+  /** A hint that depends on the numbers (else `hint`). */
+  detail?: (stats: FleetStats) => string;
   /** Draws attention when not zero. */
   alarm?: (stats: FleetStats) => boolean;
 }
@@ -40,8 +42,12 @@ const COUNT_CARDS: CountCard[] = [
   { stat: "pending", label: "Pending", hint: "due now, waiting for a worker", value: (s) => formatCount(s.counts.pending - s.scheduled) },
   { stat: "scheduled", label: "Scheduled", hint: "pending, due later", value: (s) => formatCount(s.scheduled) },
   { stat: "retrying", label: "Retrying", hint: "pending again after a failed attempt", value: (s) => formatCount(s.retrying) },
-  { stat: "claimed", label: "Claimed", hint: "held, not yet renewed", value: (s) => formatCount(s.counts.claimed) },
-  { stat: "running", label: "Running", hint: "held and renewed", value: (s) => formatCount(s.counts.running) },
+  // Claimed and running are both "a worker has it": one number, split in the hint (a short job is done before its first renew).
+  {
+    stat: "in-flight", label: "In flight", hint: "held by a worker",
+    value: (s) => formatCount(s.counts.claimed + s.counts.running),
+    detail: (s) => `${formatCount(s.counts.running)} running (renewed) · ${formatCount(s.counts.claimed)} claimed (not yet renewed)`,
+  },
   { stat: "expired", label: "Expired leases", hint: "held by a worker that stopped renewing", value: (s) => formatCount(s.expiredLeases), alarm: (s) => s.expiredLeases > 0 },
   { stat: "done", label: "Done", hint: "finished", value: (s) => formatCount(s.counts.done) },
   { stat: "failed", label: "Failed", hint: "failed for good", value: (s) => formatCount(s.counts.failed), alarm: (s) => s.counts.failed > 0 },
@@ -64,6 +70,11 @@ export function renderCounts(container: HTMLElement, stats: FleetStats, oldestAg
   COUNT_CARDS.forEach((card, i) => {
     const box = container.children[i] as HTMLElement;
     setText(box.querySelector(".count-value")!, card.value(stats, oldestAgeSeconds));
+    if (card.detail !== undefined) {
+      const detail = card.detail(stats);
+      setText(box.querySelector(".count-hint")!, detail);
+      box.title = `${card.hint}: ${detail}`;
+    }
     box.classList.toggle("alarm", card.alarm?.(stats) ?? false);
   });
 }
@@ -104,32 +115,71 @@ function actionButton(action: JobAction, label: string, job: JobRow, primary = f
   return button;
 }
 
+/**
+ * Writes a key or worker id with a line-break opportunity after each
+ * separator (breakSegments): it wraps between its parts, and only a part
+ * wider than the whole column is cut (overflow-wrap: break-word).
+ */
+export function setBreakableText(el: HTMLElement, text: string): void {
+  if (el.dataset["text"] === text) return;
+  el.dataset["text"] = text;
+  const parts: (string | HTMLElement)[] = [];
+  for (const segment of breakSegments(text)) {
+    if (parts.length > 0) parts.push(document.createElement("wbr"));
+    parts.push(segment);
+  }
+  el.replaceChildren(...parts);
+}
+
+/** The job's key and id: a button that opens the job's detail (main.ts listens for [data-detail]). */
 function jobCell(job: JobRow): HTMLTableCellElement {
   const cell = element("td", "job");
-  cell.append(element("span", "probe-key", job.probe_key), element("span", "job-id", job.id));
-  cell.title = `${job.probe_key} (${job.id})`;
+  const open = element("button", "job-link");
+  open.type = "button";
+  open.dataset["detail"] = job.id;
+  open.setAttribute("aria-label", `Details of ${job.probe_key} (${job.id})`);
+  open.append(element("span", "probe-key"), element("span", "job-id", job.id));
+  setBreakableText(open.querySelector(".probe-key")!, job.probe_key);
+  cell.append(open);
+  cell.title = `${job.probe_key} (${job.id}): details`;
   return cell;
 }
 
 function refillJobCell(cell: HTMLTableCellElement, job: JobRow): void {
-  setText(cell.querySelector(".probe-key")!, job.probe_key);
+  setBreakableText(cell.querySelector(".probe-key")!, job.probe_key);
+}
+
+/** A table cell with the column's name for the phone layout, where rows are stacked and the header hidden. */
+function cell(className: string, label: string): HTMLTableCellElement {
+  const td = element("td", className);
+  td.dataset["label"] = label;
+  return td;
 }
 
 function attemptsText(job: JobRow): string {
   return job.max_attempts > 0 ? `${job.attempts} / ${job.max_attempts}` : String(job.attempts);
 }
 
-/** In-flight jobs under one header row per holder. Returns the shown job ids. */
-export function renderInFlight(tbody: HTMLTableSectionElement, rows: readonly JobRow[], serverNowMs: number): Set<string> {
-  const groups = groupByWorker(rows);
-  const byKey = new Map<string, { group: (typeof groups)[number] } | { job: JobRow }>();
+/**
+ * In-flight jobs under one header row per holder: every worker of the rows,
+ * each with its first jobs (by lease end) and a row saying how many more it
+ * holds, with a button to show them all (`expanded`). Returns the shown job ids.
+ */
+export function renderInFlight(tbody: HTMLTableSectionElement, rows: readonly JobRow[], serverNowMs: number, expanded: ReadonlySet<string>, perWorker: number): Set<string> {
+  const groups = workerGroupsShown(rows, expanded, perWorker);
+  type Entry = { group: (typeof groups)[number] } | { job: JobRow } | { more: (typeof groups)[number] };
+  const byKey = new Map<string, Entry>();
   const keys: string[] = [];
   for (const group of groups) {
     keys.push(`w:${group.workerId}`);
     byKey.set(`w:${group.workerId}`, { group });
-    for (const job of group.jobs) {
+    for (const job of group.shown) {
       keys.push(`j:${job.id}`);
       byKey.set(`j:${job.id}`, { job });
+    }
+    if (group.hidden > 0 || group.shown.length > perWorker) {
+      keys.push(`m:${group.workerId}`);
+      byKey.set(`m:${group.workerId}`, { more: group });
     }
   }
   syncRows(
@@ -145,23 +195,42 @@ export function renderInFlight(tbody: HTMLTableSectionElement, rows: readonly Jo
         th.colSpan = 5;
         th.append(element("span", "worker"), element("span", "muted worker-count"));
         row.append(th);
+      } else if ("more" in entry) {
+        row.className = "more";
+        const td = element("td");
+        td.colSpan = 5;
+        const toggle = element("button", "small quiet");
+        toggle.type = "button";
+        toggle.dataset["expand"] = entry.more.workerId;
+        td.append(element("span", "muted more-text"), toggle);
+        row.append(td);
       } else {
         const job = entry.job;
         row.dataset["jobId"] = job.id;
-        const lease = element("td", "lease");
+        const lease = cell("lease", "Lease left");
         lease.append(element("span", "lease-left"));
-        const actions = element("td", "actions");
+        const actions = cell("actions", "");
         actions.append(actionButton("cancel", "Cancel", job));
-        row.append(jobCell(job), element("td", "status"), element("td", "attempts"), lease, actions);
+        row.append(jobCell(job), cell("status", "Status"), cell("attempts", "Attempt"), lease, actions);
       }
       return row;
     },
     (row, key) => {
       const entry = byKey.get(key)!;
       if ("group" in entry) {
-        setText(row.querySelector(".worker")!, entry.group.workerId || "(no holder)");
+        setBreakableText(row.querySelector(".worker")!, entry.group.workerId || "(no holder)");
         const n = entry.group.jobs.length;
         setText(row.querySelector(".worker-count")!, ` · ${n} job${n === 1 ? "" : "s"}`);
+        return;
+      }
+      if ("more" in entry) {
+        const { workerId, hidden, jobs } = entry.more;
+        const name = workerId || "(no holder)";
+        setText(row.querySelector(".more-text")!, hidden > 0 ? `+ ${formatCount(hidden)} more job${hidden === 1 ? "" : "s"} held by this worker ` : "");
+        const toggle = row.querySelector<HTMLButtonElement>("button")!;
+        setText(toggle, hidden > 0 ? `Show all ${formatCount(jobs.length)}` : "Show fewer");
+        toggle.setAttribute("aria-label", hidden > 0 ? `Show all ${jobs.length} jobs held by ${name}` : `Show fewer jobs of ${name}`);
+        toggle.setAttribute("aria-expanded", String(hidden === 0));
         return;
       }
       const job = entry.job;
@@ -174,7 +243,7 @@ export function renderInFlight(tbody: HTMLTableSectionElement, rows: readonly Jo
     },
   );
   tickLeases(tbody, serverNowMs);
-  return new Set(rows.map((r) => r.id));
+  return new Set(groups.flatMap((g) => g.shown.map((r) => r.id)));
 }
 
 /**
@@ -217,15 +286,16 @@ export function renderExpired(tbody: HTMLTableSectionElement, rows: readonly Job
       const job = byId.get(id)!;
       const row = element("tr");
       row.dataset["jobId"] = id;
-      const actions = element("td", "actions");
+      const actions = cell("actions", "");
       actions.append(actionButton("requeue", "Re-queue", job, true), actionButton("cancel", "Cancel", job));
-      row.append(jobCell(job), element("td", "holder"), element("td", "ago"), actions);
+      row.append(jobCell(job), cell("holder", "Dead holder"), cell("ago", "Expired"), actions);
       return row;
     },
     (row, id) => {
       const job = byId.get(id)!;
       refillJobCell(row.cells[0]!, job);
-      setText(row.cells[1]!, job.claimed_by + (job.reclaim_count > 0 ? ` (reclaimed ${job.reclaim_count}×)` : ""));
+      const reclaims = job.reclaim_count ?? 0;
+      setBreakableText(row.cells[1]!, job.claimed_by + (reclaims > 0 ? ` (reclaimed ${reclaims}×)` : ""));
       row.cells[2]!.dataset["at"] = job.lease_expires_at;
     },
   );
@@ -241,22 +311,22 @@ export function renderFailed(tbody: HTMLTableSectionElement, rows: readonly JobR
       const job = byId.get(id)!;
       const row = element("tr");
       row.dataset["jobId"] = id;
-      const errorCell = element("td", "last-error");
+      const errorCell = cell("last-error", "Last error");
       errorCell.append(element("span", "tag", "dead-lettered"), element("span", "error-text"));
-      const actions = element("td", "actions");
+      const actions = cell("actions", "");
       actions.append(actionButton("retry", "Retry", job, true));
-      row.append(jobCell(job), errorCell, element("td", "attempts"), element("td", "ago"), actions);
+      row.append(jobCell(job), errorCell, cell("attempts", "Attempts"), cell("ago", "Failed"), actions);
       return row;
     },
     (row, id) => {
       const job = byId.get(id)!;
       refillJobCell(row.cells[0]!, job);
       const errorCell = row.cells[1]!;
-      (errorCell.querySelector(".tag") as HTMLElement).hidden = job.dead_lettered_at === "";
+      (errorCell.querySelector(".tag") as HTMLElement).hidden = (job.dead_lettered_at ?? "") === "";
       setText(errorCell.querySelector(".error-text")!, truncate(job.last_error || "(no error text)", 160));
-      errorCell.title = job.last_error;
+      errorCell.title = job.last_error ?? "";
       setText(row.cells[2]!, attemptsText(job));
-      row.cells[3]!.dataset["at"] = job.finished_at || job.dead_lettered_at;
+      row.cells[3]!.dataset["at"] = job.finished_at || job.dead_lettered_at || "";
     },
   );
   return new Set(byId.keys());

@@ -8,8 +8,9 @@
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import {
   CLAIM_ORDER, expiredLeaseWhere, FAMILY_PROBE_LIMIT, FAMILY_PROBE_SHAPE, familyProbeQuery, firstInClaimOrder, LEVEL_ORDER,
-  pendingDueWhere, PRIORITY_LEVEL_SHAPE, topPriorityQuery, type PrefixUse,
+  pendingDueWhere, PRIORITY_LEVEL_SHAPE, topPriorityQuery,
 } from "./queries.js";
+import type { PrefixUse } from "./prefix.js";
 import { decideClaim } from "./transitions.js";
 import type { ClaimNextRequestFields } from "./validate.js";
 

@@ -6,7 +6,8 @@
  * answer's shape.
  */
 import { formatPbDate } from "./lease.js";
-import { withPrefix, type WhereClause } from "./queries.js";
+import { withPrefix } from "./prefix.js";
+import type { WhereClause } from "./queries.js";
 
 export const DEFAULT_WINDOW_SECONDS = 300;
 export const DEFAULT_BUCKET_SECONDS = 5;

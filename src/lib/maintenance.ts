@@ -6,7 +6,7 @@
  * batches, each its own transaction, repeated until nothing expired is left or
  * RETENTION_BUDGET_MS is spent.
  */
-import { deleteOldEventsStatement, JOB_EVENTS_KEEP_MS, JOB_EVENTS_RETENTION_BATCH } from "./bulk.js";
+import { deleteOldEventsStatement, JOB_EVENTS_KEEP_MS, JOB_EVENTS_RETENTION_BATCH } from "./job-events.js";
 import { enqueueJobs } from "./enqueue.js";
 import { parseJsonField, type JobBatch } from "./job-row.js";
 import { formatPbDate } from "./lease.js";

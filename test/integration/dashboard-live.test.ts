@@ -97,7 +97,7 @@ describe("the dashboard at /fleet/", () => {
       while (Date.now() < deadline) {
         const done = await readCount(page, "done");
         seen.done.add(done);
-        seen.inFlight = Math.max(seen.inFlight, (await readCount(page, "claimed")) + (await readCount(page, "running")));
+        seen.inFlight = Math.max(seen.inFlight, await readCount(page, "in-flight"));
         seen.workerGroups = Math.max(seen.workerGroups, await page.locator(`#in-flight tr.group`).count());
         if (done === JOBS) break;
         await sleep(100);

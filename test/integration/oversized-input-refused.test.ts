@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import {
   MAX_JOB_ID_BYTES, MAX_LEASE_TOKEN_BYTES, MAX_PROBE_KEY_BYTES, MAX_REQUEST_BODY_BYTES, MAX_RESULT_BYTES, MAX_UNIQUE_KEY_BYTES,
-  MAX_WORKER_ID_BYTES,
+  MAX_ERROR_BYTES, MAX_WORKER_ID_BYTES,
   REQUEST_TOO_LARGE,
 } from "../../src/lib/queue";
 import { claimNext, enqueueOk, get, getQueueJob, post, randomKey } from "./support/fleet-api";
@@ -50,6 +50,22 @@ describe("oversized identifiers and bodies", () => {
     }
     expect(await getQueueJob(id)).toEqual(before);
     expect((await get(`/api/collections/probe_jobs/records?filter=${encodeURIComponent(`probe_key="${prefix}b"`)}`)).body.totalItems).toBe(0);
+  });
+
+  it("sizes are counted in UTF-8 bytes by the server (goja) exactly as the client counts them", async () => {
+    // é is 2 bytes, 日 3, 😀 4 (a surrogate pair): at the bound passes, one byte over is refused.
+    for (const unit of ["é", "日", "😀"]) {
+      const { id, leaseToken } = await heldJob();
+      const bytes = Buffer.byteLength(unit);
+      const fitting = unit.repeat(Math.floor(MAX_ERROR_BYTES / bytes)) + "x".repeat(MAX_ERROR_BYTES % bytes);
+      expect(Buffer.byteLength(fitting)).toBe(MAX_ERROR_BYTES);
+      const tooLong = await post("/api/fleet/release", { jobId: id, workerId: "holder", leaseToken, status: "failed", error: fitting + "x" });
+      expect(tooLong.status, unit).toBe(400);
+      expect(tooLong.body.error).toBe(`error must be at most ${MAX_ERROR_BYTES} bytes`);
+      const ok = await post("/api/fleet/release", { jobId: id, workerId: "holder", leaseToken, status: "failed", error: fitting });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect((await getQueueJob(id)).last_error).toBe(fitting);
+    }
   });
 
   it("a 1 MB workerId on claim-next with limit 100 is refused at once (it once took 13 s and 900 MB)", async () => {

@@ -4,7 +4,7 @@
 // stay, the counts stats reads stay exact, and claims go on between the
 // delete batches (each batch is its own short transaction).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOB_EVENTS_RETENTION_BATCH } from "../../src/lib/bulk";
+import { JOB_EVENTS_RETENTION_BATCH } from "../../src/lib/job-events";
 import { RETENTION_BATCH } from "../../src/lib/retention";
 import type { FleetStats } from "../../src/lib/types";
 import { get, post, type RequestOptions } from "./support/fleet-api";

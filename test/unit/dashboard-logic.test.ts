@@ -5,13 +5,14 @@
 import { describe, expect, it } from "vitest";
 import type { CompletionsResponse } from "../../src/lib/completions";
 import { formatPbDate } from "../../src/lib/lease";
-import { niceCeiling, summarize } from "../../src/dashboard/chart";
-import { formatCount, formatDuration, formatRate, ServerClock, truncate } from "../../src/dashboard/format";
+import { bucketRates, niceCeiling, summarize } from "../../src/dashboard/chart";
+import { breakSegments, formatBytes, formatCount, formatDuration, formatRate, ServerClock, truncate } from "../../src/dashboard/format";
 import {
-  expiredFilter, failedFilter, groupByWorker, inFlightFilter, leaseSecondsLeft, listFilterPrefix, matchesPrefix, prefixFilter,
-  prefixQuery, staleTopics, type JobRow, type ShownJobs,
+  enqueueCurl, expiredFilter, failedFilter, groupByWorker, historyOfJob, historySince, inFlightFilter, jobHistoryFilter, leaseSecondsLeft,
+  listFilterPrefix, matchesPrefix, prefixFilter, prefixQuery, staleTopics, workerGroupsShown, type JobRow, type ShownJobs,
 } from "../../src/dashboard/queries";
 import { ThrottledRefresh, type Timers } from "../../src/dashboard/throttle";
+import { countLines, describeEntry, jsonText, PREVIEW_CHARS, PREVIEW_LINES, previewOf } from "../../src/dashboard/detail";
 import { NOW } from "./support/rows";
 
 const NOW_TEXT = formatPbDate(NOW);
@@ -199,21 +200,111 @@ describe("ThrottledRefresh", () => {
   });
 });
 
+describe("the job detail's reads", () => {
+  it("finds a job's batch events by id within the retained window, never before the job existed", () => {
+    const created = formatPbDate(NOW - 60_000);
+    expect(historySince(NOW, created)).toBe(formatPbDate(NOW - 61_000));
+    expect(historySince(NOW, formatPbDate(NOW - 3_600_000))).toBe(formatPbDate(NOW - 15 * 60_000));
+    expect(historySince(NOW, "")).toBe(formatPbDate(NOW - 15 * 60_000));
+    expect(jobHistoryFilter("abc123def456ghi", created)).toBe(`created >= '${created}' && changes ~ 'abc123def456ghi'`);
+    for (const id of ["a'b", 'x"', "a\\b", "a%b", ""]) expect(() => jobHistoryFilter(id, created)).toThrow();
+  });
+
+  it("keeps only the job's own entries (the LIKE of ~ lets `_` match anything), newest first", () => {
+    const events = [
+      { id: "e1", source: "claim-next", created: "2026-01-01 10:00:00.000Z", changes: [{ id: "job_1", status: "claimed", claimed_by: "w", lease_expires_at: "L1", version: 1 }] },
+      { id: "e2", source: "heartbeat", created: "2026-01-01 10:00:10.000Z", changes: [{ id: "jobx1", status: "running" }, { id: "job_1", status: "running", claimed_by: "w", lease_expires_at: "L2", version: 2 }] },
+      { id: "e3", source: "sweep", created: "2026-01-01 10:00:20.000Z", changes: "not a list" },
+    ];
+    const history = historyOfJob(events, "job_1");
+    expect(history.map((h) => [h.eventId, h.source, h.status, h.version])).toEqual([["e2", "heartbeat", "running", 2], ["e1", "claim-next", "claimed", 1]]);
+    expect(describeEntry(history[0]!)).toBe("renewed by w");
+    expect(describeEntry(history[1]!)).toBe("claimed by w");
+    // The same event read again (a live event, then the read) is kept once.
+    expect(historyOfJob([...events, events[1]!], "job_1")).toHaveLength(2);
+  });
+
+  it("cuts long JSON to a preview of its first lines, and leaves short JSON whole", () => {
+    expect(jsonText(null)).toBe("");
+    expect(jsonText({ a: 1 })).toBe('{\n  "a": 1\n}');
+    expect(previewOf(jsonText({ a: 1 }))).toBeNull();
+    const long = jsonText({ items: Array.from({ length: 5000 }, (_, i) => ({ i })) });
+    const preview = previewOf(long)!;
+    expect(countLines(preview)).toBeLessThanOrEqual(PREVIEW_LINES);
+    expect(preview.length).toBeLessThanOrEqual(PREVIEW_CHARS);
+    expect(long.startsWith(preview)).toBe(true);
+    // One line of 10,000 characters: cut by length.
+    expect(previewOf(JSON.stringify("x".repeat(10_000)))!.length).toBe(PREVIEW_CHARS);
+    expect(countLines("a\nb\nc")).toBe(3);
+    expect(countLines("a\nb\nc\nd", 2)).toBe(2);
+  });
+});
+
+describe("the in-flight list", () => {
+  const row = (id: string, worker: string): JobRow =>
+    ({ id, probe_key: `p/${id}`, status: "claimed", claimed_by: worker, lease_expires_at: "", attempts: 1, max_attempts: 3 });
+
+  it("shows every worker, each with its first jobs and how many more, all of an expanded one", () => {
+    const rows = [...["a1", "a2", "a3", "a4"].map((id) => row(id, "wa")), row("b1", "wb"), ...["c1", "c2", "c3"].map((id) => row(id, "wc"))];
+    const shown = workerGroupsShown(rows, new Set(["wc"]), 2);
+    expect(shown.map((g) => [g.workerId, g.shown.map((r) => r.id), g.hidden])).toEqual([
+      ["wa", ["a1", "a2"], 2],
+      ["wb", ["b1"], 0],
+      ["wc", ["c1", "c2", "c3"], 0],
+    ]);
+  });
+});
+
+describe("the empty state's shell lines", () => {
+  it("sign in on the line's auth path and send JSON with its content type", () => {
+    const modern = enqueueCurl("http://127.0.0.1:8090", "0.23", "ops@example.com");
+    expect(modern).toContain("http://127.0.0.1:8090/api/collections/_superusers/auth-with-password");
+    expect(modern).toContain('"identity":"ops@example.com"');
+    expect(modern.match(/-H 'Content-Type: application\/json'/g)).toHaveLength(2);
+    expect(modern).toContain(`-H "Authorization: $PB_TOKEN"`);
+    expect(enqueueCurl("http://h", "0.22", "a@b.c")).toContain("http://h/api/admins/auth-with-password");
+    // An email that would break the shell quoting is left for the reader to fill in.
+    expect(enqueueCurl("http://h", "0.22", "o'neil@b.c")).toContain('"identity":"YOUR_EMAIL"');
+  });
+});
+
 describe("the chart's numbers", () => {
-  const data = (done: number[], now: number): CompletionsResponse => ({
+  const data = (done: number[], now: number, failed: number[] = []): CompletionsResponse => ({
     now,
     bucketSeconds: 5,
     from: 0,
     to: done.length * 5000,
-    buckets: done.map((d, i) => ({ start: i * 5000, done: d, failed: 0 })),
+    buckets: done.map((d, i) => ({ start: i * 5000, done: d, failed: failed[i] ?? 0 })),
   });
 
   it("reports the rate of the last complete 30 s, not the bucket still filling", () => {
     const summary = summarize(data([0, 0, 10, 10, 10, 10, 10, 10, 1], 41_000), 41_000);
     expect(summary.currentRate).toBe(2);
+    expect(summary.headlineBuckets).toBe(6);
+    expect(summary.fillingIndex).toBe(8);
     expect(summary.totalDone).toBe(61);
     // The filling bucket counts per second it has had: 1 in 1 s.
     expect(summary.peakRate).toBe(2);
+  });
+
+  it("makes the headline the mean height of the bars it covers, failed included (the bars stack both)", () => {
+    const done = [50, 0, 5, 10, 0, 20, 5, 3, 7];
+    const failed = [0, 0, 5, 0, 0, 10, 0, 2, 0];
+    const now = 8 * 5000 + 2500;
+    const summary = summarize(data(done, now, failed), now);
+    const rates = bucketRates(data(done, now, failed), now);
+    const covered = rates.slice(8 - summary.headlineBuckets, 8);
+    expect(covered).toHaveLength(6);
+    expect(summary.currentRate).toBeCloseTo(covered.reduce((sum, r) => sum + r.done + r.failed, 0) / 6, 10);
+    // Buckets 2 to 7: 10 + 10 + 0 + 30 + 5 + 5 completions in 30 s.
+    expect(summary.currentRate).toBeCloseTo(60 / 30, 10);
+    // The 50 of bucket 0 is older than 30 s: out of the headline, still in the peak.
+    expect(summary.peakRate).toBe(10);
+  });
+
+  it("averages what there is early in a window, and says when nothing is complete yet", () => {
+    expect(summarize(data([0, 10, 5], 10_000), 10_000)).toMatchObject({ currentRate: 1, headlineBuckets: 2, fillingIndex: 2 });
+    expect(summarize(data([4], 2_000), 2_000)).toMatchObject({ currentRate: 0, headlineBuckets: 0, fillingIndex: 0 });
   });
 
   it("rounds the scale up to 1, 2 or 5 times a power of ten", () => {
@@ -227,6 +318,18 @@ describe("formatting", () => {
       "0 s", "9 s", "59 s", "1 min 00 s", "1 min 05 s", "59 min 59 s", "1 h 00 min", "23 h 59 min", "1 d 1 h",
     ]);
     expect(formatDuration(-5)).toBe("0 s");
+  });
+
+  it("cuts keys after their separators, so that they wrap between parts", () => {
+    expect(breakSegments("crawl/host-11.example.org/page/11")).toEqual(["crawl/", "host-", "11.", "example.", "org/", "page/", "11"]);
+    expect(breakSegments("a//b")).toEqual(["a//", "b"]);
+    expect(breakSegments("plain")).toEqual(["plain"]);
+    expect(breakSegments("")).toEqual([]);
+    for (const key of ["tenant-eu-west-1/x", "a:b@c=d&e?f#g_h i", "-/-"]) expect(breakSegments(key).join("")).toBe(key);
+  });
+
+  it("writes sizes in B, kB and MB", () => {
+    expect([812, 4200, 1_383_799].map(formatBytes)).toEqual(["812 B", "4.2 kB", "1.4 MB"]);
   });
 
   it("writes counts, rates and cut text", () => {

@@ -2,7 +2,7 @@
 // 2,000,000 bytes, not enforced on these saves) whatever the batch: the
 // changes are cut into records of at most JOB_EVENT_MAX_BYTES of JSON.
 import { describe, expect, it } from "vitest";
-import { JOB_EVENT_MAX_BYTES, jobEventChunks } from "../../src/lib/bulk";
+import { JOB_EVENT_MAX_BYTES, jobEventChunks } from "../../src/lib/job-events";
 import { MAX_BATCH_ITEMS, MAX_PROBE_KEY_BYTES, MAX_WORKER_ID_BYTES, utf8ByteLength } from "../../src/lib/queue";
 import type { JobView } from "../../src/lib/types";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
-import { JOB_EVENTS_KEEP_MS, JOB_EVENTS_RETENTION_BATCH } from "../../src/lib/bulk";
+import { JOB_EVENTS_KEEP_MS, JOB_EVENTS_RETENTION_BATCH } from "../../src/lib/job-events";
 import { JOB_COUNTS_REPAIR } from "../../src/lib/job-counts";
 import { deleteExpiredBatch, drainRetention, ensureJobCounts, enqueueDueSchedules, type RetentionTick } from "../../src/lib/maintenance";
 import { RETENTION_BATCH, RETENTION_BUDGET_MS } from "../../src/lib/retention";

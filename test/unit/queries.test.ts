@@ -10,7 +10,6 @@ import {
   LIVE_UNIQUE_KEY_SQL,
   liveUniqueKeyQuery,
   pendingDueWhere,
-  prefixUpperBound,
   statsQuery,
   statsScanQuery,
   STATS_ROW_SHAPE,
@@ -18,6 +17,7 @@ import {
   type Candidate,
   type WhereClause,
 } from "../../src/lib/queries";
+import { prefixUpperBound } from "../../src/lib/prefix";
 import { NOW } from "./support/rows";
 
 const NOW_TEXT = formatPbDate(NOW);

@@ -223,6 +223,8 @@ async function startSpawned(binaryPath: string, _version: string, line: Line, ho
       port: 0,
       hooksDir,
       migrationsDir: lineLayout(line).migrationsDir,
+      // The dashboard, as npm start serves it (PocketBase's default is pb_public beside the binary).
+      publicDir: resolve(repoRoot, "pb_public"),
       hooksPool: hooksPool(),
       adminEmail: ADMIN_EMAIL,
       adminPassword: ADMIN_PASSWORD,

@@ -25,7 +25,8 @@
  */
 import { randomInt } from "node:crypto";
 import vm from "node:vm";
-import { bulkPatchStatement, deleteOldEventsStatement, JOB_EVENTS_COLLECTION, jobRowsQuery } from "../../../src/lib/bulk";
+import { bulkPatchStatement, jobRowsQuery } from "../../../src/lib/bulk";
+import { deleteOldEventsStatement, JOB_EVENTS_COLLECTION } from "../../../src/lib/job-events";
 import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch } from "../../../src/lib/job-row";
 import { isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
 import {
