@@ -28,5 +28,7 @@ WORKDIR /tmp
 WORKDIR /pb
 
 EXPOSE 8090
+# --dev=false: PocketBase 0.36+ runs a binary it takes for `go run` (one under the Go
+# cache directory) in dev mode, printing every SQL statement; never in this image.
 ENTRYPOINT ["/usr/local/bin/pocketbase"]
-CMD ["serve", "--http", "0.0.0.0:8090", "--dir", "/pb/pb_data", "--hooksDir", "/pb/pb_hooks", "--migrationsDir", "/pb/pb_migrations", "--hooksWatch=false", "--hooksPool=100"]
+CMD ["serve", "--http", "0.0.0.0:8090", "--dir", "/pb/pb_data", "--hooksDir", "/pb/pb_hooks", "--migrationsDir", "/pb/pb_migrations", "--hooksWatch=false", "--hooksPool=100", "--dev=false"]

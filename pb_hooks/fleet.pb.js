@@ -2933,7 +2933,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions a5b9bc46394d"] || (globalThis["pbFleet GET /api/fleet/completions a5b9bc46394d"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions c4311c9a33a1"] || (globalThis["pbFleet GET /api/fleet/completions c4311c9a33a1"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3085,6 +3085,7 @@ function prefixUpperBound(prefix) {
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler) {
@@ -3139,7 +3140,11 @@ function completionsQuery(window, probeKeyPrefix) {
     fromSeconds: window.fromMs / 1e3,
     bucketSeconds: window.bucketSeconds
   };
-  const where = withPrefix("status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}", params, probeKeyPrefix).sql;
+  const where = withPrefix(
+    `status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
+    params,
+    probeKeyPrefix
+  ).sql;
   return {
     sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
   SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))
@@ -4359,11 +4364,11 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 65c1c51bed01"] || (globalThis["pbFleet POST /api/fleet/maintenance 65c1c51bed01"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance d313bf9e32ce"] || (globalThis["pbFleet POST /api/fleet/maintenance d313bf9e32ce"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-var JOB_EVENTS_RETENTION_BATCH = 2e3;
+var JOB_EVENTS_RETENTION_BATCH = 500;
 function deleteOldEventsStatement(cutoff, limit) {
   return {
     sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
@@ -4376,6 +4381,8 @@ var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
 var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
+var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
+var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -4565,6 +4572,7 @@ function liveUniqueKeyQuery(uniqueKey) {
 }
 var ID_SHAPE = { id: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
 function updateJobsIn(store, work) {
@@ -4701,7 +4709,7 @@ function enqueueJobs(batch, items) {
 }
 
 // src/lib/retention.ts
-var RETENTION_BATCH = 500;
+var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
 var RETENTION_CLASSES = ["done", "failed"];
 var CLASS_STATUSES = {
@@ -4733,6 +4741,17 @@ function keepSetting(getenv2, retentionClass) {
   }
   return { retentionClass, keepMs: ms === 0 ? null : ms };
 }
+function eventsKeep(getenv2) {
+  const raw = getenv2(KEEP_EVENTS_ENV).trim();
+  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (ms === null) {
+    return {
+      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+    };
+  }
+  return { keepMs: ms === 0 ? null : ms };
+}
 function retentionCutoff(nowMs, keepMs) {
   if (keepMs === null || !(keepMs > 0)) return null;
   const cutoffMs = nowMs - keepMs;
@@ -4749,7 +4768,7 @@ function expiredIdsQuery(retentionClass, cutoff, limit) {
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
   const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
   return {
-    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND finished_at > '' AND finished_at < {:cutoff} LIMIT {:limit}`,
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND ${FINISHED_SQL} AND finished_at < {:cutoff} LIMIT {:limit}`,
     params: { cutoff, limit }
   };
 }
@@ -4944,7 +4963,10 @@ function deleteExpiredBatch(batch, nowMs, getenv2) {
     if (cutoff === null) continue;
     tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
   }
-  tick2.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
+  const events = eventsKeep(getenv2);
+  if (events.error !== void 0) tick2.errors.push(events.error);
+  const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
+  if (eventsCutoff !== null) tick2.events = batch.execute(deleteOldEventsStatement(eventsCutoff, JOB_EVENTS_RETENTION_BATCH));
   return tick2;
 }
 function batchWasFull(tick2) {
@@ -7126,7 +7148,7 @@ return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-var JOB_EVENTS_RETENTION_BATCH = 2e3;
+var JOB_EVENTS_RETENTION_BATCH = 500;
 function deleteOldEventsStatement(cutoff, limit) {
   return {
     sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
@@ -7139,6 +7161,8 @@ var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
 var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
+var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
+var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -7324,6 +7348,7 @@ function liveUniqueKeyQuery(uniqueKey) {
 }
 var ID_SHAPE = { id: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
 function updateJobsIn(store, work) {
@@ -7451,7 +7476,7 @@ function enqueueJobs(batch, items) {
 }
 
 // src/lib/retention.ts
-var RETENTION_BATCH = 500;
+var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
 var RETENTION_CLASSES = ["done", "failed"];
 var CLASS_STATUSES = {
@@ -7483,6 +7508,17 @@ function keepSetting(getenv2, retentionClass) {
   }
   return { retentionClass, keepMs: ms === 0 ? null : ms };
 }
+function eventsKeep(getenv2) {
+  const raw = getenv2(KEEP_EVENTS_ENV).trim();
+  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (ms === null) {
+    return {
+      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+    };
+  }
+  return { keepMs: ms === 0 ? null : ms };
+}
 function retentionCutoff(nowMs, keepMs) {
   if (keepMs === null || !(keepMs > 0)) return null;
   const cutoffMs = nowMs - keepMs;
@@ -7499,7 +7535,7 @@ function expiredIdsQuery(retentionClass, cutoff, limit) {
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
   const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
   return {
-    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND finished_at > '' AND finished_at < {:cutoff} LIMIT {:limit}`,
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND ${FINISHED_SQL} AND finished_at < {:cutoff} LIMIT {:limit}`,
     params: { cutoff, limit }
   };
 }
@@ -7694,7 +7730,10 @@ function deleteExpiredBatch(batch, nowMs, getenv2) {
     if (cutoff === null) continue;
     tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
   }
-  tick2.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
+  const events = eventsKeep(getenv2);
+  if (events.error !== void 0) tick2.errors.push(events.error);
+  const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
+  if (eventsCutoff !== null) tick2.events = batch.execute(deleteOldEventsStatement(eventsCutoff, JOB_EVENTS_RETENTION_BATCH));
   return tick2;
 }
 function batchWasFull(tick2) {

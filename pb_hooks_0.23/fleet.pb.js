@@ -3620,7 +3620,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions b2ac9de1d3da"] || (globalThis["pbFleet GET /api/fleet/completions b2ac9de1d3da"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 48dfd9fcac65"] || (globalThis["pbFleet GET /api/fleet/completions 48dfd9fcac65"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3772,6 +3772,7 @@ function prefixUpperBound(prefix) {
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/pocketbase-0.23.ts
 var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
@@ -3844,7 +3845,11 @@ function completionsQuery(window, probeKeyPrefix) {
     fromSeconds: window.fromMs / 1e3,
     bucketSeconds: window.bucketSeconds
   };
-  const where = withPrefix("status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}", params, probeKeyPrefix).sql;
+  const where = withPrefix(
+    `status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
+    params,
+    probeKeyPrefix
+  ).sql;
   return {
     sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
   SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))
@@ -5509,11 +5514,11 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance ef0821f84da6"] || (globalThis["pbFleet POST /api/fleet/maintenance ef0821f84da6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 6a26d2a960d3"] || (globalThis["pbFleet POST /api/fleet/maintenance 6a26d2a960d3"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-var JOB_EVENTS_RETENTION_BATCH = 2e3;
+var JOB_EVENTS_RETENTION_BATCH = 500;
 function deleteOldEventsStatement(cutoff, limit) {
   return {
     sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
@@ -5526,6 +5531,8 @@ var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
 var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
+var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
+var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -5715,6 +5722,7 @@ function liveUniqueKeyQuery(uniqueKey) {
 }
 var ID_SHAPE = { id: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
 function updateJobsIn(store, work) {
@@ -5854,7 +5862,7 @@ function enqueueJobs(batch, items) {
 }
 
 // src/lib/retention.ts
-var RETENTION_BATCH = 500;
+var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
 var RETENTION_CLASSES = ["done", "failed"];
 var CLASS_STATUSES = {
@@ -5886,6 +5894,17 @@ function keepSetting(getenv2, retentionClass) {
   }
   return { retentionClass, keepMs: ms === 0 ? null : ms };
 }
+function eventsKeep(getenv2) {
+  const raw = getenv2(KEEP_EVENTS_ENV).trim();
+  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (ms === null) {
+    return {
+      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+    };
+  }
+  return { keepMs: ms === 0 ? null : ms };
+}
 function retentionCutoff(nowMs, keepMs) {
   if (keepMs === null || !(keepMs > 0)) return null;
   const cutoffMs = nowMs - keepMs;
@@ -5902,7 +5921,7 @@ function expiredIdsQuery(retentionClass, cutoff, limit) {
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
   const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
   return {
-    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND finished_at > '' AND finished_at < {:cutoff} LIMIT {:limit}`,
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND ${FINISHED_SQL} AND finished_at < {:cutoff} LIMIT {:limit}`,
     params: { cutoff, limit }
   };
 }
@@ -6097,7 +6116,10 @@ function deleteExpiredBatch(batch, nowMs, getenv2) {
     if (cutoff === null) continue;
     tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
   }
-  tick2.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
+  const events = eventsKeep(getenv2);
+  if (events.error !== void 0) tick2.errors.push(events.error);
+  const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
+  if (eventsCutoff !== null) tick2.events = batch.execute(deleteOldEventsStatement(eventsCutoff, JOB_EVENTS_RETENTION_BATCH));
   return tick2;
 }
 function batchWasFull(tick2) {
@@ -8597,7 +8619,7 @@ return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-var JOB_EVENTS_RETENTION_BATCH = 2e3;
+var JOB_EVENTS_RETENTION_BATCH = 500;
 function deleteOldEventsStatement(cutoff, limit) {
   return {
     sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
@@ -8610,6 +8632,8 @@ var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
 var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
+var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
+var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -8795,6 +8819,7 @@ function liveUniqueKeyQuery(uniqueKey) {
 }
 var ID_SHAPE = { id: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
 function updateJobsIn(store, work) {
@@ -8907,7 +8932,7 @@ function enqueueJobs(batch, items) {
 }
 
 // src/lib/retention.ts
-var RETENTION_BATCH = 500;
+var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
 var RETENTION_CLASSES = ["done", "failed"];
 var CLASS_STATUSES = {
@@ -8939,6 +8964,17 @@ function keepSetting(getenv2, retentionClass) {
   }
   return { retentionClass, keepMs: ms === 0 ? null : ms };
 }
+function eventsKeep(getenv2) {
+  const raw = getenv2(KEEP_EVENTS_ENV).trim();
+  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (ms === null) {
+    return {
+      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+    };
+  }
+  return { keepMs: ms === 0 ? null : ms };
+}
 function retentionCutoff(nowMs, keepMs) {
   if (keepMs === null || !(keepMs > 0)) return null;
   const cutoffMs = nowMs - keepMs;
@@ -8955,7 +8991,7 @@ function expiredIdsQuery(retentionClass, cutoff, limit) {
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
   const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
   return {
-    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND finished_at > '' AND finished_at < {:cutoff} LIMIT {:limit}`,
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND ${FINISHED_SQL} AND finished_at < {:cutoff} LIMIT {:limit}`,
     params: { cutoff, limit }
   };
 }
@@ -9150,7 +9186,10 @@ function deleteExpiredBatch(batch, nowMs, getenv2) {
     if (cutoff === null) continue;
     tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
   }
-  tick2.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
+  const events = eventsKeep(getenv2);
+  if (events.error !== void 0) tick2.errors.push(events.error);
+  const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
+  if (eventsCutoff !== null) tick2.events = batch.execute(deleteOldEventsStatement(eventsCutoff, JOB_EVENTS_RETENTION_BATCH));
   return tick2;
 }
 function batchWasFull(tick2) {

@@ -6,8 +6,9 @@
 //   every write (record API, bulk batch writes, retention deletes alike);
 //   GET /api/fleet/stats reads it instead of scanning. The statements are
 //   src/lib/job-counts.ts's, word for word (test/unit/migrations-lines.test.ts).
-// - an index on (status, finished_at), which retention's deletes and the
-//   completions chart read as ranges;
+// - an index on (status, finished_at) of finished rows only (a claim, which
+//   leaves finished_at empty, does not touch it), which retention's deletes
+//   and the completions chart read as ranges;
 // - a partial index on rows with orphaned leases, for stats' past-orphan-cap count.
 // (PocketBase 0.22; pb_migrations_0.23/ has the same step for 0.23 to 0.40.)
 const JOB_COUNTS_SETUP = [
@@ -27,7 +28,7 @@ const JOB_COUNTS_TEARDOWN = [
   "DROP TABLE IF EXISTS probe_job_counts",
 ];
 const INDEXES = {
-  idx_probe_jobs_finished: "CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`)",
+  idx_probe_jobs_finished: "CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`) WHERE finished_at != ''",
   idx_probe_jobs_orphaned: "CREATE INDEX `idx_probe_jobs_orphaned` ON `probe_jobs` (`consecutive_orphan_count`) WHERE consecutive_orphan_count > 0",
 };
 

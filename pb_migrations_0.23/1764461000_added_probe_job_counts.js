@@ -6,8 +6,9 @@
 //   every write (record API, bulk batch writes, retention deletes alike);
 //   GET /api/fleet/stats reads it instead of scanning. The statements are
 //   src/lib/job-counts.ts's, word for word (test/unit/migrations-lines.test.ts).
-// - an index on (status, finished_at), which retention's deletes and the
-//   completions chart read as ranges;
+// - an index on (status, finished_at) of finished rows only (a claim, which
+//   leaves finished_at empty, does not touch it), which retention's deletes
+//   and the completions chart read as ranges;
 // - a partial index on rows with orphaned leases, for stats' past-orphan-cap count.
 // (PocketBase 0.23 to 0.40; the same step as pb_migrations/'s for 0.22.)
 const JOB_COUNTS_SETUP = [
@@ -27,10 +28,10 @@ const JOB_COUNTS_TEARDOWN = [
   "DROP TABLE IF EXISTS probe_job_counts",
 ];
 // The same indexes as 0.22's step, through 0.23's index API (name, unique, columns, WHERE):
-// CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`)
+// CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`) WHERE finished_at != ''
 // CREATE INDEX `idx_probe_jobs_orphaned` ON `probe_jobs` (`consecutive_orphan_count`) WHERE consecutive_orphan_count > 0
 const INDEXES = [
-  ["idx_probe_jobs_finished", "`status`, `finished_at`", ""],
+  ["idx_probe_jobs_finished", "`status`, `finished_at`", "finished_at != ''"],
   ["idx_probe_jobs_orphaned", "`consecutive_orphan_count`", "consecutive_orphan_count > 0"],
 ];
 

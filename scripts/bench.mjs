@@ -18,7 +18,11 @@
 // 8 pb-fleet Workers of concurrency 50 in Node processes of their own against
 // the per-job lifecycle of the same fleet shape, checks every job was done
 // exactly once, and with --profile reports where PocketBase's CPU goes (a
-// pprof-enabled build, scripts/bench/profile.mjs). --phases runs a subset. Prints Markdown tables, writes
+// pprof-enabled build, scripts/bench/profile.mjs). Three retention phases
+// (scripts/bench/retention.mjs, issue 18) close a run: steady (a sustained
+// 500 jobs/s for --steadyMinutes with PB_FLEET_KEEP_DONE=2m, sampled every
+// minute), retained (per-call cost at 1,000 vs --retainedRows finished rows)
+// and prune (claim latency while retention deletes a large backlog). --phases runs a subset. Prints Markdown tables, writes
 // the run as JSON (bench/results/, gitignored) and, for a full run, the summary
 // to bench/LATEST.md. Exits 1 when any claim round had other than exactly one
 // winner, any call answered unexpectedly, or a fleet run of the batched phase
@@ -44,6 +48,7 @@ import { createRssSampler } from "./bench/proc.mjs";
 import { runBatchedPhase } from "./bench/batched.mjs";
 import { runClaimNext100kPhase, runEnqueuePhase } from "./bench/queue.mjs";
 import { runVersions } from "./bench/versions.mjs";
+import { runPrunePhase, runRetainedPhase, runSteadyPhase } from "./bench/retention.mjs";
 import { createJobPool } from "./bench/workloads.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -53,9 +58,14 @@ const REFERENCE_HOOKS = resolve(REPO, "../shared/reference/fleet-claim.pb.js");
 const DEFAULT_LINE_VERSIONS = [DEFAULT_PB_VERSION, NEWEST_TESTED_MODERN_VERSION];
 
 /** Every phase, in the order a run does them. */
-const PHASES = ["contention", "endpoints", "lifecycle", "claim-next", "hooks-pool", "versions", "enqueue", "claim-next-100k", "batched"];
-/** --quick's phases unless --phases says otherwise: the rot check leaves out the 100k-row seeding and the client fleets. */
-const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-100k" && p !== "batched");
+const PHASES = ["contention", "endpoints", "lifecycle", "claim-next", "hooks-pool", "versions", "enqueue", "claim-next-100k", "batched", "steady", "retained", "prune"];
+/** The retention phases (issue 18, scripts/bench/retention.mjs). */
+const RETENTION_PHASES = ["steady", "retained", "prune"];
+/** --quick's phases unless --phases says otherwise: the rot check leaves out the 100k-row seeding, the client fleets and the retention phases. */
+const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-100k" && p !== "batched" && !RETENTION_PHASES.includes(p));
+/** The steady phase's default length (the issue's full run: --steadyMinutes 60) and the retained phase's default row count. */
+const DEFAULT_STEADY_MINUTES = 10;
+const DEFAULT_RETAINED_ROWS = 10_000_000;
 /** How long --profile's CPU profile runs. */
 const PROFILE_SECONDS = 25;
 const QUICK_PROFILE_SECONDS = 10;
@@ -78,6 +88,8 @@ const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--v
                      (a ${PROFILE_SECONDS} s CPU profile, --quick: ${QUICK_PROFILE_SECONDS} s; the .pprof file is kept in the cache, ~/.cache/pb-fleet/profiles/)
   --json <path>      where to write this run's JSON (default: bench/results/<time>-<full|quick>.json)
   --latest <path>    where to write the Markdown summary (default: bench/LATEST.md for a full run, none for --quick)
+  --steadyMinutes <n>  steady phase: minutes of sustained load (default ${DEFAULT_STEADY_MINUTES}; the issue's full run is 60; --quick: 0.5)
+  --retainedRows <n>   retained phase: finished rows seeded for the large side (default ${DEFAULT_RETAINED_ROWS.toLocaleString("en-US")}; --quick: 20,000)
   --verbose          also show PocketBase's own log lines
 Environment: PB_VERSION (default ${DEFAULT_PB_VERSION}: the version of every other phase), POCKETBASE_BIN (use this binary for them),
 BENCH_BATCHED (JSON merged into the batched phase's shape, e.g. '{"jobs":5000,"processes":2,"workersPerProcess":4}'),
@@ -102,6 +114,14 @@ const CONFIGS = {
       jobs: 20000, unbatchedJobs: 4000, reps: 3, warmupJobs: 2000, processes: 8, workersPerProcess: 1, concurrency: 50, lowConcurrency: 1,
       leaseSeconds: 30, hooksPool: { batched: 100, unbatched: 400 }, timeoutMs: 300_000,
     },
+    // Issue 18. steady: a sample a minute, the rule judged from the 5th; the fleet well above the rate (batched reaches ~2,000 jobs/s).
+    steady: {
+      minutes: DEFAULT_STEADY_MINUTES, sampleSeconds: 60, settleSamples: 5, growthLimit: 0.1, rate: 500, processes: 2, workersPerProcess: 2, concurrency: 50,
+      leaseSeconds: 30, keepDone: "2m", probeHz: 2, hooksPool: 100,
+    },
+    // retained: `calls` sequential calls per cell, fewer (at least minCalls) when a cell passes cellMs; chunk: rows per INSERT statement.
+    retained: { small: 1000, rows: DEFAULT_RETAINED_ROWS, chunk: 200_000, backlog: 2000, reps: 5, calls: 40, minCalls: 5, cellMs: 8000, limit: 10, hooksPool: 100, ratioLimit: 1.5 },
+    prune: { rows: 200_000, events: 100_000, chunk: 50_000, workers: 8, baselineSeconds: 20, capSeconds: 300, backlog: 60_000, seedMarginSeconds: 90, hooksPool: 100 },
   },
   quick: {
     warmup: { requests: 100 },
@@ -117,6 +137,12 @@ const CONFIGS = {
       jobs: 2000, unbatchedJobs: 1000, reps: 3, warmupJobs: 500, processes: 8, workersPerProcess: 1, concurrency: 50, lowConcurrency: 1,
       leaseSeconds: 30, hooksPool: { batched: 100, unbatched: 400 }, timeoutMs: 120_000,
     },
+    steady: {
+      minutes: 0.5, sampleSeconds: 5, settleSamples: 2, growthLimit: 0.1, rate: 100, processes: 1, workersPerProcess: 1, concurrency: 20,
+      leaseSeconds: 30, keepDone: "2m", probeHz: 2, hooksPool: 100,
+    },
+    retained: { small: 1000, rows: 20_000, chunk: 10_000, backlog: 500, reps: 2, calls: 10, minCalls: 3, cellMs: 2000, limit: 10, hooksPool: 100, ratioLimit: 1.5 },
+    prune: { rows: 5000, events: 2000, chunk: 5000, workers: 4, baselineSeconds: 3, capSeconds: 30, backlog: 3000, seedMarginSeconds: 10, hooksPool: 100 },
   },
 };
 
@@ -133,6 +159,8 @@ function parseCli(argv) {
         latest: { type: "string" },
         verbose: { type: "boolean", default: false },
         profile: { type: "boolean", default: false },
+        steadyMinutes: { type: "string" },
+        retainedRows: { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -141,6 +169,8 @@ function parseCli(argv) {
     for (const name of ["json", "latest", "baseline"]) {
       if (values[name] !== undefined && values[name].trim() === "") throw new Error(`--${name} needs ${name === "baseline" ? "a git revision" : "a file path"}`);
     }
+    if (values.steadyMinutes !== undefined) values.steadyMinutes = positiveNumber("--steadyMinutes", values.steadyMinutes, { integer: false, min: 0.1, max: 1440 });
+    if (values.retainedRows !== undefined) values.retainedRows = positiveNumber("--retainedRows", values.retainedRows, { integer: true, min: 1001, max: 100_000_000 });
     if (values.versions !== undefined) values.versions = parseVersions(values.versions);
     if (values.phases !== undefined) values.phases = parsePhases(values.phases);
     return values;
@@ -148,6 +178,16 @@ function parseCli(argv) {
     console.error(`bench: ${err.message.split("\n")[0]}. See the usage below.\n\n${USAGE}`);
     process.exit(2);
   }
+}
+
+/** A number flag's value within [min, max] (an integer when asked), or an error naming the flag. */
+function positiveNumber(flag, text, { integer, min, max }) {
+  // Digits, "_" allowed between them (10_000_000), an optional decimal part.
+  const n = /^\d+(_\d+)*(\.\d+)?$/.test(text.trim()) ? Number(text.trim().replace(/_/g, "")) : NaN;
+  if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+    throw new Error(`${flag} needs ${integer ? "a whole number" : "a number"} from ${min.toLocaleString("en-US")} to ${max.toLocaleString("en-US")}, got ${JSON.stringify(text)}`);
+  }
+  return n;
 }
 
 /** "enqueue,claim-next-100k" -> the phases in run order; an unknown phase is refused. */
@@ -437,6 +477,30 @@ async function main() {
       batched = await runBatchedPhase(ctx, queueEnv, b, profile);
     }
 
+    let steady = null;
+    if (want("steady")) {
+      rss.enter("steady");
+      const st = { ...config.steady, ...(cli.steadyMinutes !== undefined ? { minutes: cli.steadyMinutes } : {}) };
+      config.steady = st;
+      log(`steady: ${st.minutes} min at ${st.rate} jobs/s, ${st.processes * st.workersPerProcess} Workers x ${st.concurrency}, PB_FLEET_KEEP_DONE=${st.keepDone}, a sample every ${st.sampleSeconds} s`);
+      steady = await runSteadyPhase(ctx, queueEnv, st);
+    }
+    let retained = null;
+    if (want("retained")) {
+      rss.enter("retained");
+      const rt = { ...config.retained, ...(cli.retainedRows !== undefined ? { rows: cli.retainedRows } : {}) };
+      config.retained = rt;
+      log(`retained: ${rt.small.toLocaleString("en-US")} vs ${rt.rows.toLocaleString("en-US")} finished rows`);
+      retained = await runRetainedPhase(ctx, queueEnv, rt);
+    }
+    let prune = null;
+    if (want("prune")) {
+      rss.enter("prune");
+      const pr = config.prune;
+      log(`prune: ${pr.rows.toLocaleString("en-US")} expired done rows and ${pr.events.toLocaleString("en-US")} old events under claim-next + complete at W=${pr.workers}`);
+      prune = await runPrunePhase(ctx, queueEnv, pr);
+    }
+
     rss.enter("done");
     const rssByPhase = rss.report();
     if (want("hooks-pool")) {
@@ -483,6 +547,7 @@ async function main() {
     failures.push(...versions.failures);
     for (const r of enqueue?.rows ?? []) if (r.failureCount) failures.push(`enqueue phase, ${r.variant}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     failures.push(...(batched?.failures ?? []));
+    for (const r of [steady, retained, prune]) failures.push(...(r?.failures ?? []));
     for (const r of claimNext100k?.results ?? []) {
       if (r.failureCount) failures.push(`claim-next-100k ${r.variant} limit=${r.limit} W=${r.workers}${r.prefix ? " prefix" : ""}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     }
@@ -521,6 +586,12 @@ async function main() {
     if (want("batched")) {
       run.phases = phases;
       run.batched = batched;
+    }
+    if (RETENTION_PHASES.some(want)) {
+      run.phases = phases;
+      run.steady = steady;
+      run.retained = retained;
+      run.prune = prune;
     }
     run.targets = evaluateTargets(run);
     run.durationSec = Math.round((performance.now() - t0) / 100) / 10;
@@ -571,6 +642,8 @@ function recommendPool(rows, hp) {
     ? `No pool size was within 5% of the best at every W (noise?). ${where}`
     : `Recommendation: --hooksPool ${pick} (the smallest pool within 5% of the best throughput at W=${hp.workers.join(" and ")}; PocketBase's default is 25). ${where}`;
 }
+
+const fmtNum = (v) => (typeof v === "number" ? v.toFixed(1) : "n/a");
 
 /** The CPU-per-request view of a ratio, shown beside the throughput ratio the target is judged on. */
 const cpuNote = (r) => (typeof r?.cpu === "number" ? ` (CPU/req: ${r.cpu.toFixed(2)}x)` : "");
@@ -634,6 +707,37 @@ function evaluateTargets(run) {
     const runs = bt.runs.length;
     const clean = bt.runs.filter((x) => x.failures.length === 0).length;
     targets.push({ target: "exactly once: every job completed once, none left behind (every run, both variants)", measured: `${clean} of ${runs} runs`, pass: clean === runs && runs > 0 });
+  }
+
+  // Issue 18.
+  const st = run.steady;
+  if (st && !st.skipped) {
+    const v = st.verdict;
+    const grew = v.metrics.map((m) => `${m.key} ${m.growth === null ? "n/a" : `${m.growth >= 0 ? "+" : ""}${(100 * m.growth).toFixed(0)}%`}`).join(", ");
+    targets.push({
+      target: `steady ${st.shape.minutes} min at ${st.shape.rate} jobs/s (PB_FLEET_KEEP_DONE=${st.shape.keepDone}): after sample ${st.shape.settleSamples} nothing grows > ${Math.round(100 * st.shape.growthLimit)}% (rows, events, RSS, p99 claim-next/stats/completions)`,
+      measured: v.pass === null && v.metrics.length === 0 ? v.why : `worst growth over sample ${st.shape.settleSamples}: ${grew}`,
+      pass: v.pass,
+    });
+  }
+  const rt = run.retained;
+  if (rt) {
+    for (const r of rt.ratios) {
+      const m = r.median;
+      targets.push({
+        target: `${r.name} per-call cost at ${rt.shape.rows.toLocaleString("en-US")} retained rows <= ${rt.shape.ratioLimit}x at ${rt.shape.small.toLocaleString("en-US")}`,
+        measured: m === null ? "n/a" : `${m.toFixed(2)}x${typeof r.cpu === "number" ? ` (CPU/call: ${r.cpu.toFixed(2)}x)` : ""}`,
+        pass: pass(m, m <= rt.shape.ratioLimit),
+      });
+    }
+  }
+  const pr = run.prune;
+  if (pr) {
+    targets.push({
+      target: `(context) claim latency during a prune of ${pr.seed.rows.toLocaleString("en-US")} rows + ${pr.seed.events.toLocaleString("en-US")} events, W=${pr.shape.workers}: worst / p99 vs the same load without a prune`,
+      measured: `worst ${fmtNum(pr.during.max)} vs ${fmtNum(pr.baseline.max)} ms, p99 ${fmtNum(pr.during.p99)} vs ${fmtNum(pr.baseline.p99)} ms; ${pr.gone ? `all gone in ${pr.pruneSeconds} s` : `${pr.remaining.rows.toLocaleString("en-US")} rows + ${pr.remaining.events.toLocaleString("en-US")} events left after ${pr.pruneSeconds} s`} (${pr.ticks} maintenance calls)`,
+      pass: null,
+    });
   }
 
   // Cost ratios (above 1: the first costs more per call), judged <= 1.2x.

@@ -20,6 +20,8 @@ import { countedClient } from "./counted-client.mjs";
 const config = JSON.parse(process.env.BENCH_FLEET_CONFIG ?? "{}");
 const { FleetClient, Worker } = await import(config.clientModule);
 const { url, email, password, mode, workers: workerCount, concurrency, leaseSeconds, procName, reportFile } = config;
+/** countOnly (the steady phase's long runs): count completions without keeping every job id. */
+const countOnly = config.countOnly === true;
 
 const emit = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
@@ -45,8 +47,10 @@ const { api, calls, items } = countedClient(client, {
   },
 });
 
+let completedCount = 0;
 const completedOne = (jobId) => {
-  completed.push(jobId);
+  completedCount++;
+  if (!countOnly) completed.push(jobId);
   lastCompletionAt = Date.now();
 };
 
@@ -127,7 +131,7 @@ await started;
 
 const cpu0 = process.cpuUsage();
 const t0 = Date.now();
-const progress = setInterval(() => emit({ ev: "progress", done: completed.length }), 100);
+const progress = setInterval(() => emit({ ev: "progress", done: completedCount }), 100);
 let runners;
 if (mode === "worker") {
   runners = startWorkers();
@@ -145,9 +149,9 @@ const cpu = process.cpuUsage(cpu0);
 writeFileSync(
   reportFile,
   JSON.stringify({
-    procName, mode, completed, calls, items, problems, errorSamples, firstClaimAt, lastCompletionAt,
+    procName, mode, completed, completedCount, calls, items, problems, errorSamples, firstClaimAt, lastCompletionAt,
     cpuSeconds: (cpu.user + cpu.system) / 1e6, wallSeconds: (Date.now() - t0) / 1000,
   }),
 );
-emit({ ev: "reported", done: completed.length });
+emit({ ev: "reported", done: completedCount });
 process.exit(0);

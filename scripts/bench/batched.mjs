@@ -61,7 +61,7 @@ const ms = (col) => `((julianday(${col}) - 2440587.5) * 86400000.0)`;
 
 /* ------------------------------------------------------------ servers, clients */
 
-async function startServer(env, { name, hooksPool, binary = env.binary, extraEnv = {} }) {
+export async function startServer(env, { name, hooksPool, binary = env.binary, extraEnv = {} }) {
   const hooksDir = await writeHooksDir(join(env.tmpRoot, `hooks-${name}`), env.hookFiles, binary.line, { sql: true });
   const pb = await startPocketBase({
     binary: binary.path,
@@ -81,7 +81,7 @@ async function startServer(env, { name, hooksPool, binary = env.binary, extraEnv
 }
 
 /** The pb-fleet client (src/client) as one ESM file the client processes import. */
-async function bundleClient(repo, outDir) {
+export async function bundleClient(repo, outDir) {
   let esbuild;
   try {
     esbuild = await import("esbuild");
@@ -98,7 +98,7 @@ async function bundleClient(repo, outDir) {
 }
 
 /** One client process (batched-fleet.mjs), its stdout lines parsed. */
-function spawnClient(config) {
+export function spawnClient(config) {
   const child = spawn(process.execPath, [CHILD], {
     env: { ...process.env, BENCH_FLEET_CONFIG: JSON.stringify(config) },
     stdio: ["pipe", "pipe", "pipe"],

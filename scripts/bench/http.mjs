@@ -7,14 +7,14 @@ import { performance } from "node:perf_hooks";
 
 /** Traffic goes to this host only (the servers listen on 127.0.0.1). */
 const HOST = "127.0.0.1";
-/** No single request may hang a benchmark loop. */
+/** No single request may hang a benchmark loop (a client for bulk seeding may allow more: timeoutMs). */
 const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
- * @param {{ maxSockets?: number }} [options] maxSockets per server; must be at
- *   least the highest concurrency measured, or requests queue in the client.
+ * @param {{ maxSockets?: number, timeoutMs?: number }} [options] maxSockets per server; must be at
+ *   least the highest concurrency measured, or requests queue in the client. timeoutMs: per request (default 30 s).
  */
-export function createBenchClient({ maxSockets = 512 } = {}) {
+export function createBenchClient({ maxSockets = 512, timeoutMs = REQUEST_TIMEOUT_MS } = {}) {
   const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
 
   /**
@@ -35,7 +35,7 @@ export function createBenchClient({ maxSockets = 512 } = {}) {
     const started = performance.now();
     return new Promise((resolve) => {
       const req = http.request(
-        { agent, host: HOST, port: server.port, method, path, headers, timeout: REQUEST_TIMEOUT_MS },
+        { agent, host: HOST, port: server.port, method, path, headers, timeout: timeoutMs },
         (res) => {
           const chunks = [];
           res.on("data", (chunk) => chunks.push(chunk));
@@ -53,7 +53,7 @@ export function createBenchClient({ maxSockets = 512 } = {}) {
           res.on("error", (err) => resolve({ status: 0, body: { error: String(err) }, ms: performance.now() - started }));
         },
       );
-      req.on("timeout", () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
+      req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       req.on("error", (err) => resolve({ status: 0, body: { error: String(err) }, ms: performance.now() - started }));
       if (payload) req.write(payload);
       req.end();

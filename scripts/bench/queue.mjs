@@ -37,7 +37,7 @@ const rotate = (xs, n) => xs.map((_, i) => xs[(i + n) % xs.length]);
 const brief = (res) => `HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`;
 
 /** A small seeded PRNG (mulberry32): every run enqueues the same mix. */
-function prng(seed) {
+export function prng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -89,6 +89,9 @@ export function renderReport(run) {
   if (run.claimNext100k) renderClaimNext100k(out, run.claimNext100k, run.config.claimNext100k, h);
 
   if (run.batched) renderBatched(out, run.batched, h);
+  if (run.steady) renderSteady(out, run.steady, h);
+  if (run.retained) renderRetained(out, run.retained, h);
+  if (run.prune) renderPrune(out, run.prune, h);
 
   h("9. Memory: max VmRSS per phase (sampled every 100 ms), MB");
   const phases = Object.keys(run.memory.maxRssByPhase);
@@ -399,5 +402,122 @@ function renderBatched(out, bt, h) {
     "```",
     ...p.topCum,
     "```",
+  );
+}
+
+const fmtGrowth = (g) => (typeof g === "number" ? `${g >= 0 ? "+" : ""}${(100 * g).toFixed(1)}%` : "n/a");
+
+/** Issue 18: the steady-state run, one row per sample, and the pass rule. */
+function renderSteady(out, st, h) {
+  h(`10. Steady state: ${st.shape?.minutes ?? "?"} min at ${st.shape?.rate ?? "?"} jobs/s, PB_FLEET_KEEP_DONE=${st.shape?.keepDone ?? "?"}`);
+  if (st.skipped) {
+    out.push(`Skipped: ${st.skipped}`);
+    return;
+  }
+  const s = st.shape;
+  out.push(
+    table(
+      ["minute", "probe_jobs rows", "pending", "probe_job_events", "PB RSS MB", "jobs/s", "PB CPU us/job", "claim-next+complete p50 / p99 ms", "claim-next alone p99 ms", "stats p50 / p99 ms", "completions p50 / p99 ms", "load avg"],
+      st.samples.map((x) => [
+        fmtFixed(x.minute, 2),
+        fmtRate(x.rows),
+        fmtRate(x.pending),
+        fmtRate(x.events),
+        fmtMb(x.rssBytes),
+        fmtRate(x.jobsPerSec),
+        fmtCpu(x.pbCpuMicrosPerJob),
+        `${fmtMs(x.claim.p50)} / ${fmtMs(x.claim.p99)}`,
+        fmtMs(x.claimOnly.p99),
+        `${fmtMs(x.stats.p50)} / ${fmtMs(x.stats.p99)}`,
+        `${fmtMs(x.completions.p50)} / ${fmtMs(x.completions.p99)}`,
+        fmtFixed(x.load1),
+      ]),
+    ),
+    "",
+  );
+  const v = st.verdict;
+  if (v.metrics.length) {
+    out.push(
+      table(
+        ["metric", `at minute ${fmtFixed(v.baseMinute)} (sample ${s.settleSamples})`, "worst after", "growth", `<= ${Math.round(100 * s.growthLimit)}%`],
+        v.metrics.map((m) => [m.label, m.key === "rss" ? `${fmtMb(m.base)} MB` : m.key === "rows" || m.key === "events" ? fmtRate(m.base) : `${fmtMs(m.base)} ms`,
+          m.key === "rss" ? `${fmtMb(m.worst)} MB` : m.key === "rows" || m.key === "events" ? fmtRate(m.worst) : `${fmtMs(m.worst)} ms`, fmtGrowth(m.growth), m.pass === null ? "n/a" : m.pass ? "PASS" : "MISS"]),
+      ),
+      "",
+    );
+  } else {
+    out.push(`Pass rule not judged: ${v.why}.`, "");
+  }
+  out.push(
+    `Load: jobs enqueued at a fixed ${s.rate} jobs/s (one call every 100 ms) and drained by ${s.processes * s.workersPerProcess} pb-fleet Workers of concurrency ${s.concurrency} ` +
+      `in ${s.processes} Node processes (claim-next, heartbeat, complete); ${fmtRate(st.enqueued)} enqueued, ${fmtRate(st.completed)} completed by the fleet in ${fmtFixed(st.wallSeconds)} s. ` +
+      `A prober beside the fleet calls stats, completions and claim-next (limit 10) + complete ${s.probeHz} times a second each; each sample's percentiles are over the calls since the previous sample. ` +
+      `Rows and events: COUNT(*) at the sample; RSS: VmRSS of PocketBase; jobs/s and CPU per job: the fleet's completions and PocketBase's CPU since the previous sample. ` +
+      `Pass: no metric's worst value after sample ${s.settleSamples} is more than ${Math.round(100 * s.growthLimit)}% above its value at that sample (the retention cron runs every minute).`,
+  );
+}
+
+/** Issue 18: per-call cost at few and many retained rows. */
+function renderRetained(out, rt, h) {
+  const s = rt.shape;
+  h(`11. Retained rows: per-call cost at ${fmtRate(s.small)} vs ${fmtRate(s.rows)} finished rows (one server each, side by side)`);
+  out.push(
+    table(
+      ["server", "finished rows seeded", "seed s", "rows/s seeded", "rows in probe_jobs", "pending", "database MB"],
+      rt.servers.map((x) => [x.server, fmtRate(x.seededRows), fmtFixed(x.seedSeconds), x.seedSeconds > 0 ? fmtRate(x.seededRows / x.seedSeconds) : "n/a", fmtRate(x.counts.rows), fmtRate(x.counts.pending), fmtMb(x.dbBytes)]),
+    ),
+    "",
+  );
+  out.push(
+    table(
+      ["call", `median ms at ${fmtRate(s.small)}`, `median ms at ${fmtRate(s.rows)}`, "p99 ms (small / large)", "CPU us/call (small / large)", "large / small (median of reps)", "spread", "CPU ratio", `<= ${s.ratioLimit}x`],
+      rt.ratios.map((r) => {
+        const a = rt.rows.find((x) => x.name === r.name && x.variant === "small");
+        const b = rt.rows.find((x) => x.name === r.name && x.variant === "large");
+        return [
+          r.name === "claim" ? `claim-next (limit ${s.limit}) + complete` : r.name,
+          fmtMs(a?.medianMs),
+          fmtMs(b?.medianMs),
+          `${fmtMs(a?.p99Ms)} / ${fmtMs(b?.p99Ms)}`,
+          `${fmtCpu(a?.cpuMicrosPerCall)} / ${fmtCpu(b?.cpuMicrosPerCall)}`,
+          fmtRatio(r),
+          fmtSpread(r),
+          typeof r.cpu === "number" ? `${r.cpu.toFixed(2)}x` : "n/a",
+          typeof r.median === "number" ? (r.median <= s.ratioLimit ? "PASS" : "MISS") : "n/a",
+        ];
+      }),
+    ),
+    "",
+    `Finished rows (1 in 20 failed, 1 in 50 cancelled, the rest done; finished over the last 3 days, kept: PB_FLEET_KEEP_DONE=PB_FLEET_KEEP_FAILED=30d) inserted with INSERT ... SELECT over a recursive CTE, ` +
+      `${fmtRate(s.chunk)} rows a statement, on the server's own database through a bench-only SQL route (its indexes and triggers apply; ids in insertion order). ` +
+      `Both servers also hold ${fmtRate(s.backlog)} pending jobs (enqueue), put back to pending after each claim cell. ` +
+      `${s.reps} reps; per rep and call, each server in a rotating order runs up to ${s.calls} sequential calls (at least ${s.minCalls}; fewer once a cell passes ${s.cellMs / 1000} s); ` +
+      "ratio: the large server's median latency over the small one's, per rep, median of reps; CPU: PocketBase's CPU per call.",
+  );
+}
+
+/** Issue 18: claims during a large prune. */
+function renderPrune(out, pr, h) {
+  const s = pr.shape;
+  h(`12. Prune: claim latency while retention deletes ${fmtRate(pr.seed.rows)} expired rows and ${fmtRate(pr.seed.events)} old events (W=${s.workers})`);
+  out.push(
+    table(
+      ["window", "claims", "claims/s", "p50 ms", "p99 ms", "worst ms", "PB CPU us/claim+complete"],
+      [
+        [`without a prune (${s.baselineSeconds} s before the rows expire)`, fmtRate(pr.baseline.n), fmtRate(pr.baseline.perSec), fmtMs(pr.baseline.p50), fmtMs(pr.baseline.p99), fmtMs(pr.baseline.max), fmtCpu(pr.baseline.cpuMicrosPerClaim)],
+        [`during the prune (${fmtFixed(pr.pruneSeconds)} s)`, fmtRate(pr.during.n), fmtRate(pr.during.perSec), fmtMs(pr.during.p50), fmtMs(pr.during.p99), fmtMs(pr.during.max), fmtCpu(pr.during.cpuMicrosPerClaim)],
+      ],
+    ),
+    "",
+    `Worst claim during / without: ${typeof pr.worstRatio === "number" ? `${pr.worstRatio.toFixed(2)}x` : "n/a"}; p99: ${typeof pr.p99Ratio === "number" ? `${pr.p99Ratio.toFixed(2)}x` : "n/a"}. ` +
+      (pr.gone
+        ? `Every seeded row and event was gone ${fmtFixed(pr.pruneSeconds)} s after the first maintenance call, after ${pr.ticks} calls`
+        : `After ${fmtFixed(pr.pruneSeconds)} s (the cap) and ${pr.ticks} calls, ${fmtRate(pr.remaining.rows)} of ${fmtRate(pr.before.rows)} rows and ${fmtRate(pr.remaining.events)} of ${fmtRate(pr.before.events)} events were left`) +
+      ` (each POST /api/fleet/maintenance took p50 ${fmtMs(pr.tickMs.p50)} / worst ${fmtMs(pr.tickMs.max)} ms; first answers: ${pr.firstTicks.map((t) => `${t.status} deleted ${JSON.stringify(t.deleted)} events ${t.events}`).join("; ")}). ` +
+      `Seeding (SQL, ${fmtRate(s.chunk)} rows a statement): ${fmtFixed(pr.seed.rowsSeconds)} s for the rows, ${fmtFixed(pr.seed.eventsSeconds)} s for the events; they all expire within one second ` +
+      `(finished ${s.seedMarginSeconds} s after the seeding began less PB_FLEET_KEEP_DONE=2m; events 15 min), so the baseline runs with them present. ` +
+      `Load: ${s.workers} loops of claim-next (limit 1) + complete over ${fmtRate(s.backlog)} pending jobs${pr.emptyClaims ? ` (${fmtRate(pr.emptyClaims)} claims found the queue empty)` : ""}; ` +
+      "the prune: maintenance calls back to back (each one retention tick) until nothing seeded is left; the cron ticks every minute as well." +
+      (pr.load1 ? ` Machine load average (1 min) when the prune began / ended: ${fmtFixed(pr.load1.beforePrune)} / ${fmtFixed(pr.load1.afterPrune)} (the machine is shared).` : ""),
   );
 }

@@ -142,10 +142,23 @@ export function readProcMemoryBytes(pid, field = "VmHWM") {
   }
 }
 
-function pathFlags({ dataDir, hooksDir, migrationsDir, hooksPool, hooksWatch }) {
+/**
+ * PocketBase's dev mode prints every SQL statement and every log line to its
+ * output: slow, and a flood of output. 0.36+ turns it on by
+ * itself for any binary under the Go cache directory (GOCACHE, else ~/.cache:
+ * it takes those for `go run`), which is where pb-fleet keeps its binaries
+ * (~/.cache/pb-fleet), so every command pb-fleet runs says --dev=false unless
+ * asked for dev mode (`dev: true`). Every supported version (0.22.x too) has
+ * the global --dev flag.
+ */
+export function devFlag(dev = false) {
+  return `--dev=${dev === true}`;
+}
+
+function pathFlags({ dataDir, hooksDir, migrationsDir, hooksPool, hooksWatch, dev }) {
   // --hooksWatch is off unless asked for: with it on, an error while loading the
   // hooks is only printed and PocketBase runs on without what failed.
-  const flags = ["--dir", dataDir, `--hooksWatch=${hooksWatch === true}`];
+  const flags = ["--dir", dataDir, `--hooksWatch=${hooksWatch === true}`, devFlag(dev)];
   if (hooksDir) flags.push("--hooksDir", hooksDir);
   if (migrationsDir) flags.push("--migrationsDir", migrationsDir);
   if (hooksPool !== undefined && hooksPool !== null) flags.push(`--hooksPool=${hooksPool}`);
@@ -193,7 +206,7 @@ async function countAdmins(binary, line, dataDir, { env, logFile }) {
   const hooksDir = await mkdtemp(join(tmpdir(), "pb-fleet-count-admins-"));
   try {
     await writeFile(join(hooksDir, "count-admins.pb.js"), COUNT_HOOKS[line]);
-    const output = await runForOutput(binary, [COUNT_COMMAND, "--dir", dataDir, "--hooksDir", hooksDir, "--hooksWatch=false"], { env, logFile });
+    const output = await runForOutput(binary, [COUNT_COMMAND, "--dir", dataDir, "--hooksDir", hooksDir, "--hooksWatch=false", devFlag(false)], { env, logFile });
     const match = new RegExp(`${COUNT_COMMAND}=(\\d+)`).exec(output);
     if (!match) throw new Error(withLog(`counting the ${lineFacts(line).admin.noun}s of ${dataDir} printed no count`, logFile));
     return Number(match[1]);
@@ -232,8 +245,10 @@ function runToCompletion(binary, args, { env, logFile, timeoutMs }) {
  *   binary: string, line?: "0.22" | "0.23", dataDir: string, port?: number, host?: string,
  *   hooksDir?: string, migrationsDir?: string, publicDir?: string, hooksPool?: number, hooksWatch?: boolean,
  *   adminEmail?: string, adminPassword?: string, env?: Record<string, string>,
- *   log?: (message: string) => void, logFile?: string, startTimeoutMs?: number,
+ *   log?: (message: string) => void, logFile?: string, startTimeoutMs?: number, dev?: boolean,
  * }} options
+ * `dev: true` runs PocketBase in dev mode (every SQL statement printed to the
+ * log file); the default, false, passes --dev=false to every command (devFlag).
  */
 export async function startPocketBase({
   binary,
@@ -252,6 +267,7 @@ export async function startPocketBase({
   log = () => {},
   logFile,
   startTimeoutMs = 20_000,
+  dev = false,
 }) {
   if (!binary) throw new Error("startPocketBase needs { binary } (see ensurePocketBase in scripts/pocketbase/binary.mjs)");
   if (!dataDir) throw new Error("startPocketBase needs { dataDir }");
@@ -261,7 +277,7 @@ export async function startPocketBase({
   await mkdir(dataDir, { recursive: true });
   logFile = resolve(logFile ?? join(dataDir, "pocketbase.log"));
   const childEnv = { ...process.env, ...env };
-  const flags = pathFlags({ dataDir, hooksDir: hooksDir && resolve(hooksDir), migrationsDir: migrationsDir && resolve(migrationsDir), hooksPool, hooksWatch });
+  const flags = pathFlags({ dataDir, hooksDir: hooksDir && resolve(hooksDir), migrationsDir: migrationsDir && resolve(migrationsDir), hooksPool, hooksWatch, dev });
 
   if (port === 0) port = await freePort(host);
   else if (!(await portIsFree(port, host))) {

@@ -7,7 +7,7 @@
  */
 import { formatPbDate } from "./lease.js";
 import { withPrefix } from "./prefix.js";
-import type { WhereClause } from "./queries.js";
+import { FINISHED_SQL, type WhereClause } from "./queries.js";
 
 export const DEFAULT_WINDOW_SECONDS = 300;
 export const DEFAULT_BUCKET_SECONDS = 5;
@@ -92,7 +92,8 @@ export function completionsQuery(window: CompletionsWindow, probeKeyPrefix: stri
     fromSeconds: window.fromMs / 1000,
     bucketSeconds: window.bucketSeconds,
   };
-  const where = withPrefix("status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}", params, probeKeyPrefix).sql;
+  const where = withPrefix(`status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
+    params, probeKeyPrefix).sql;
   return {
     sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
   SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))

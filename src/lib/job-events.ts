@@ -54,9 +54,14 @@ export function jobEventChunks(changes: readonly JobView[]): JobView[][] {
   return chunks;
 }
 
-/** How long probe_job_events records are kept: long enough for a dashboard that reconnects. */
+/**
+ * How long probe_job_events records are kept unless PB_FLEET_KEEP_EVENTS says
+ * otherwise (config.ts's DEFAULT_KEEP_EVENTS): how far back the dashboard's
+ * job history reaches.
+ */
 export const JOB_EVENTS_KEEP_MS = 15 * 60_000;
-export const JOB_EVENTS_RETENTION_BATCH = 2000;
+/** Events deleted per retention transaction (one record per batch transaction, up to 1 MB each). */
+export const JOB_EVENTS_RETENTION_BATCH = 500;
 
 /** Deletes at most `limit` events created before `cutoff` (PocketBase's date text). */
 export function deleteOldEventsStatement(cutoff: string, limit: number): WhereClause {

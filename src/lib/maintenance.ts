@@ -6,13 +6,13 @@
  * batches, each its own transaction, repeated until nothing expired is left or
  * RETENTION_BUDGET_MS is spent.
  */
-import { deleteOldEventsStatement, JOB_EVENTS_KEEP_MS, JOB_EVENTS_RETENTION_BATCH } from "./job-events.js";
+import { deleteOldEventsStatement, JOB_EVENTS_RETENTION_BATCH } from "./job-events.js";
 import { enqueueJobs } from "./enqueue.js";
 import { parseJsonField, type JobBatch } from "./job-row.js";
 import { formatPbDate } from "./lease.js";
 import { JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE, JOB_COUNTS_REPAIR } from "./job-counts.js";
 import {
-  deleteExpiredQuery, keepSetting, RETENTION_BATCH, RETENTION_BUDGET_MS, RETENTION_CLASSES, retentionCutoff, type RetentionClass,
+  deleteExpiredQuery, eventsKeep, keepSetting, RETENTION_BATCH, RETENTION_BUDGET_MS, RETENTION_CLASSES, retentionCutoff, type RetentionClass,
 } from "./retention.js";
 import {
   decideScheduleTick, enabledSchedulesQuery, markScheduleStatement, SCHEDULE_COLUMNS_SHAPE, SCHEDULE_PAGES_PER_TICK,
@@ -62,7 +62,7 @@ export function enqueueDueSchedules(batch: JobBatch, nowMs: number): ScheduleTic
 /** Rows retention deleted per class, and settings it could not read (nothing of that class is deleted). */
 export interface RetentionTick {
   deleted: Record<RetentionClass, number>;
-  /** probe_job_events records older than JOB_EVENTS_KEEP_MS, deleted. */
+  /** probe_job_events records older than their keep (PB_FLEET_KEEP_EVENTS), deleted. */
   events: number;
   errors: string[];
 }
@@ -81,7 +81,10 @@ export function deleteExpiredBatch(batch: JobBatch, nowMs: number, getenv: (name
     if (cutoff === null) continue;
     tick.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
   }
-  tick.events = batch.execute(deleteOldEventsStatement(formatPbDate(nowMs - JOB_EVENTS_KEEP_MS), JOB_EVENTS_RETENTION_BATCH));
+  const events = eventsKeep(getenv);
+  if (events.error !== undefined) tick.errors.push(events.error);
+  const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
+  if (eventsCutoff !== null) tick.events = batch.execute(deleteOldEventsStatement(eventsCutoff, JOB_EVENTS_RETENTION_BATCH));
   return tick;
 }
 

@@ -188,6 +188,12 @@ FROM (SELECT COALESCE(SUM(run_at > {:now}), 0) AS scheduled,
 
 /** The partial index on orphaned rows (the migration creates it with this text as its WHERE). */
 export const ORPHANED_SQL = "consecutive_orphan_count > 0";
+/**
+ * The partial (status, finished_at) index's WHERE: finished rows only, so the
+ * claims and renews of the hot path never touch it. A query repeats this term
+ * word for word, or SQLite does not use the index (retention, completions).
+ */
+export const FINISHED_SQL = "finished_at != ''";
 
 /**
  * The same numbers by reading the rows: for a probe_key prefix (a range of

@@ -5,9 +5,9 @@
  * must never make, so every doubt resolves to keeping rows: an unreadable
  * setting keeps its whole class, and only terminal statuses can ever be named.
  */
-import { DEFAULT_KEEP_DONE, DEFAULT_KEEP_FAILED, KEEP_DONE_ENV, KEEP_FAILED_ENV } from "./config.js";
+import { DEFAULT_KEEP_DONE, DEFAULT_KEEP_EVENTS, DEFAULT_KEEP_FAILED, KEEP_DONE_ENV, KEEP_EVENTS_ENV, KEEP_FAILED_ENV } from "./config.js";
 import { formatPbDate } from "./lease.js";
-import type { WhereClause } from "./queries.js";
+import { FINISHED_SQL, type WhereClause } from "./queries.js";
 import { isTerminalStatus } from "./transitions.js";
 import type { JobStatus } from "./types.js";
 
@@ -17,7 +17,7 @@ import type { JobStatus } from "./types.js";
  * waiting behind it waits little (measured in the bench's prune phase); the
  * tick repeats batches (RETENTION_BUDGET_MS) until nothing expired is left.
  */
-export const RETENTION_BATCH = 500;
+export const RETENTION_BATCH = 200;
 /**
  * How long one maintenance tick may keep deleting, in batches. The tick runs
  * every minute, so 15 s keeps a tick well inside its minute (never two at
@@ -84,6 +84,25 @@ export function keepSetting(getenv: (name: string) => string, retentionClass: Re
 }
 
 /**
+ * How long probe_job_events records are kept (PB_FLEET_KEEP_EVENTS), ms;
+ * null: forever (`0`). They are the server's own log of batch writes, not
+ * anybody's results, so an unreadable value falls back to the default (and
+ * says so) rather than keeping a growing table forever.
+ */
+export function eventsKeep(getenv: (name: string) => string): { keepMs: number | null; error?: string } {
+  const raw = getenv(KEEP_EVENTS_ENV).trim();
+  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (ms === null) {
+    return {
+      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), ` +
+        `so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`,
+    };
+  }
+  return { keepMs: ms === 0 ? null : ms };
+}
+
+/**
  * The `finished_at` before which rows of a class are deleted, as PocketBase's
  * date text, or null when none are (kept forever, or a keep reaching before
  * 1970, which formatPbDate cannot write and no row was finished in).
@@ -110,15 +129,15 @@ function statusesOf(retentionClass: RetentionClass): readonly JobStatus[] {
  * of the (status, finished_at) index per status, so a batch costs the same
  * however many rows are retained. The statuses are constants of this module,
  * never input; a row with no finished_at (none of pb-fleet's terminal writes
- * leave one) is kept (`> ''` is the range's lower end). No ORDER BY: any
- * expired row is as good as another.
+ * leave one) is kept, and is not in that partial index (FINISHED_SQL). No
+ * ORDER BY: any expired row is as good as another.
  */
 export function expiredIdsQuery(retentionClass: RetentionClass, cutoff: string, limit: number): WhereClause {
   // SQLite reads a negative LIMIT as "no limit".
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
   const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
   return {
-    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND finished_at > '' AND finished_at < {:cutoff} ` +
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND ${FINISHED_SQL} AND finished_at < {:cutoff} ` +
       "LIMIT {:limit}",
     params: { cutoff, limit },
   };

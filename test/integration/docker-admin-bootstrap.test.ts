@@ -124,7 +124,7 @@ async function runBinaryLikeImage(binary: string, env: Record<string, string>, e
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     binary,
-    ["serve", "--http", `127.0.0.1:${port}`, "--dir", join(dir, "pb_data"), "--hooksDir", hooksDir,
+    ["serve", "--dev=false", "--http", `127.0.0.1:${port}`, "--dir", join(dir, "pb_data"), "--hooksDir", hooksDir,
       "--migrationsDir", layout().migrationsDir, "--hooksWatch=false", "--hooksPool=100"],
     { env: { ...process.env, PB_ADMIN_EMAIL: "", PB_ADMIN_PASSWORD: "", ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );

@@ -85,7 +85,7 @@ describe(`the first ${account().noun} of a server we start is made before it lis
     const dataDir = join(root, "served-without");
     const binary = await ensurePocketBase({ version: inject("pbVersion"), log: () => {} });
     const port = await freePort();
-    const plain = spawn(binary.path, ["serve", "--http", `127.0.0.1:${port}`, "--dir", dataDir, "--migrationsDir", layout(binary.line).migrationsDir, "--hooksDir", join(root, "no-hooks")], {
+    const plain = spawn(binary.path, ["serve", "--dev=false", "--http", `127.0.0.1:${port}`, "--dir", dataDir, "--migrationsDir", layout(binary.line).migrationsDir, "--hooksDir", join(root, "no-hooks")], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

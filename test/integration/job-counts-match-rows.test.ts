@@ -8,6 +8,7 @@
 // (it reads the rows while the counts cannot be trusted), and the next
 // maintenance tick rebuilds them exactly.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { prng } from "../../scripts/bench/queue.mjs";
 import type { FleetStats } from "../../src/lib/types";
 import { get, post, type ApiResponse, type RequestOptions } from "./support/fleet-api";
 import { sleep } from "./support/race";
@@ -15,18 +16,6 @@ import { startOwnServer, type OwnServer } from "./support/own-server";
 
 const SEED = Number(process.env.PB_FLEET_COUNTS_SEED ?? 20261201);
 const OPERATIONS = 500;
-
-/** A small seeded PRNG (mulberry32): the run is the same for the same seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const servers: OwnServer[] = [];
 let owner: OwnServer;

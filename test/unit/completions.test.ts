@@ -62,7 +62,7 @@ describe("completionsQuery", () => {
     const query = completionsQuery(window, "");
     expectPlaceholdersBound(query);
     expect(query.params).toMatchObject({ from: formatPbDate(window.fromMs), to: formatPbDate(window.toMs), bucketSeconds: 5, fromSeconds: window.fromMs / 1000 });
-    expect(query.sql).toContain("status IN ('done', 'failed') AND finished_at >= {:from} AND finished_at < {:to}");
+    expect(query.sql).toContain("status IN ('done', 'failed') AND finished_at != '' AND finished_at >= {:from} AND finished_at < {:to}");
     expect(query.sql).not.toContain("probe_key");
   });
 

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { JOB_COUNTS_REBUILD, JOB_COUNTS_SETUP, JOB_COUNTS_TEARDOWN } from "../../src/lib/job-counts";
-import { ORPHANED_SQL } from "../../src/lib/queries";
+import { FINISHED_SQL, ORPHANED_SQL } from "../../src/lib/queries";
 
 const REPO = join(import.meta.dirname, "..", "..");
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
@@ -281,7 +281,7 @@ const UNIQUE_KEY_INDEX =
 const CLAIM_ORDER_INDEX =
   "CREATE INDEX `idx_probe_jobs_claim_order` ON `probe_jobs` (`status`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`)";
 const BACKFILL = "UPDATE `probe_jobs` SET `run_at` = `created` WHERE `run_at` = '' OR `run_at` IS NULL";
-const FINISHED_INDEX = "CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`)";
+const FINISHED_INDEX = "CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`) WHERE " + FINISHED_SQL;
 const ORPHANED_INDEX =
   "CREATE INDEX `idx_probe_jobs_orphaned` ON `probe_jobs` (`consecutive_orphan_count`) WHERE " + ORPHANED_SQL;
 

@@ -5,6 +5,7 @@ import {
   expiredIdsQuery,
   keepSetting,
   parseKeepDuration,
+  eventsKeep,
   RETENTION_BATCH,
   RETENTION_CLASSES,
   type RetentionClass,
@@ -88,17 +89,17 @@ describe("the delete queries", () => {
   const cutoff = "2025-06-08 12:00:00.000Z";
 
   it("selects at most a batch of done and cancelled rows finished before the cutoff", () => {
-    expect(RETENTION_BATCH).toBe(500);
+    expect(RETENTION_BATCH).toBe(200);
     expect(expiredIdsQuery("done", cutoff, RETENTION_BATCH)).toEqual({
-      sql: "SELECT id FROM probe_jobs WHERE status IN ('done', 'cancelled') AND finished_at > '' " +
+      sql: "SELECT id FROM probe_jobs WHERE status IN ('done', 'cancelled') AND finished_at != '' " +
         "AND finished_at < {:cutoff} LIMIT {:limit}",
-      params: { cutoff, limit: 500 },
+      params: { cutoff, limit: 200 },
     });
   });
 
   it("selects failed rows alone for the failed class", () => {
     expect(expiredIdsQuery("failed", cutoff, 10)).toEqual({
-      sql: "SELECT id FROM probe_jobs WHERE status IN ('failed') AND finished_at > '' " +
+      sql: "SELECT id FROM probe_jobs WHERE status IN ('failed') AND finished_at != '' " +
         "AND finished_at < {:cutoff} LIMIT {:limit}",
       params: { cutoff, limit: 10 },
     });
@@ -128,3 +129,18 @@ describe("the delete queries", () => {
     expect(() => deleteExpiredQuery("done", cutoff, limit)).toThrow(/not a batch size/);
   });
 });
+
+describe("eventsKeep (PB_FLEET_KEEP_EVENTS)", () => {
+  const env = (vars: Record<string, string>) => (name: string) => vars[name] ?? "";
+  it("defaults to 15 minutes, reads the keep syntax, and keeps forever at 0", () => {
+    expect(eventsKeep(env({}))).toEqual({ keepMs: 15 * 60_000 });
+    expect(eventsKeep(env({ PB_FLEET_KEEP_EVENTS: "2m" }))).toEqual({ keepMs: 120_000 });
+    expect(eventsKeep(env({ PB_FLEET_KEEP_EVENTS: "0" }))).toEqual({ keepMs: null });
+  });
+  it("falls back to the default on a value it cannot read, and says so", () => {
+    const keep = eventsKeep(env({ PB_FLEET_KEEP_EVENTS: "2 minutes" }));
+    expect(keep.keepMs).toBe(15 * 60_000);
+    expect(keep.error).toContain("PB_FLEET_KEEP_EVENTS");
+  });
+});
+

@@ -123,6 +123,20 @@ export async function startPocketBaseContainer(opts: {
   }
 }
 
+/**
+ * The stdout and stderr so far of the running container that publishes
+ * `url`'s port on 127.0.0.1 (a container of startPocketBaseContainer or
+ * runPocketBaseImage); null when no running container publishes it.
+ */
+export async function containerOutputAt(url: string): Promise<string | null> {
+  const port = Number(new URL(url).port);
+  const client = await getContainerRuntimeClient();
+  const found = (await client.container.list()).find((c) => c.State === "running" && c.Ports.some((p) => p.PublicPort === port));
+  if (found === undefined) return null;
+  const stream = await client.container.dockerode.getContainer(found.Id).logs({ stdout: true, stderr: true, follow: false });
+  return demuxDockerLogs(stream as unknown as Buffer);
+}
+
 /** What a container started by runPocketBaseImage did first. */
 export type ImageRunOutcome =
   | { kind: "exited"; exitCode: number }

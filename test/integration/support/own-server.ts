@@ -13,6 +13,8 @@ import { layout } from "./pocketbase-line";
 
 export interface OwnServer {
   url: string;
+  /** The PocketBase process. */
+  pid: number;
   token: string;
   logFile: string;
   /** Its pb_data and pb_hooks folders (a second process may serve them: OwnServerOptions.sameDataAs). */
@@ -34,6 +36,11 @@ export interface OwnServerOptions {
    * owner's hooks folder is served).
    */
   sameDataAs?: OwnServer;
+  /**
+   * PocketBase's dev mode (every SQL statement printed to the log file): off,
+   * as on every server pb-fleet starts, unless a test needs it on.
+   */
+  dev?: boolean;
 }
 
 const ADMIN = { adminEmail: "own@pb-fleet.test", adminPassword: "own-server-password" };
@@ -62,9 +69,11 @@ export async function startOwnServer(opts: OwnServerOptions = {}): Promise<OwnSe
       ...ADMIN,
       env: { PB_FLEET_SWEEP_CRON: "off", ...opts.env },
       hooksWatch: opts.hooksWatch ?? false,
+      dev: opts.dev ?? false,
     });
     return {
       url: server.url,
+      pid: Number(server.pid),
       token: server.token,
       logFile: server.logFile,
       dataDir,
