@@ -4364,7 +4364,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance d313bf9e32ce"] || (globalThis["pbFleet POST /api/fleet/maintenance d313bf9e32ce"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 0956d2acfb89"] || (globalThis["pbFleet POST /api/fleet/maintenance 0956d2acfb89"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4954,19 +4954,20 @@ function enqueueDueSchedules(batch, nowMs) {
   tick2.errors.push(`more than ${SCHEDULES_PER_TICK * SCHEDULE_PAGES_PER_TICK} enabled schedules are waiting this minute: those after ${JSON.stringify(after)} by name wait for a later tick`);
   return tick2;
 }
-function deleteExpiredBatch(batch, nowMs, getenv2) {
+var TICK_BATCH = { rows: RETENTION_BATCH, events: JOB_EVENTS_RETENTION_BATCH };
+function deleteExpiredBatch(batch, nowMs, getenv2, limits = TICK_BATCH) {
   const tick2 = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
   for (const retentionClass of RETENTION_CLASSES) {
     const setting = keepSetting(getenv2, retentionClass);
     if (setting.error !== void 0) tick2.errors.push(setting.error);
     const cutoff = retentionCutoff(nowMs, setting.keepMs);
     if (cutoff === null) continue;
-    tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
+    tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, limits.rows));
   }
   const events = eventsKeep(getenv2);
   if (events.error !== void 0) tick2.errors.push(events.error);
   const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
-  if (eventsCutoff !== null) tick2.events = batch.execute(deleteOldEventsStatement(eventsCutoff, JOB_EVENTS_RETENTION_BATCH));
+  if (eventsCutoff !== null) tick2.events = batch.execute(deleteOldEventsStatement(eventsCutoff, limits.events));
   return tick2;
 }
 function batchWasFull(tick2) {
@@ -5581,7 +5582,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 1b2f278e88ed"] || (globalThis["pbFleet POST /api/fleet/complete 1b2f278e88ed"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete bfd944ed6b49"] || (globalThis["pbFleet POST /api/fleet/complete bfd944ed6b49"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -5607,9 +5608,22 @@ function jobEventChunks(changes) {
   return chunks;
 }
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+var JOB_EVENTS_RETENTION_BATCH = 500;
+function deleteOldEventsStatement(cutoff, limit) {
+  return {
+    sql: `DELETE FROM ${JOB_EVENTS_COLLECTION} WHERE id IN (SELECT id FROM ${JOB_EVENTS_COLLECTION} WHERE created < {:cutoff} ORDER BY created LIMIT {:limit})`,
+    params: { cutoff, limit }
+  };
+}
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
+var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
+var DEFAULT_KEEP_DONE = "7d";
+var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
+var DEFAULT_KEEP_FAILED = "30d";
+var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
+var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -5813,6 +5827,9 @@ function jobView(row, patch) {
 }
 
 // src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
@@ -5952,6 +5969,7 @@ function jobsByIdsWhere(ids) {
   });
   return { sql: `id IN (${names.join(", ")})`, params };
 }
+var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
@@ -6099,6 +6117,95 @@ function rowsById(batch, items) {
   return rows;
 }
 
+// src/lib/retention.ts
+var RETENTION_BATCH = 200;
+var RETENTION_CLASSES = ["done", "failed"];
+var CLASS_STATUSES = {
+  done: ["done", "cancelled"],
+  failed: ["failed"]
+};
+var CLASS_SETTINGS = {
+  done: { env: KEEP_DONE_ENV, fallback: DEFAULT_KEEP_DONE, rows: "done or cancelled" },
+  failed: { env: KEEP_FAILED_ENV, fallback: DEFAULT_KEEP_FAILED, rows: "failed" }
+};
+var UNIT_MS = { s: 1e3, m: 6e4, h: 36e5, d: 864e5 };
+function parseKeepDuration(text) {
+  if (text === "0") return 0;
+  const m = /^(\d+)([smhd])$/.exec(text);
+  if (m === null) return null;
+  const ms = Number(m[1]) * UNIT_MS[m[2]];
+  return Number.isSafeInteger(ms) ? ms : null;
+}
+function keepSetting(getenv2, retentionClass) {
+  const setting = CLASS_SETTINGS[retentionClass];
+  const raw = getenv2(setting.env).trim();
+  const ms = parseKeepDuration(raw === "" ? setting.fallback : raw);
+  if (ms === null) {
+    return {
+      retentionClass,
+      keepMs: null,
+      error: `${setting.env}=${JSON.stringify(raw)} is not a duration such as ${setting.fallback}, 12h, 30m, 90s or 0 (keep forever), so no ${setting.rows} rows are deleted`
+    };
+  }
+  return { retentionClass, keepMs: ms === 0 ? null : ms };
+}
+function eventsKeep(getenv2) {
+  const raw = getenv2(KEEP_EVENTS_ENV).trim();
+  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (ms === null) {
+    return {
+      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+    };
+  }
+  return { keepMs: ms === 0 ? null : ms };
+}
+function retentionCutoff(nowMs, keepMs) {
+  if (keepMs === null || !(keepMs > 0)) return null;
+  const cutoffMs = nowMs - keepMs;
+  return Number.isFinite(cutoffMs) && cutoffMs >= 0 ? formatPbDate(cutoffMs) : null;
+}
+function statusesOf(retentionClass) {
+  const statuses = Object.prototype.hasOwnProperty.call(CLASS_STATUSES, retentionClass) ? CLASS_STATUSES[retentionClass] : void 0;
+  if (statuses === void 0 || statuses.length === 0 || !statuses.every(isTerminalStatus)) {
+    throw new Error(`not a retention class: ${JSON.stringify(retentionClass)}`);
+  }
+  return statuses;
+}
+function expiredIdsQuery(retentionClass, cutoff, limit) {
+  if (!Number.isInteger(limit) || limit < 0) throw new Error(`not a batch size: ${limit}`);
+  const statuses = statusesOf(retentionClass).map((status) => `'${status}'`).join(", ");
+  return {
+    sql: `SELECT id FROM probe_jobs WHERE status IN (${statuses}) AND ${FINISHED_SQL} AND finished_at < {:cutoff} LIMIT {:limit}`,
+    params: { cutoff, limit }
+  };
+}
+function deleteExpiredQuery(retentionClass, cutoff, limit) {
+  const ids = expiredIdsQuery(retentionClass, cutoff, limit);
+  return { sql: `DELETE FROM probe_jobs WHERE id IN (${ids.sql})`, params: ids.params };
+}
+
+// src/lib/maintenance.ts
+var TICK_BATCH = { rows: RETENTION_BATCH, events: JOB_EVENTS_RETENTION_BATCH };
+function retentionAlongsideComplete(releases) {
+  return { rows: 2 * releases, events: 4 };
+}
+function deleteExpiredBatch(batch, nowMs, getenv2, limits = TICK_BATCH) {
+  const tick = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
+  for (const retentionClass of RETENTION_CLASSES) {
+    const setting = keepSetting(getenv2, retentionClass);
+    if (setting.error !== void 0) tick.errors.push(setting.error);
+    const cutoff = retentionCutoff(nowMs, setting.keepMs);
+    if (cutoff === null) continue;
+    tick.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, limits.rows));
+  }
+  const events = eventsKeep(getenv2);
+  if (events.error !== void 0) tick.errors.push(events.error);
+  const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
+  if (eventsCutoff !== null) tick.events = batch.execute(deleteOldEventsStatement(eventsCutoff, limits.events));
+  return tick;
+}
+
 // src/lib/validate.ts
 var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
 function reservedWorkerIdError(workerId) {
@@ -6208,7 +6315,11 @@ function batchItems(body, field) {
 function handleComplete(req) {
   const valid = validateCompleteRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
-  const results = updateJobsBulk("complete", (batch, now) => completeJobs(batch, valid.value, now, Math.random));
+  const results = updateJobsBulk("complete", (batch, now) => {
+    const released = completeJobs(batch, valid.value, now, Math.random);
+    deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
+    return released;
+  });
   if (results === null) return json(503, { error: TRANSACTION_FAILED });
   const answer = { results };
   return json(200, answer);
@@ -7721,19 +7832,20 @@ function enqueueDueSchedules(batch, nowMs) {
   tick2.errors.push(`more than ${SCHEDULES_PER_TICK * SCHEDULE_PAGES_PER_TICK} enabled schedules are waiting this minute: those after ${JSON.stringify(after)} by name wait for a later tick`);
   return tick2;
 }
-function deleteExpiredBatch(batch, nowMs, getenv2) {
+var TICK_BATCH = { rows: RETENTION_BATCH, events: JOB_EVENTS_RETENTION_BATCH };
+function deleteExpiredBatch(batch, nowMs, getenv2, limits = TICK_BATCH) {
   const tick2 = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
   for (const retentionClass of RETENTION_CLASSES) {
     const setting = keepSetting(getenv2, retentionClass);
     if (setting.error !== void 0) tick2.errors.push(setting.error);
     const cutoff = retentionCutoff(nowMs, setting.keepMs);
     if (cutoff === null) continue;
-    tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
+    tick2.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, limits.rows));
   }
   const events = eventsKeep(getenv2);
   if (events.error !== void 0) tick2.errors.push(events.error);
   const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
-  if (eventsCutoff !== null) tick2.events = batch.execute(deleteOldEventsStatement(eventsCutoff, JOB_EVENTS_RETENTION_BATCH));
+  if (eventsCutoff !== null) tick2.events = batch.execute(deleteOldEventsStatement(eventsCutoff, limits.events));
   return tick2;
 }
 function batchWasFull(tick2) {

@@ -67,24 +67,45 @@ export interface RetentionTick {
   errors: string[];
 }
 
+/** How many rows per class, and events, one call of deleteExpiredBatch deletes at most. */
+export interface RetentionLimits {
+  rows: number;
+  events: number;
+}
+/** A maintenance tick's transaction. */
+export const TICK_BATCH: RetentionLimits = { rows: RETENTION_BATCH, events: JOB_EVENTS_RETENTION_BATCH };
 /**
- * One transaction's share of retention: at most RETENTION_BATCH finished rows
- * per class that are past their keep time, and at most
- * JOB_EVENTS_RETENTION_BATCH probe_job_events records past theirs.
+ * What a `complete` transaction deletes besides its releases, per release it
+ * carries (RETENTION_ALONGSIDE_COMPLETE): twice as many expired rows per class
+ * as it finishes, and a few events (each batch transaction writes one). So
+ * at any rate the batch path sustains, the rows it finishes are deleted at
+ * least as fast once expired, whoever wins the writer between ticks; the
+ * tick's drain takes the rest (releases by id, cancels, backlogs).
  */
-export function deleteExpiredBatch(batch: JobBatch, nowMs: number, getenv: (name: string) => string): RetentionTick {
+export function retentionAlongsideComplete(releases: number): RetentionLimits {
+  return { rows: 2 * releases, events: 4 };
+}
+
+/**
+ * One transaction's share of retention: at most `limits.rows` finished rows
+ * per class that are past their keep time, and at most `limits.events`
+ * probe_job_events records past theirs.
+ */
+export function deleteExpiredBatch(
+  batch: JobBatch, nowMs: number, getenv: (name: string) => string, limits: RetentionLimits = TICK_BATCH,
+): RetentionTick {
   const tick: RetentionTick = { deleted: { done: 0, failed: 0 }, events: 0, errors: [] };
   for (const retentionClass of RETENTION_CLASSES) {
     const setting = keepSetting(getenv, retentionClass);
     if (setting.error !== undefined) tick.errors.push(setting.error);
     const cutoff = retentionCutoff(nowMs, setting.keepMs);
     if (cutoff === null) continue;
-    tick.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, RETENTION_BATCH));
+    tick.deleted[retentionClass] = batch.execute(deleteExpiredQuery(retentionClass, cutoff, limits.rows));
   }
   const events = eventsKeep(getenv);
   if (events.error !== undefined) tick.errors.push(events.error);
   const eventsCutoff = retentionCutoff(nowMs, events.keepMs);
-  if (eventsCutoff !== null) tick.events = batch.execute(deleteOldEventsStatement(eventsCutoff, JOB_EVENTS_RETENTION_BATCH));
+  if (eventsCutoff !== null) tick.events = batch.execute(deleteOldEventsStatement(eventsCutoff, limits.events));
   return tick;
 }
 

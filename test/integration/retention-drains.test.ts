@@ -112,4 +112,28 @@ SELECT printf('e%014d', i), 'seed', '[{"id":"x","probe_key":"old","status":"done
     expect(stats.counts.cancelled).toBe(0);
     expect(stats.total).toBe(await count("probe_jobs"));
   }, 300_000);
+
+  it("every complete deletes up to twice as many expired finished rows as it releases, in its own transaction", async () => {
+    await sql(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999)
+INSERT INTO probe_jobs (id, probe_key, status, created, updated, run_at, finished_at, attempts, max_attempts)
+SELECT printf('a%014d', i), printf('alongside/%04d', i), 'done', '2020-01-01 00:00:00.000Z', '2020-01-01 00:00:00.000Z',
+  '2020-01-01 00:00:00.000Z', '2020-01-02 00:00:00.000Z', 1, 25 FROM n`);
+    const expired = () => count("probe_jobs WHERE probe_key GLOB 'alongside/*'");
+    expect(await expired()).toBe(1000);
+    await post("/api/fleet/enqueue", { jobs: Array.from({ length: 10 }, (_, i) => ({ probeKey: `fresh/${i}` })) }, on);
+    const claimed = await post("/api/fleet/claim-next", { workerId: "alongside", limit: 10, probeKeyPrefix: "fresh/" }, on);
+    expect(claimed.body.jobs).toHaveLength(10);
+    const done = await post("/api/fleet/complete", {
+      workerId: "alongside",
+      releases: claimed.body.jobs.map((j: { job: { id: string }; leaseToken: string }) => ({ jobId: j.job.id, leaseToken: j.leaseToken, status: "done" })),
+    }, on);
+    expect(done.status).toBe(200);
+    expect(done.body.results.every((r: { released: boolean }) => r.released)).toBe(true);
+    expect(await expired()).toBe(1000 - 20);
+    // The just-finished rows are inside their keep: untouched.
+    expect(await count("probe_jobs WHERE probe_key GLOB 'fresh/*' AND status = 'done'")).toBe(10);
+    const stats = (await get("/api/fleet/stats", on)).body as FleetStats;
+    expect(stats.total).toBe(await count("probe_jobs"));
+  });
 });
