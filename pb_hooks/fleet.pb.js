@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 72e63a9a70e1"] || (globalThis["pbFleet POST /api/fleet/claim 72e63a9a70e1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim b67b97de4423"] || (globalThis["pbFleet POST /api/fleet/claim b67b97de4423"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -237,11 +237,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -257,24 +261,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -438,7 +457,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 2b572a89d9a9"] || (globalThis["pbFleet POST /api/fleet/renew 2b572a89d9a9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 5c924bb1a002"] || (globalThis["pbFleet POST /api/fleet/renew 5c924bb1a002"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -613,11 +632,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -633,24 +656,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -828,7 +866,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 6395019da414"] || (globalThis["pbFleet POST /api/fleet/release 6395019da414"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release a634579c1cf3"] || (globalThis["pbFleet POST /api/fleet/release a634579c1cf3"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1072,11 +1110,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -1092,24 +1134,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -1309,7 +1366,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next b2d9fd18cca1"] || (globalThis["pbFleet POST /api/fleet/claim-next b2d9fd18cca1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 4fa739ec3f5c"] || (globalThis["pbFleet POST /api/fleet/claim-next 4fa739ec3f5c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -1642,11 +1699,15 @@ function bulkPatchStatement(patches, updated) {
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -1662,24 +1723,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -1993,7 +2069,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 91785e1b6a22"] || (globalThis["pbFleet POST /api/fleet/sweep 91785e1b6a22"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep d73e7f64a2e3"] || (globalThis["pbFleet POST /api/fleet/sweep d73e7f64a2e3"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -2273,11 +2349,15 @@ function bulkPatchStatement(patches, updated) {
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -2293,24 +2373,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -2546,7 +2641,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 0d288a566ba8"] || (globalThis["pbFleet GET /api/fleet/stats 0d288a566ba8"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 02262a4d2d1b"] || (globalThis["pbFleet GET /api/fleet/stats 02262a4d2d1b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -2681,11 +2776,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -2701,24 +2800,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 function countsSum(condition) {
@@ -2933,7 +3047,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions c4311c9a33a1"] || (globalThis["pbFleet GET /api/fleet/completions c4311c9a33a1"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions f8a25cafbd6c"] || (globalThis["pbFleet GET /api/fleet/completions f8a25cafbd6c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3018,11 +3132,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -3038,24 +3156,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -3146,7 +3279,7 @@ function completionsQuery(window, probeKeyPrefix) {
     probeKeyPrefix
   ).sql;
   return {
-    sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
+    sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets, 1 AS counts_ready FROM (
   SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))
       / CAST({:bucketSeconds} AS INTEGER) AS INTEGER) AS bucket,
     SUM(status = 'done') AS done,
@@ -3158,7 +3291,19 @@ function completionsQuery(window, probeKeyPrefix) {
     params
   };
 }
-var COMPLETIONS_ROW_SHAPE = { buckets: "" };
+var COMPLETIONS_ROW_SHAPE = { buckets: "", counts_ready: 0 };
+function countedCompletionsQuery(window) {
+  return {
+    sql: `SELECT COALESCE((SELECT group_concat(bucket || ':' || done || ':' || failed, ',') FROM (
+  SELECT (second - CAST({:fromSeconds} AS INTEGER)) / CAST({:bucketSeconds} AS INTEGER) AS bucket,
+    SUM(done) AS done, SUM(failed) AS failed
+  FROM ${JOB_COMPLETIONS_TABLE}
+  WHERE second >= CAST({:fromSeconds} AS INTEGER) AND second < CAST({:toSeconds} AS INTEGER)
+  GROUP BY bucket)), '') AS buckets,
+  ${JOB_COUNTS_READY_SQL} AS counts_ready`,
+    params: { fromSeconds: window.fromMs / 1e3, toSeconds: window.toMs / 1e3, bucketSeconds: window.bucketSeconds }
+  };
+}
 function buildCompletions(row, window, nowMs) {
   const bucketMs = window.bucketSeconds * 1e3;
   const buckets = [];
@@ -3192,7 +3337,8 @@ function handleCompletions(req) {
   if (badPrefix !== null) return json(400, { error: badPrefix });
   const now = Date.now();
   const window = completionsWindow(now, params.windowSeconds, params.bucketSeconds);
-  const row = queryOne(completionsQuery(window, prefix), COMPLETIONS_ROW_SHAPE);
+  let row = prefix === "" ? queryOne(countedCompletionsQuery(window), COMPLETIONS_ROW_SHAPE) : null;
+  if (row === null || row.counts_ready !== 1) row = queryOne(completionsQuery(window, prefix), COMPLETIONS_ROW_SHAPE);
   if (row === null) return json(503, { error: COMPLETIONS_UNAVAILABLE });
   return json(200, buildCompletions(row, window, Date.now()));
 }
@@ -3206,7 +3352,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue d5f886b10ae3"] || (globalThis["pbFleet POST /api/fleet/enqueue d5f886b10ae3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 3b850430f1c5"] || (globalThis["pbFleet POST /api/fleet/enqueue 3b850430f1c5"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -3339,11 +3485,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -3359,24 +3509,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -3645,7 +3810,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 26fd2fee8203"] || (globalThis["pbFleet POST /api/fleet/cancel 26fd2fee8203"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 31a97aa40866"] || (globalThis["pbFleet POST /api/fleet/cancel 31a97aa40866"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -3800,11 +3965,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -3820,24 +3989,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -3996,7 +4180,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 3fcf944440cc"] || (globalThis["pbFleet POST /api/fleet/retry 3fcf944440cc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry b1f4b0753fef"] || (globalThis["pbFleet POST /api/fleet/retry b1f4b0753fef"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4156,11 +4340,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -4176,24 +4364,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -4364,7 +4567,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 0956d2acfb89"] || (globalThis["pbFleet POST /api/fleet/maintenance 0956d2acfb89"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 57aab26e05d4"] || (globalThis["pbFleet POST /api/fleet/maintenance 57aab26e05d4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4518,11 +4721,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -4538,24 +4745,45 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+function pruneCompletionsStatement(nowMs) {
+  return {
+    sql: `DELETE FROM ${JOB_COMPLETIONS_TABLE} WHERE second < {:before}`,
+    params: { before: Math.floor(nowMs / 1e3) - JOB_COMPLETIONS_KEEP_SECONDS }
+  };
+}
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_READY_SHAPE = { ready: 0 };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
@@ -4994,17 +5222,18 @@ function drainRetention(runBatch, clock, budgetMs = RETENTION_BUDGET_MS) {
   } while (clock() - started < budgetMs);
   return drain;
 }
-function ensureJobCounts(batch) {
+function ensureJobCounts(batch, nowMs) {
   const found = batch.queryOne(JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE);
-  if (found !== null && found.ready === 1) return false;
-  for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
-  return true;
+  const repair = found === null || found.ready !== 1;
+  if (repair) for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
+  batch.execute(pruneCompletionsStatement(nowMs));
+  return repair;
 }
 
 // src/handlers/maintenance.ts
 function tick() {
   var _a;
-  const countsRepaired = updateJobs((batch) => ensureJobCounts(batch));
+  const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
@@ -5028,7 +5257,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 6df8d9dc5e64"] || (globalThis["pbFleet POST /api/fleet/heartbeat 6df8d9dc5e64"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 82c4673fcec4"] || (globalThis["pbFleet POST /api/fleet/heartbeat 82c4673fcec4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -5274,11 +5503,15 @@ function bulkPatchStatement(patches, updated) {
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -5294,24 +5527,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -5582,7 +5830,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete bfd944ed6b49"] || (globalThis["pbFleet POST /api/fleet/complete bfd944ed6b49"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 56ac645fd62f"] || (globalThis["pbFleet POST /api/fleet/complete 56ac645fd62f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -5913,11 +6161,15 @@ function bulkPatchStatement(patches, updated) {
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -5933,24 +6185,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -6334,7 +6601,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created b842f3444afe"] || (globalThis["pbFleet onModelBeforeCreate job-created b842f3444afe"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created b85ecee476eb"] || (globalThis["pbFleet onModelBeforeCreate job-created b85ecee476eb"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6386,11 +6653,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -6406,24 +6677,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -6519,11 +6805,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -6539,24 +6829,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -6928,11 +7233,15 @@ function bulkPatchStatement(patches, updated) {
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -6948,24 +7257,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -7202,11 +7526,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -7222,24 +7550,39 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
@@ -7405,11 +7748,15 @@ var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
 var JOB_COUNTS_TRIGGERS = [
   "probe_job_counts_on_insert",
   "probe_job_counts_on_update",
-  "probe_job_counts_on_delete"
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
 ];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
 function bucket(row) {
   return {
     status: `COALESCE(${row}.status, '')`,
@@ -7425,24 +7772,45 @@ function takeFrom(row) {
   const b = bucket(row);
   return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
 }
-var [ON_INSERT, ON_UPDATE, ON_DELETE] = JOB_COUNTS_TRIGGERS;
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
 var JOB_COUNTS_SETUP = [
   `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
   `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
 ];
 var JOB_COUNTS_TEARDOWN = [
   ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  `DROP TABLE IF EXISTS ${JOB_COUNTS_TABLE}`
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
 ];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
 var JOB_COUNTS_REBUILD = [
   `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '${JOB_COUNTS_TABLE}') = 1`;
+function pruneCompletionsStatement(nowMs) {
+  return {
+    sql: `DELETE FROM ${JOB_COMPLETIONS_TABLE} WHERE second < {:before}`,
+    params: { before: Math.floor(nowMs / 1e3) - JOB_COMPLETIONS_KEEP_SECONDS }
+  };
+}
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_READY_SHAPE = { ready: 0 };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
@@ -7872,17 +8240,18 @@ function drainRetention(runBatch, clock, budgetMs = RETENTION_BUDGET_MS) {
   } while (clock() - started < budgetMs);
   return drain;
 }
-function ensureJobCounts(batch) {
+function ensureJobCounts(batch, nowMs) {
   const found = batch.queryOne(JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE);
-  if (found !== null && found.ready === 1) return false;
-  for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
-  return true;
+  const repair = found === null || found.ready !== 1;
+  if (repair) for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
+  batch.execute(pruneCompletionsStatement(nowMs));
+  return repair;
 }
 
 // src/handlers/maintenance.ts
 function tick() {
   var _a;
-  const countsRepaired = updateJobs((batch) => ensureJobCounts(batch));
+  const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);

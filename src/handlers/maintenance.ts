@@ -25,7 +25,7 @@ export interface MaintenanceTick {
 }
 
 function tick(): MaintenanceTick {
-  const countsRepaired = updateJobs((batch) => ensureJobCounts(batch));
+  const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);

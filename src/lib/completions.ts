@@ -7,6 +7,7 @@
  */
 import { formatPbDate } from "./lease.js";
 import { withPrefix } from "./prefix.js";
+import { JOB_COMPLETIONS_TABLE, JOB_COUNTS_READY_SQL } from "./job-counts.js";
 import { FINISHED_SQL, type WhereClause } from "./queries.js";
 
 export const DEFAULT_WINDOW_SECONDS = 300;
@@ -95,7 +96,7 @@ export function completionsQuery(window: CompletionsWindow, probeKeyPrefix: stri
   const where = withPrefix(`status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
     params, probeKeyPrefix).sql;
   return {
-    sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets FROM (
+    sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets, 1 AS counts_ready FROM (
   SELECT CAST((CAST(strftime('%s', substr(finished_at, 1, 19)) AS INTEGER) - CAST({:fromSeconds} AS INTEGER))
       / CAST({:bucketSeconds} AS INTEGER) AS INTEGER) AS bucket,
     SUM(status = 'done') AS done,
@@ -110,8 +111,29 @@ export function completionsQuery(window: CompletionsWindow, probeKeyPrefix: stri
 
 export interface CompletionsRow {
   buckets: string;
+  /** 1 when the answer is to be trusted; 0: countedCompletionsQuery found the counting triggers missing. */
+  counts_ready: number;
 }
-export const COMPLETIONS_ROW_SHAPE: CompletionsRow = { buckets: "" };
+export const COMPLETIONS_ROW_SHAPE: CompletionsRow = { buckets: "", counts_ready: 0 };
+
+/**
+ * The same buckets from probe_job_completions (job-counts.ts), without a
+ * prefix: one row per second of the window at most (3,600), whatever the
+ * rate. `counts_ready` is 0 when its triggers are missing: the caller then
+ * answers from completionsQuery.
+ */
+export function countedCompletionsQuery(window: CompletionsWindow): WhereClause {
+  return {
+    sql: `SELECT COALESCE((SELECT group_concat(bucket || ':' || done || ':' || failed, ',') FROM (
+  SELECT (second - CAST({:fromSeconds} AS INTEGER)) / CAST({:bucketSeconds} AS INTEGER) AS bucket,
+    SUM(done) AS done, SUM(failed) AS failed
+  FROM ${JOB_COMPLETIONS_TABLE}
+  WHERE second >= CAST({:fromSeconds} AS INTEGER) AND second < CAST({:toSeconds} AS INTEGER)
+  GROUP BY bucket)), '') AS buckets,
+  ${JOB_COUNTS_READY_SQL} AS counts_ready`,
+    params: { fromSeconds: window.fromMs / 1000, toSeconds: window.toMs / 1000, bucketSeconds: window.bucketSeconds },
+  };
+}
 
 /** The answer: every bucket of the window, filled from the row (entries outside the window are ignored). */
 export function buildCompletions(row: CompletionsRow, window: CompletionsWindow, nowMs: number): CompletionsResponse {

@@ -10,7 +10,7 @@ import { deleteOldEventsStatement, JOB_EVENTS_RETENTION_BATCH } from "./job-even
 import { enqueueJobs } from "./enqueue.js";
 import { parseJsonField, type JobBatch } from "./job-row.js";
 import { formatPbDate } from "./lease.js";
-import { JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE, JOB_COUNTS_REPAIR } from "./job-counts.js";
+import { JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE, JOB_COUNTS_REPAIR, pruneCompletionsStatement } from "./job-counts.js";
 import {
   deleteExpiredQuery, eventsKeep, keepSetting, RETENTION_BATCH, RETENTION_BUDGET_MS, RETENTION_CLASSES, retentionCutoff, type RetentionClass,
 } from "./retention.js";
@@ -157,15 +157,17 @@ export function drainRetention(
 }
 
 /**
- * Puts the job counts right when their triggers or table are missing (a
+ * Puts the job counts right when their triggers or tables are missing (a
  * database restored from before the migration, a hand-edited schema): drops
  * what is left, creates them again and recounts, in the caller's one
- * transaction, so the counts are exact from its commit on. Answers whether it
- * had to.
+ * transaction, so the counts are exact from its commit on; and deletes the
+ * completion seconds no window reaches any more. Answers whether it had to
+ * repair.
  */
-export function ensureJobCounts(batch: JobBatch): boolean {
+export function ensureJobCounts(batch: JobBatch, nowMs: number): boolean {
   const found = batch.queryOne(JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE);
-  if (found !== null && found.ready === 1) return false;
-  for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
-  return true;
+  const repair = found === null || found.ready !== 1;
+  if (repair) for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
+  batch.execute(pruneCompletionsStatement(nowMs));
+  return repair;
 }

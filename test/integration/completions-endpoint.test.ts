@@ -4,7 +4,9 @@
 import { describe, expect, inject, it } from "vitest";
 import { FleetClient } from "../../src/client/index";
 import type { CompletionsResponse } from "../../src/lib/completions";
-import { get, randomKey } from "./support/fleet-api";
+import { get, post, randomKey } from "./support/fleet-api";
+import { startOwnServer } from "./support/own-server";
+import { sleep } from "./support/race";
 
 const client = new FleetClient({ url: inject("pbUrl"), email: inject("adminEmail"), password: inject("adminPassword") });
 
@@ -64,5 +66,35 @@ describe("GET /api/fleet/completions", () => {
       expect(res.body.error).toMatch(/must be/);
     }
     expect((await get("/api/fleet/completions", { token: null })).status).toBe(401);
+  });
+});
+
+describe("GET /api/fleet/completions without a prefix: probe_job_completions, kept by triggers", () => {
+  it("answers the same buckets as the rows do, and keeps counting finishes that retention has since deleted", async () => {
+    const server = await startOwnServer({ env: { PB_FLEET_KEEP_DONE: "1s", PB_FLEET_KEEP_FAILED: "1s" } });
+    try {
+      const on = { baseUrl: server.url, token: server.token };
+      const own = new FleetClient({ url: server.url, token: server.token });
+      const jobs = await own.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ probeKey: `c/${i}` })));
+      const claimed = (await post("/api/fleet/claim-next", { workerId: "w", limit: 30 }, on)).body.jobs as { job: { id: string }; leaseToken: string }[];
+      expect(claimed).toHaveLength(jobs.length);
+      const releases = claimed.map(({ job, leaseToken }, i) => ({ jobId: job.id, leaseToken, status: i % 3 === 0 ? "failed" : "done" }));
+      expect((await post("/api/fleet/complete", { workerId: "w", releases: releases.slice(0, 20) }, on)).status).toBe(200);
+      for (const r of releases.slice(20)) expect((await post("/api/fleet/release", { workerId: "w", ...r }, on)).body.released).toBe(true);
+      const read = async (query: string) => (await get(`/api/fleet/completions?windowSeconds=120&bucketSeconds=1${query}`, on)).body as CompletionsResponse;
+      // The rows' answer (a prefix takes the index path) and the counters' agree bucket by bucket.
+      const [counted, rows] = [await read(""), await read("&probeKeyPrefix=c%2F")];
+      expect(counted.from).toBe(rows.from);
+      expect(counted.buckets).toEqual(rows.buckets);
+      const sum = (body: CompletionsResponse) => [body.buckets.reduce((n, b) => n + b.done, 0), body.buckets.reduce((n, b) => n + b.failed, 0)];
+      expect(sum(counted)).toEqual([20, 10]);
+      // Retention deletes the rows (kept 1 s); the chart still shows that they finished.
+      await sleep(1_200);
+      expect((await post("/api/fleet/maintenance", {}, on)).body.retention.deleted).toEqual({ done: 20, failed: 10 });
+      expect(sum(await read("&probeKeyPrefix=c%2F"))).toEqual([0, 0]);
+      expect(sum(await read(""))).toEqual([20, 10]);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
-  buildCompletions, completionsQuery, completionsWindow, COMPLETIONS_ROW_SHAPE, MAX_BUCKETS, parseCompletionsParams,
+  buildCompletions, completionsQuery, completionsWindow, COMPLETIONS_ROW_SHAPE, countedCompletionsQuery, MAX_BUCKETS,
+  MAX_WINDOW_SECONDS, parseCompletionsParams,
 } from "../../src/lib/completions";
+import { JOB_COMPLETIONS_KEEP_SECONDS, pruneCompletionsStatement } from "../../src/lib/job-counts";
 import { formatPbDate } from "../../src/lib/lease";
 import type { WhereClause } from "../../src/lib/queries";
 import { NOW } from "./support/rows";
@@ -87,7 +89,7 @@ describe("buildCompletions", () => {
   const window = completionsWindow(NOW, 30, 5);
 
   it("answers every bucket in time order, zeros where nothing finished", () => {
-    const answer = buildCompletions({ buckets: "0:2:1,5:7:0" }, window, NOW);
+    const answer = buildCompletions({ buckets: "0:2:1,5:7:0", counts_ready: 1 }, window, NOW);
     expect(answer).toMatchObject({ now: NOW, bucketSeconds: 5, from: window.fromMs, to: window.toMs });
     expect(answer.buckets).toHaveLength(6);
     expect(answer.buckets.map((b) => [b.done, b.failed])).toEqual([[2, 1], [0, 0], [0, 0], [0, 0], [0, 0], [7, 0]]);
@@ -96,7 +98,25 @@ describe("buildCompletions", () => {
 
   it("answers an empty window for an empty row, and ignores entries outside it or unreadable", () => {
     expect(buildCompletions(COMPLETIONS_ROW_SHAPE, window, NOW).buckets.every((b) => b.done === 0 && b.failed === 0)).toBe(true);
-    const answer = buildCompletions({ buckets: "-1:5:5,6:5:5,x:1:1,2:3:y" }, window, NOW);
+    const answer = buildCompletions({ buckets: "-1:5:5,6:5:5,x:1:1,2:3:y", counts_ready: 1 }, window, NOW);
     expect(answer.buckets.map((b) => [b.done, b.failed])).toEqual([[0, 0], [0, 0], [3, 0], [0, 0], [0, 0], [0, 0]]);
   });
 });
+
+describe("countedCompletionsQuery", () => {
+  const window = completionsWindow(NOW, 300, 5);
+  it("reads the window's seconds from probe_job_completions, whole seconds bound, and says whether the triggers are there", () => {
+    const query = countedCompletionsQuery(window);
+    expectPlaceholdersBound(query);
+    expect(query.params).toEqual({ fromSeconds: window.fromMs / 1000, toSeconds: window.toMs / 1000, bucketSeconds: 5 });
+    expect(Number.isInteger(query.params["fromSeconds"])).toBe(true);
+    expect(query.sql).toContain("FROM probe_job_completions");
+    expect(query.sql).not.toContain("FROM probe_jobs");
+    expect(query.sql).toContain(" AS counts_ready");
+  });
+  it("keeps as many seconds as the widest window asks for, and a minute more", () => {
+    expect(JOB_COMPLETIONS_KEEP_SECONDS).toBe(MAX_WINDOW_SECONDS + 60);
+    expect(pruneCompletionsStatement(NOW).params).toEqual({ before: Math.floor(NOW / 1000) - JOB_COMPLETIONS_KEEP_SECONDS });
+  });
+});
+

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
 import { JOB_EVENTS_KEEP_MS, JOB_EVENTS_RETENTION_BATCH } from "../../src/lib/job-events";
-import { JOB_COUNTS_REPAIR } from "../../src/lib/job-counts";
+import { JOB_COUNTS_REPAIR, pruneCompletionsStatement } from "../../src/lib/job-counts";
 import { deleteExpiredBatch, drainRetention, ensureJobCounts, enqueueDueSchedules, type RetentionTick } from "../../src/lib/maintenance";
 import { RETENTION_BATCH, RETENTION_BUDGET_MS } from "../../src/lib/retention";
 import { minuteStart, SCHEDULE_PAGES_PER_TICK, SCHEDULES_PER_TICK, scheduleUniqueKey } from "../../src/lib/schedules";
@@ -217,12 +217,14 @@ describe("ensureJobCounts", () => {
         return 0;
       },
     });
-    expect(ensureJobCounts(batchWith(1))).toBe(false);
-    expect(executed).toEqual([]);
-    expect(ensureJobCounts(batchWith(0))).toBe(true);
-    expect(executed).toEqual([...JOB_COUNTS_REPAIR]);
+    const prune = pruneCompletionsStatement(NOW).sql;
+    expect(ensureJobCounts(batchWith(1), NOW)).toBe(false);
+    expect(executed).toEqual([prune]);
+    executed.length = 0;
+    expect(ensureJobCounts(batchWith(0), NOW)).toBe(true);
+    expect(executed).toEqual([...JOB_COUNTS_REPAIR, prune]);
     // Drop first (a half-present set), then create, then recount from the rows.
     expect(executed[0]).toMatch(/^DROP TRIGGER IF EXISTS/);
-    expect(executed.at(-1)).toMatch(/^INSERT INTO probe_job_counts .* FROM probe_jobs GROUP BY/);
+    expect(executed.at(-2)).toMatch(/^INSERT INTO probe_job_completions .* FROM probe_jobs .* GROUP BY s$/);
   });
 });

@@ -33,7 +33,7 @@ import {
   expiredLeaseWhere, FAMILY_PROBE_LIMIT, familyProbeQuery, jobByIdWhere, jobsByIdsWhere, liveUniqueKeyQuery, pendingDueWhere,
   statsQuery, statsScanQuery, topPriorityQuery,
 } from "../../../src/lib/queries";
-import { JOB_COUNTS_READY_QUERY } from "../../../src/lib/job-counts";
+import { JOB_COUNTS_READY_QUERY, pruneCompletionsStatement } from "../../../src/lib/job-counts";
 import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
 
@@ -492,6 +492,8 @@ export function executeStatement(sql: string, params: Params, tables: SqlTables<
       return changed;
     }
   }
+  // probe_job_completions lives in SQLite's triggers, which this fake has none of (the counted reads answer from the rows).
+  if (sql === pruneCompletionsStatement(0).sql) return 0;
   if (sql === deleteOldEventsStatement("", 0).sql) {
     const doomed = [...tables.events.values()]
       .filter((e) => compareText(e.created, String(params["cutoff"])) < 0)
