@@ -15,7 +15,7 @@ export function handleComplete(req: FleetRequest): Reply {
   if (!valid.ok) return json(400, { error: valid.error });
   const results = updateJobsBulk("complete", (batch, now) => {
     const released = completeJobs(batch, valid.value, now, Math.random);
-    // Retention keeps pace with the batch path in its own transactions (maintenance.ts).
+    // Retention keeps pace with the batch path, in this same transaction (maintenance.ts).
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
     return released;
   });
