@@ -65,6 +65,10 @@ function stdoutOf(pid: number): string {
 describe("PocketBase runs without dev mode (issue 18)", () => {
   const line = inject("pbLine");
   const modern = line === "0.23";
+  // Dev mode leaves the admin UI's Cache-Control out on 0.40 (apis/serve.go checks IsDev); 0.23.12 and 0.36.8 send
+  // it either way, so there only the printed SQL tells dev mode.
+  const [minor] = inject("pbVersion").split(".").slice(1).map(Number) as [number];
+  const devDropsUiCache = modern && minor >= 40;
 
   it("the suite's own server prints no SQL statement (and on 0.23+ serves the admin UI with its production Cache-Control)", async () => {
     const url = inject("pbUrl");
@@ -110,7 +114,7 @@ describe("PocketBase runs without dev mode (issue 18)", () => {
       const output = readFileSync(server.logFile, "utf8");
       expect(sqlLines(output).length).toBeGreaterThan(0);
       expect(sqlLines(output).some((l) => /probe_jobs/.test(l))).toBe(true);
-      if (modern) expect(await uiCacheControl(server.url)).toBeNull();
+      if (devDropsUiCache) expect(await uiCacheControl(server.url)).toBeNull();
     } finally {
       await server.stop();
     }
