@@ -4567,7 +4567,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 57aab26e05d4"] || (globalThis["pbFleet POST /api/fleet/maintenance 57aab26e05d4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 67349ad14aa2"] || (globalThis["pbFleet POST /api/fleet/maintenance 67349ad14aa2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4585,7 +4585,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -4971,11 +4970,12 @@ function keepSetting(getenv2, retentionClass) {
 }
 function eventsKeep(getenv2) {
   const raw = getenv2(KEEP_EVENTS_ENV).trim();
-  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (raw === "") return { keepMs: JOB_EVENTS_KEEP_MS };
+  const ms = parseKeepDuration(raw);
   if (ms === null) {
     return {
-      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
-      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+      keepMs: JOB_EVENTS_KEEP_MS,
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${JOB_EVENTS_KEEP_MS / 6e4}m`
     };
   }
   return { keepMs: ms === 0 ? null : ms };
@@ -5830,7 +5830,7 @@ return route;
 }, $apis.requireAdminAuth());
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 56ac645fd62f"] || (globalThis["pbFleet POST /api/fleet/complete 56ac645fd62f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete ca99411b9c88"] || (globalThis["pbFleet POST /api/fleet/complete ca99411b9c88"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -5871,7 +5871,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -6418,11 +6417,12 @@ function keepSetting(getenv2, retentionClass) {
 }
 function eventsKeep(getenv2) {
   const raw = getenv2(KEEP_EVENTS_ENV).trim();
-  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (raw === "") return { keepMs: JOB_EVENTS_KEEP_MS };
+  const ms = parseKeepDuration(raw);
   if (ms === null) {
     return {
-      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
-      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+      keepMs: JOB_EVENTS_KEEP_MS,
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${JOB_EVENTS_KEEP_MS / 6e4}m`
     };
   }
   return { keepMs: ms === 0 ? null : ms };
@@ -7616,7 +7616,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -7989,11 +7988,12 @@ function keepSetting(getenv2, retentionClass) {
 }
 function eventsKeep(getenv2) {
   const raw = getenv2(KEEP_EVENTS_ENV).trim();
-  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (raw === "") return { keepMs: JOB_EVENTS_KEEP_MS };
+  const ms = parseKeepDuration(raw);
   if (ms === null) {
     return {
-      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
-      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+      keepMs: JOB_EVENTS_KEEP_MS,
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${JOB_EVENTS_KEEP_MS / 6e4}m`
     };
   }
   return { keepMs: ms === 0 ? null : ms };

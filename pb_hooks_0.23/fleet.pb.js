@@ -5907,7 +5907,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 0f4abb2ae6aa"] || (globalThis["pbFleet POST /api/fleet/maintenance 0f4abb2ae6aa"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance c58fcae56387"] || (globalThis["pbFleet POST /api/fleet/maintenance c58fcae56387"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5925,7 +5925,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -6314,11 +6313,12 @@ function keepSetting(getenv2, retentionClass) {
 }
 function eventsKeep(getenv2) {
   const raw = getenv2(KEEP_EVENTS_ENV).trim();
-  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (raw === "") return { keepMs: JOB_EVENTS_KEEP_MS };
+  const ms = parseKeepDuration(raw);
   if (ms === null) {
     return {
-      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
-      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+      keepMs: JOB_EVENTS_KEEP_MS,
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${JOB_EVENTS_KEEP_MS / 6e4}m`
     };
   }
   return { keepMs: ms === 0 ? null : ms };
@@ -7432,7 +7432,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 7d63fb11477f"] || (globalThis["pbFleet POST /api/fleet/complete 7d63fb11477f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete a7f5702d8445"] || (globalThis["pbFleet POST /api/fleet/complete a7f5702d8445"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7473,7 +7473,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -8023,11 +8022,12 @@ function keepSetting(getenv2, retentionClass) {
 }
 function eventsKeep(getenv2) {
   const raw = getenv2(KEEP_EVENTS_ENV).trim();
-  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (raw === "") return { keepMs: JOB_EVENTS_KEEP_MS };
+  const ms = parseKeepDuration(raw);
   if (ms === null) {
     return {
-      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
-      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+      keepMs: JOB_EVENTS_KEEP_MS,
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${JOB_EVENTS_KEEP_MS / 6e4}m`
     };
   }
   return { keepMs: ms === 0 ? null : ms };
@@ -9334,7 +9334,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-var DEFAULT_KEEP_EVENTS = "15m";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -9692,11 +9691,12 @@ function keepSetting(getenv2, retentionClass) {
 }
 function eventsKeep(getenv2) {
   const raw = getenv2(KEEP_EVENTS_ENV).trim();
-  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (raw === "") return { keepMs: JOB_EVENTS_KEEP_MS };
+  const ms = parseKeepDuration(raw);
   if (ms === null) {
     return {
-      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
-      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`
+      keepMs: JOB_EVENTS_KEEP_MS,
+      error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), so probe_job_events are kept ${JOB_EVENTS_KEEP_MS / 6e4}m`
     };
   }
   return { keepMs: ms === 0 ? null : ms };

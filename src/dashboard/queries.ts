@@ -152,7 +152,7 @@ export const IN_FLIGHT_SORT = "claimed_by,lease_expires_at,id";
 export const EXPIRED_SORT = "lease_expires_at,id";
 export const FAILED_SORT = "-finished_at,id";
 
-/** How long the server keeps probe_job_events records (src/lib/bulk.ts JOB_EVENTS_KEEP_MS): the detail's history reaches this far back. */
+/** How long the server keeps probe_job_events records (src/lib/job-events.ts JOB_EVENTS_KEEP_MS, unless PB_FLEET_KEEP_EVENTS says otherwise): the detail's history reaches this far back. */
 export { JOB_EVENTS_KEEP_MS };
 /** The most batch events one job's history reads (a job renewed every 10 s for 15 minutes has about 90). */
 export const JOB_HISTORY_LIMIT = 200;

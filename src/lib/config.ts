@@ -85,8 +85,8 @@ export const DEFAULT_KEEP_DONE = "7d";
 export const KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 export const DEFAULT_KEEP_FAILED = "30d";
 /**
- * How long probe_job_events records are kept (job-events.ts): the dashboard's
- * job history reaches back this far. Same syntax; `0` keeps them forever.
+ * How long probe_job_events records are kept (default: job-events.ts's
+ * JOB_EVENTS_KEEP_MS, how far back the dashboard's job history reaches).
+ * Same syntax; `0` keeps them forever.
  */
 export const KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-export const DEFAULT_KEEP_EVENTS = "15m";

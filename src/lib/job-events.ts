@@ -56,7 +56,7 @@ export function jobEventChunks(changes: readonly JobView[]): JobView[][] {
 
 /**
  * How long probe_job_events records are kept unless PB_FLEET_KEEP_EVENTS says
- * otherwise (config.ts's DEFAULT_KEEP_EVENTS): how far back the dashboard's
+ * otherwise (config.ts's KEEP_EVENTS_ENV): how far back the dashboard's
  * job history reaches.
  */
 export const JOB_EVENTS_KEEP_MS = 15 * 60_000;

@@ -9,7 +9,6 @@
 import { deleteOldEventsStatement, JOB_EVENTS_RETENTION_BATCH } from "./job-events.js";
 import { enqueueJobs } from "./enqueue.js";
 import { parseJsonField, type JobBatch } from "./job-row.js";
-import { formatPbDate } from "./lease.js";
 import { JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE, JOB_COUNTS_REPAIR, pruneCompletionsStatement } from "./job-counts.js";
 import {
   deleteExpiredQuery, eventsKeep, keepSetting, RETENTION_BATCH, RETENTION_BUDGET_MS, RETENTION_CLASSES, retentionCutoff, type RetentionClass,

@@ -5,7 +5,8 @@
  * must never make, so every doubt resolves to keeping rows: an unreadable
  * setting keeps its whole class, and only terminal statuses can ever be named.
  */
-import { DEFAULT_KEEP_DONE, DEFAULT_KEEP_EVENTS, DEFAULT_KEEP_FAILED, KEEP_DONE_ENV, KEEP_EVENTS_ENV, KEEP_FAILED_ENV } from "./config.js";
+import { DEFAULT_KEEP_DONE, DEFAULT_KEEP_FAILED, KEEP_DONE_ENV, KEEP_EVENTS_ENV, KEEP_FAILED_ENV } from "./config.js";
+import { JOB_EVENTS_KEEP_MS } from "./job-events.js";
 import { formatPbDate } from "./lease.js";
 import { FINISHED_SQL, type WhereClause } from "./queries.js";
 import { isTerminalStatus } from "./transitions.js";
@@ -91,12 +92,13 @@ export function keepSetting(getenv: (name: string) => string, retentionClass: Re
  */
 export function eventsKeep(getenv: (name: string) => string): { keepMs: number | null; error?: string } {
   const raw = getenv(KEEP_EVENTS_ENV).trim();
-  const ms = parseKeepDuration(raw === "" ? DEFAULT_KEEP_EVENTS : raw);
+  if (raw === "") return { keepMs: JOB_EVENTS_KEEP_MS };
+  const ms = parseKeepDuration(raw);
   if (ms === null) {
     return {
-      keepMs: parseKeepDuration(DEFAULT_KEEP_EVENTS),
+      keepMs: JOB_EVENTS_KEEP_MS,
       error: `${KEEP_EVENTS_ENV}=${JSON.stringify(raw)} is not a duration such as 15m, 1h or 0 (keep forever), ` +
-        `so probe_job_events are kept ${DEFAULT_KEEP_EVENTS}`,
+        `so probe_job_events are kept ${JOB_EVENTS_KEEP_MS / 60_000}m`,
     };
   }
   return { keepMs: ms === 0 ? null : ms };
