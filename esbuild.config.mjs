@@ -29,16 +29,18 @@ export const HOOKS_BUNDLES = [
   {
     ...bundleFiles("0.22"),
     tsconfig: join(root, "tsconfig.hooks.json"),
-    // 0.22's admin check: no token, a bad token and a user token get 401.
-    routeMiddlewares: ["$apis.requireAdminAuth()"],
+    // None: the adapter's serve() decides who may call (an admin, or a worker
+    // identity on the worker routes) and answers anyone else what 0.22's
+    // $apis.requireAdminAuth() answered them, word for word.
+    routeMiddlewares: [],
     // Fires before a probe_jobs record is inserted, `created` already set.
     jobCreateHook: "onModelBeforeCreate",
   },
   {
     ...bundleFiles("0.23"),
     tsconfig: join(root, "tsconfig.hooks-0.23.json"),
-    // None: the adapter's serve() answers 401 to anyone but a superuser (0.23's
-    // $apis.requireSuperuserAuth() would answer a user token 403).
+    // None: the adapter's serve() decides who may call, and answers anyone else
+    // 0.22's 401 (0.23's $apis.requireSuperuserAuth() would answer a user token 403).
     routeMiddlewares: [],
     // Before PocketBase's own body limit (pbBodyLimit, priority -990), after its
     // auth token loader (-1020): pb-fleet's 413 for a body over the limit.
@@ -126,10 +128,10 @@ function builtOncePerRuntime(name, body) {
 }
 
 /** A route: the adapter's serve() running the handler on the request's context (echo.Context or core.RequestEvent). */
-function routeEntry({ module, handler }) {
+function routeEntry({ module, handler, access }) {
   return `import { serve } from ${JSON.stringify(ADAPTER)};\n` +
     `import { ${handler} } from ${handlerModule(module)};\n` +
-    `export default function route(context: Parameters<typeof serve>[0]): void { return serve(context, ${handler}); }\n`;
+    `export default function route(context: Parameters<typeof serve>[0]): void { return serve(context, ${handler}, ${JSON.stringify(access)}); }\n`;
 }
 
 /** One exported function of a handler module. */

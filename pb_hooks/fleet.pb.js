@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim b67b97de4423"] || (globalThis["pbFleet POST /api/fleet/claim b67b97de4423"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 5b141f6427ec"] || (globalThis["pbFleet POST /api/fleet/claim 5b141f6427ec"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -48,6 +48,11 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -149,6 +154,72 @@ function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+var QUEUE_NOT_ALLOWED = { kind: "refused", reason: "queue_not_allowed" };
+function mayTakeQueue(caller, queue) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return true;
+  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -158,6 +229,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -173,7 +262,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -203,6 +293,16 @@ function newLeaseToken() {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -332,14 +432,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -400,6 +511,7 @@ function claimAnswer(outcome) {
   if (decision.kind === "already_held") {
     return { claimed: true, job: jobView(row), alreadyHeld: true, leaseToken: decision.leaseToken };
   }
+  if (decision.kind === "refused" && decision.reason !== void 0) return { claimed: false, reason: decision.reason };
   if (decision.kind !== "win") return { claimed: false };
   return { claimed: true, job: jobView(row, decision.patch), leaseToken: (_a = decision.patch.lease_token) != null ? _a : "" };
 }
@@ -444,20 +556,22 @@ function handleClaim(req) {
   const valid = validateClaimRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
   const { jobId, workerId, leaseSeconds } = valid.value;
-  const outcome = updateJob(jobId, (row, now) => decideClaim(row, workerId, leaseSeconds, now, newLeaseToken), claimPatch);
+  const refused = workerIdRefusal(req.caller, workerId);
+  if (refused !== null) return json(403, { error: refused });
+  const outcome = updateJob(jobId, (row, now) => mayTakeQueue(req.caller, row.queue) ? decideClaim(row, workerId, leaseSeconds, now, newLeaseToken) : QUEUE_NOT_ALLOWED, claimPatch);
   return json(200, claimAnswer(outcome));
 }
 
 // entry.ts
 function route(context) {
-  return serve(context, handleClaim);
+  return serve(context, handleClaim, "worker");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 5c924bb1a002"] || (globalThis["pbFleet POST /api/fleet/renew 5c924bb1a002"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew fc2c6a878676"] || (globalThis["pbFleet POST /api/fleet/renew fc2c6a878676"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -500,6 +614,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_LEASE_TOKEN_BYTES = 255;
@@ -547,6 +665,67 @@ function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -556,6 +735,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -571,7 +768,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -598,6 +796,16 @@ function jobView(row, patch) {
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -727,14 +935,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -853,20 +1072,22 @@ function readLeaseToken(data) {
 function handleRenew(req) {
   const valid = validateRenewRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = workerIdRefusal(req.caller, valid.value.workerId);
+  if (refused !== null) return json(403, { error: refused });
   const outcome = updateJob(valid.value.jobId, (row, now) => decideRenew(row, valid.value, now), (patch) => patch);
   return json(200, renewAnswer(outcome));
 }
 
 // entry.ts
 function route(context) {
-  return serve(context, handleRenew);
+  return serve(context, handleRenew, "worker");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release a634579c1cf3"] || (globalThis["pbFleet POST /api/fleet/release a634579c1cf3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 238258690ce2"] || (globalThis["pbFleet POST /api/fleet/release 238258690ce2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -902,6 +1123,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
 var MAX_WORKER_ID_BYTES = 256;
@@ -1025,6 +1250,67 @@ function refused(reason) {
   return { kind: "refused", reason };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -1034,6 +1320,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -1049,7 +1353,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1076,6 +1381,16 @@ function jobView(row, patch) {
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -1208,14 +1523,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -1352,6 +1678,8 @@ function handleRelease(req) {
   const valid = validateReleaseRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
   const { jobId, workerId, target, leaseToken, result, error } = valid.value;
+  const refused2 = workerIdRefusal(req.caller, workerId);
+  if (refused2 !== null) return json(403, { error: refused2 });
   const release = { workerId, target, leaseToken, result, error, jitter: Math.random() };
   const outcome = updateJob(jobId, (row, now) => decideRelease(row, release, now), releasePatch);
   return json(200, releaseAnswer(outcome));
@@ -1359,14 +1687,34 @@ function handleRelease(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleRelease);
+  return serve(context, handleRelease, "worker");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 4fa739ec3f5c"] || (globalThis["pbFleet POST /api/fleet/claim-next 4fa739ec3f5c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 7554c4798773"] || (globalThis["pbFleet POST /api/fleet/claim-next 7554c4798773"] = (() => {
+var __defProp = Object.defineProperty;
+var __defProps = Object.defineProperties;
+var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -1437,6 +1785,12 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -1538,6 +1892,80 @@ function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function mayTakeQueue(caller, queue) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return true;
+  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+}
+function claimQueues(caller, asked) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return { queues: asked };
+  if (asked === null) return { queues: caller.queues };
+  for (const queue of asked) if (!mayTakeQueue(caller, queue)) return { refusal: queueRefusal(queue) };
+  return { queues: asked };
+}
+function queueRefusal(queue) {
+  return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -1547,6 +1975,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -1562,7 +2008,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1605,8 +2052,12 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
+  view.queue = queueOf(row);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
+}
+function queueOf(row) {
+  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
 }
 
 // src/adapter/runtime.ts
@@ -1618,6 +2069,16 @@ function getenv(name) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -1782,13 +2243,22 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
-function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter") {
+function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter", queue) {
+  const params = { priority, now: formatPbDate(nowMs) };
   return withPrefix(
-    `status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
-    { priority, now: formatPbDate(nowMs) },
+    `${queueTerm(queue, params)}status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
+    params,
     probeKeyPrefix,
     use
   );
+}
+function queueTerm(queue, params) {
+  if (queue === void 0) return "";
+  params["queue"] = queue;
+  return "queue = {:queue} AND ";
+}
+function storedQueueValues(queues) {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
 }
 function levelTerms(use, terms) {
   return use === "range" ? terms.replace(/\b(priority|run_at) /g, "+$1 ") : terms;
@@ -1803,8 +2273,10 @@ function familyProbeQuery(probeKeyPrefix) {
 var FAMILY_PROBE_LIMIT = 5e3;
 var FAMILY_PROBE_SHAPE = { n: 0 };
 var PRIORITY_LEVEL_SHAPE = { found: 0, priority: 0 };
-function topPriorityQuery(probeKeyPrefix, below, use = "filter") {
-  const where = below === void 0 ? withPrefix("status = 'pending'", {}, probeKeyPrefix, use) : withPrefix(`status = 'pending' AND ${levelTerms(use, "priority < {:below}")}`, { below }, probeKeyPrefix, use);
+function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
+  const params = below === void 0 ? {} : { below };
+  const pending = `${queueTerm(queue, params)}status = 'pending'`;
+  const where = below === void 0 ? withPrefix(pending, params, probeKeyPrefix, use) : withPrefix(`${pending} AND ${levelTerms(use, "priority < {:below}")}`, params, probeKeyPrefix, use);
   return {
     sql: `SELECT MAX(priority) IS NOT NULL AS found, COALESCE(MAX(priority), 0) AS priority FROM probe_jobs WHERE ${where.sql}`,
     params: where.params
@@ -1813,8 +2285,14 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter") {
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+  const params = { now: formatPbDate(nowMs) };
+  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  const names = storedQueueValues(queues).map((queue, i) => {
+    params[`queue${i}`] = queue;
+    return `{:queue${i}}`;
+  });
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
 }
 function compareClaimOrder(a, b) {
   if (a.priority !== b.priority) return b.priority - a.priority;
@@ -1890,14 +2368,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -1958,7 +2447,7 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     const candidates = firstInClaimOrder(
-      duePending(batch, nowMs, req.probeKeyPrefix, want).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix), CLAIM_ORDER, want)),
+      duePendingOf(batch, nowMs, req.probeKeyPrefix, want, req.queues).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, req.queues), CLAIM_ORDER, want)),
       want
     );
     let gaveUp = 0;
@@ -1976,15 +2465,23 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   }
   return claimed;
 }
-function duePending(batch, nowMs, probeKeyPrefix, want) {
+function duePendingOf(batch, nowMs, probeKeyPrefix, want, queues) {
+  if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want);
+  const rows = [];
+  for (const queue of storedQueueValues(queues)) {
+    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue)) rows.push(row);
+  }
+  return rows;
+}
+function duePending(batch, nowMs, probeKeyPrefix, want, queue) {
   const use = prefixUse(batch, probeKeyPrefix);
   const rows = [];
-  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use), PRIORITY_LEVEL_SHAPE);
+  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use, queue), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use), LEVEL_ORDER, want - rows.length);
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue), LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
-    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use), PRIORITY_LEVEL_SHAPE);
+    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);
   }
   return rows;
 }
@@ -2029,10 +2526,20 @@ function validateClaimNextRequest(data) {
   if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
   const badPrefix = prefixError(probeKeyPrefix);
   if (badPrefix !== null) return fail(badPrefix);
+  const queues = readClaimQueues(body["queue"]);
+  if (typeof queues === "string") return fail(queues);
   return {
     ok: true,
-    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix }
+    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix, queues }
   };
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function readClaimQueues(value) {
+  if (value === void 0 || value === null) return null;
+  const names = Array.isArray(value) ? value : [value];
+  if (names.length < 1 || names.length > MAX_CLAIM_QUEUES) return `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
+  for (const name of names) if (!isQueueName(name)) return `queue must be a queue name or an array of them (${QUEUE_NAME_RULE})`;
+  return names.filter((name, i) => names.indexOf(name) === i);
 }
 function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
@@ -2049,8 +2556,13 @@ function handleClaimNext(req) {
   var _a;
   const valid = validateClaimNextRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = workerIdRefusal(req.caller, valid.value.workerId);
+  if (refused !== null) return json(403, { error: refused });
+  const scope = claimQueues(req.caller, valid.value.queues);
+  if ("refusal" in scope) return json(403, { error: scope.refusal });
+  const claim = __spreadProps(__spreadValues({}, valid.value), { queues: scope.queues });
   const cap = orphanCap(getenv);
-  const won = (_a = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, valid.value, now, cap, newLeaseToken))) != null ? _a : [];
+  const won = (_a = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, claim, now, cap, newLeaseToken))) != null ? _a : [];
   const answer = {
     jobs: won.map(({ row, patch }) => {
       var _a2;
@@ -2062,14 +2574,14 @@ function handleClaimNext(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleClaimNext);
+  return serve(context, handleClaimNext, "worker");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep d73e7f64a2e3"] || (globalThis["pbFleet POST /api/fleet/sweep d73e7f64a2e3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 8361dbde48e8"] || (globalThis["pbFleet POST /api/fleet/sweep 8361dbde48e8"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -2134,6 +2646,11 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -2214,6 +2731,62 @@ function giveUpPatch(row, nowMs) {
   };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -2223,6 +2796,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -2238,7 +2829,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2268,6 +2860,16 @@ function getenv(name) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -2432,11 +3034,20 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
+function storedQueueValues(queues) {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
+}
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+  const params = { now: formatPbDate(nowMs) };
+  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  const names = storedQueueValues(queues).map((queue, i) => {
+    params[`queue${i}`] = queue;
+    return `{:queue${i}}`;
+  });
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -2502,14 +3113,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -2634,14 +3256,14 @@ function handleSweep(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleSweep);
+  return serve(context, handleSweep, "admin");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 02262a4d2d1b"] || (globalThis["pbFleet GET /api/fleet/stats 02262a4d2d1b"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 307a294344f7"] || (globalThis["pbFleet GET /api/fleet/stats 307a294344f7"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -2698,6 +3320,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -2715,6 +3341,62 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
@@ -2723,6 +3405,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -2737,7 +3437,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2758,6 +3459,19 @@ function storeGet(key) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
 function readOne(db, query, shape) {
   const row = new DynamicModel(shape);
@@ -2927,14 +3641,25 @@ var STATS_ROW_SHAPE = {
 };
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function queryOne(query, shape) {
   return readOne($app.dao().db(), query, shape);
@@ -3040,14 +3765,14 @@ function handleStats(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleStats);
+  return serve(context, handleStats, "admin");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions f8a25cafbd6c"] || (globalThis["pbFleet GET /api/fleet/completions f8a25cafbd6c"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 3e1574302468"] || (globalThis["pbFleet GET /api/fleet/completions 3e1574302468"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3055,11 +3780,31 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -3077,6 +3822,62 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
@@ -3085,6 +3886,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -3099,7 +3918,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3114,6 +3934,19 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
 function readOne(db, query, shape) {
   const row = new DynamicModel(shape);
@@ -3221,14 +4054,25 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function queryOne(query, shape) {
   return readOne($app.dao().db(), query, shape);
@@ -3345,14 +4189,14 @@ function handleCompletions(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleCompletions);
+  return serve(context, handleCompletions, "admin");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 3b850430f1c5"] || (globalThis["pbFleet POST /api/fleet/enqueue 3b850430f1c5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 8a827c3c229c"] || (globalThis["pbFleet POST /api/fleet/enqueue 8a827c3c229c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -3382,6 +4226,11 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_ENQUEUE_JOBS = 1e3;
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_PROBE_KEY_BYTES = 1024;
@@ -3412,6 +4261,73 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function mayTakeQueue(caller, queue) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return true;
+  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+}
+function enqueueRefusal(caller, queues) {
+  for (const queue of queues) if (!mayTakeQueue(caller, queue)) return queueRefusal(queue);
+  return null;
+}
+function queueRefusal(queue) {
+  return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -3421,6 +4337,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -3436,7 +4370,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3451,6 +4386,16 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -3600,14 +4545,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -3678,6 +4634,7 @@ function enqueueJobs(batch, items) {
     }
     const id = batch.insert({
       probe_key: item.probeKey,
+      queue: item.queue,
       status: "pending",
       payload: item.payload,
       run_at: item.runAt,
@@ -3706,6 +4663,7 @@ function tooLongError(name, text, maxBytes) {
 function absentIfNull(value) {
   return value === null ? void 0 : value;
 }
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 function validateEnqueueRequest(data, nowMs) {
   const jobs = asBody(data)["jobs"];
   if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
@@ -3744,8 +4702,11 @@ function validateEnqueueItem(data, nowMs) {
   if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
   const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
   if (badUniqueKey !== null) return badUniqueKey;
+  const queue = absentIfNull(item["queue"]);
+  if (queue !== void 0 && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
   return {
     probeKey,
+    queue: queue === void 0 ? DEFAULT_QUEUE : queue,
     payload: payload === void 0 ? null : payload,
     runAt: runAt.value,
     priority: priority === void 0 ? 0 : priority,
@@ -3795,6 +4756,8 @@ function parseZonedInstant(text) {
 function handleEnqueue(req) {
   const valid = validateEnqueueRequest(req.body(), Date.now());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = enqueueRefusal(req.caller, valid.value.map((item) => item.queue));
+  if (refused !== null) return json(403, { error: refused });
   const jobs = updateJobs((batch) => enqueueJobs(batch, valid.value));
   if (jobs === null) return json(503, { error: TRANSACTION_FAILED });
   const answer = { jobs };
@@ -3803,14 +4766,14 @@ function handleEnqueue(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleEnqueue);
+  return serve(context, handleEnqueue, "enqueue");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 31a97aa40866"] || (globalThis["pbFleet POST /api/fleet/cancel 31a97aa40866"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 4e973532aaf4"] || (globalThis["pbFleet POST /api/fleet/cancel 4e973532aaf4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -3819,11 +4782,32 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -3857,6 +4841,62 @@ function decideCancel(row, nowMs) {
   };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -3866,6 +4906,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -3881,7 +4939,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3924,13 +4983,27 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
+  view.queue = queueOf(row);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
+}
+function queueOf(row) {
+  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
 }
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -4075,14 +5148,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -4173,14 +5257,14 @@ function handleCancel(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleCancel);
+  return serve(context, handleCancel, "admin");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry b1f4b0753fef"] || (globalThis["pbFleet POST /api/fleet/retry b1f4b0753fef"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 8c14fe92e677"] || (globalThis["pbFleet POST /api/fleet/retry 8c14fe92e677"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4189,11 +5273,32 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -4232,6 +5337,62 @@ function retryJobPatch(row, nowMs) {
   };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -4241,6 +5402,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -4256,7 +5435,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4299,13 +5479,27 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
+  view.queue = queueOf(row);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
+}
+function queueOf(row) {
+  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
 }
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -4458,14 +5652,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -4560,14 +5765,14 @@ function handleRetry(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleRetry);
+  return serve(context, handleRetry, "admin");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 67349ad14aa2"] || (globalThis["pbFleet POST /api/fleet/maintenance 67349ad14aa2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 5cf1298559e2"] || (globalThis["pbFleet POST /api/fleet/maintenance 5cf1298559e2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4611,6 +5816,11 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -4636,6 +5846,62 @@ function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -4645,6 +5911,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -4660,7 +5944,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4686,6 +5971,16 @@ function getenv(name) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -4843,14 +6138,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -4921,6 +6227,7 @@ function enqueueJobs(batch, items) {
     }
     const id = batch.insert({
       probe_key: item.probeKey,
+      queue: item.queue,
       status: "pending",
       payload: item.payload,
       run_at: item.runAt,
@@ -5129,6 +6436,8 @@ function decideScheduleTick(row, nowMs) {
     kind: "enqueue",
     item: {
       probeKey: row.probe_key,
+      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
+      queue: DEFAULT_QUEUE,
       payload,
       priority: row.priority,
       maxAttempts: row.max_attempts,
@@ -5250,14 +6559,14 @@ function handleMaintenance(_req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleMaintenance);
+  return serve(context, handleMaintenance, "admin");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 82c4673fcec4"] || (globalThis["pbFleet POST /api/fleet/heartbeat 82c4673fcec4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 380c95cb58e3"] || (globalThis["pbFleet POST /api/fleet/heartbeat 380c95cb58e3"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -5322,6 +6631,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_BATCH_ITEMS = 100;
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
@@ -5371,6 +6684,71 @@ function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function batchWorkerIdRefusal(caller, items) {
+  const first = items[0];
+  return first === void 0 ? null : workerIdRefusal(caller, first.workerId);
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -5380,6 +6758,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -5395,7 +6791,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5422,6 +6819,16 @@ function jobView(row, patch) {
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -5639,14 +7046,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -5815,6 +7233,8 @@ function batchItems(body, field) {
 function handleHeartbeat(req) {
   const valid = validateHeartbeatRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = batchWorkerIdRefusal(req.caller, valid.value);
+  if (refused !== null) return json(403, { error: refused });
   const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatJobs(batch, valid.value, now));
   if (results === null) return json(503, { error: TRANSACTION_FAILED });
   const answer = { results };
@@ -5823,14 +7243,14 @@ function handleHeartbeat(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleHeartbeat);
+  return serve(context, handleHeartbeat, "worker");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete ca99411b9c88"] || (globalThis["pbFleet POST /api/fleet/complete ca99411b9c88"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete aeb5f60ddf3e"] || (globalThis["pbFleet POST /api/fleet/complete aeb5f60ddf3e"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -5900,6 +7320,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_BATCH_ITEMS = 100;
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
@@ -6025,6 +7449,71 @@ function refused(reason) {
   return { kind: "refused", reason };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function batchWorkerIdRefusal(caller, items) {
+  const first = items[0];
+  return first === void 0 ? null : workerIdRefusal(caller, first.workerId);
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -6034,6 +7523,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -6049,7 +7556,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6079,6 +7587,16 @@ function getenv(name) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -6300,14 +7818,25 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-function serve(c, handler) {
-  var _a;
-  const reply = (_a = oversizedBodyReply(c.request().contentLength)) != null ? _a : handler({
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
-    query: (name) => c.queryParam(name)
-  });
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -6582,6 +8111,8 @@ function batchItems(body, field) {
 function handleComplete(req) {
   const valid = validateCompleteRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused2 = batchWorkerIdRefusal(req.caller, valid.value);
+  if (refused2 !== null) return json(403, { error: refused2 });
   const results = updateJobsBulk("complete", (batch, now) => {
     const released = completeJobs(batch, valid.value, now, Math.random);
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
@@ -6594,14 +8125,14 @@ function handleComplete(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleComplete);
+  return serve(context, handleComplete, "worker");
 }
 return route;
 })()))(__context);
-}, $apis.requireAdminAuth());
+});
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created b85ecee476eb"] || (globalThis["pbFleet onModelBeforeCreate job-created b85ecee476eb"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created f8abd980118b"] || (globalThis["pbFleet onModelBeforeCreate job-created f8abd980118b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6614,12 +8145,16 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
   return runAt === "" ? formatPbDate(nowMs) : null;
+}
+function queueOnCreate(queue) {
+  return queue === "" ? DEFAULT_QUEUE : null;
 }
 
 // src/lib/job-row.ts
@@ -6635,7 +8170,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6723,6 +8259,8 @@ function stampDueTime(e) {
   const rec = e.model;
   const runAt = dueTimeOnCreate(rec.getString("run_at"), Date.now());
   if (runAt !== null) rec.set("run_at", runAt);
+  const queue = queueOnCreate(rec.getString("queue"));
+  if (queue !== null) rec.set("queue", queue);
 }
 return stampDueTime;
 })()))(__context);
@@ -6776,7 +8314,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7035,6 +8574,7 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
@@ -7119,7 +8659,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7316,11 +8857,20 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
+function storedQueueValues(queues) {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
+}
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+  const params = { now: formatPbDate(nowMs) };
+  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  const names = storedQueueValues(queues).map((queue, i) => {
+    params[`queue${i}`] = queue;
+    return `{:queue${i}}`;
+  });
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -7508,7 +9058,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7642,6 +9193,7 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -7684,7 +9236,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7939,6 +9492,7 @@ function enqueueJobs(batch, items) {
     }
     const id = batch.insert({
       probe_key: item.probeKey,
+      queue: item.queue,
       status: "pending",
       payload: item.payload,
       run_at: item.runAt,
@@ -8147,6 +9701,8 @@ function decideScheduleTick(row, nowMs) {
     kind: "enqueue",
     item: {
       probeKey: row.probe_key,
+      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
+      queue: DEFAULT_QUEUE,
       payload,
       priority: row.priority,
       maxAttempts: row.max_attempts,

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 3a8e940276ba"] || (globalThis["pbFleet POST /api/fleet/claim 3a8e940276ba"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim efe38b03c8eb"] || (globalThis["pbFleet POST /api/fleet/claim efe38b03c8eb"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -48,6 +48,11 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -149,6 +154,72 @@ function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+var QUEUE_NOT_ALLOWED = { kind: "refused", reason: "queue_not_allowed" };
+function mayTakeQueue(caller, queue) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return true;
+  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -158,6 +229,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -173,7 +262,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -203,6 +293,16 @@ function newLeaseToken() {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -332,17 +432,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -403,6 +512,7 @@ function claimAnswer(outcome) {
   if (decision.kind === "already_held") {
     return { claimed: true, job: jobView(row), alreadyHeld: true, leaseToken: decision.leaseToken };
   }
+  if (decision.kind === "refused" && decision.reason !== void 0) return { claimed: false, reason: decision.reason };
   if (decision.kind !== "win") return { claimed: false };
   return { claimed: true, job: jobView(row, decision.patch), leaseToken: (_a = decision.patch.lease_token) != null ? _a : "" };
 }
@@ -447,13 +557,15 @@ function handleClaim(req) {
   const valid = validateClaimRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
   const { jobId, workerId, leaseSeconds } = valid.value;
-  const outcome = updateJob(jobId, (row, now) => decideClaim(row, workerId, leaseSeconds, now, newLeaseToken), claimPatch);
+  const refused = workerIdRefusal(req.caller, workerId);
+  if (refused !== null) return json(403, { error: refused });
+  const outcome = updateJob(jobId, (row, now) => mayTakeQueue(req.caller, row.queue) ? decideClaim(row, workerId, leaseSeconds, now, newLeaseToken) : QUEUE_NOT_ALLOWED, claimPatch);
   return json(200, claimAnswer(outcome));
 }
 
 // entry.ts
 function route(context) {
-  return serve(context, handleClaim);
+  return serve(context, handleClaim, "worker");
 }
 return route;
 })()))(__context);
@@ -468,8 +580,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -492,7 +653,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -503,6 +665,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -576,11 +750,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -588,7 +767,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 3417ae1b42bd"] || (globalThis["pbFleet POST /api/fleet/renew 3417ae1b42bd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew f6969465b965"] || (globalThis["pbFleet POST /api/fleet/renew f6969465b965"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -631,6 +810,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_LEASE_TOKEN_BYTES = 255;
@@ -678,6 +861,67 @@ function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -687,6 +931,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -702,7 +964,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -729,6 +992,16 @@ function jobView(row, patch) {
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -858,17 +1131,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -987,13 +1269,15 @@ function readLeaseToken(data) {
 function handleRenew(req) {
   const valid = validateRenewRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = workerIdRefusal(req.caller, valid.value.workerId);
+  if (refused !== null) return json(403, { error: refused });
   const outcome = updateJob(valid.value.jobId, (row, now) => decideRenew(row, valid.value, now), (patch) => patch);
   return json(200, renewAnswer(outcome));
 }
 
 // entry.ts
 function route(context) {
-  return serve(context, handleRenew);
+  return serve(context, handleRenew, "worker");
 }
 return route;
 })()))(__context);
@@ -1008,8 +1292,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -1032,7 +1365,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1043,6 +1377,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -1116,11 +1462,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -1128,7 +1479,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release c704ac1fe30c"] || (globalThis["pbFleet POST /api/fleet/release c704ac1fe30c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release f304b15ef25e"] || (globalThis["pbFleet POST /api/fleet/release f304b15ef25e"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1164,6 +1515,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
 var MAX_WORKER_ID_BYTES = 256;
@@ -1287,6 +1642,67 @@ function refused(reason) {
   return { kind: "refused", reason };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -1296,6 +1712,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -1311,7 +1745,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1338,6 +1773,16 @@ function jobView(row, patch) {
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -1470,17 +1915,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -1617,6 +2071,8 @@ function handleRelease(req) {
   const valid = validateReleaseRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
   const { jobId, workerId, target, leaseToken, result, error } = valid.value;
+  const refused2 = workerIdRefusal(req.caller, workerId);
+  if (refused2 !== null) return json(403, { error: refused2 });
   const release = { workerId, target, leaseToken, result, error, jitter: Math.random() };
   const outcome = updateJob(jobId, (row, now) => decideRelease(row, release, now), releasePatch);
   return json(200, releaseAnswer(outcome));
@@ -1624,7 +2080,7 @@ function handleRelease(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleRelease);
+  return serve(context, handleRelease, "worker");
 }
 return route;
 })()))(__context);
@@ -1639,8 +2095,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -1663,7 +2168,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1674,6 +2180,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -1747,11 +2265,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -1759,7 +2282,27 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 9c4f9487a2c6"] || (globalThis["pbFleet POST /api/fleet/claim-next 9c4f9487a2c6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 909e10725779"] || (globalThis["pbFleet POST /api/fleet/claim-next 909e10725779"] = (() => {
+var __defProp = Object.defineProperty;
+var __defProps = Object.defineProperties;
+var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -1830,6 +2373,12 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -1931,6 +2480,80 @@ function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function mayTakeQueue(caller, queue) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return true;
+  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+}
+function claimQueues(caller, asked) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return { queues: asked };
+  if (asked === null) return { queues: caller.queues };
+  for (const queue of asked) if (!mayTakeQueue(caller, queue)) return { refusal: queueRefusal(queue) };
+  return { queues: asked };
+}
+function queueRefusal(queue) {
+  return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -1940,6 +2563,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -1955,7 +2596,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1998,8 +2640,12 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
+  view.queue = queueOf(row);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
+}
+function queueOf(row) {
+  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
 }
 
 // src/adapter/runtime.ts
@@ -2011,6 +2657,16 @@ function getenv(name) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -2175,13 +2831,22 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
-function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter") {
+function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter", queue) {
+  const params = { priority, now: formatPbDate(nowMs) };
   return withPrefix(
-    `status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
-    { priority, now: formatPbDate(nowMs) },
+    `${queueTerm(queue, params)}status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
+    params,
     probeKeyPrefix,
     use
   );
+}
+function queueTerm(queue, params) {
+  if (queue === void 0) return "";
+  params["queue"] = queue;
+  return "queue = {:queue} AND ";
+}
+function storedQueueValues(queues) {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
 }
 function levelTerms(use, terms) {
   return use === "range" ? terms.replace(/\b(priority|run_at) /g, "+$1 ") : terms;
@@ -2196,8 +2861,10 @@ function familyProbeQuery(probeKeyPrefix) {
 var FAMILY_PROBE_LIMIT = 5e3;
 var FAMILY_PROBE_SHAPE = { n: 0 };
 var PRIORITY_LEVEL_SHAPE = { found: 0, priority: 0 };
-function topPriorityQuery(probeKeyPrefix, below, use = "filter") {
-  const where = below === void 0 ? withPrefix("status = 'pending'", {}, probeKeyPrefix, use) : withPrefix(`status = 'pending' AND ${levelTerms(use, "priority < {:below}")}`, { below }, probeKeyPrefix, use);
+function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
+  const params = below === void 0 ? {} : { below };
+  const pending = `${queueTerm(queue, params)}status = 'pending'`;
+  const where = below === void 0 ? withPrefix(pending, params, probeKeyPrefix, use) : withPrefix(`${pending} AND ${levelTerms(use, "priority < {:below}")}`, params, probeKeyPrefix, use);
   return {
     sql: `SELECT MAX(priority) IS NOT NULL AS found, COALESCE(MAX(priority), 0) AS priority FROM probe_jobs WHERE ${where.sql}`,
     params: where.params
@@ -2206,8 +2873,14 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter") {
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+  const params = { now: formatPbDate(nowMs) };
+  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  const names = storedQueueValues(queues).map((queue, i) => {
+    params[`queue${i}`] = queue;
+    return `{:queue${i}}`;
+  });
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
 }
 function compareClaimOrder(a, b) {
   if (a.priority !== b.priority) return b.priority - a.priority;
@@ -2283,17 +2956,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -2354,7 +3036,7 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     const candidates = firstInClaimOrder(
-      duePending(batch, nowMs, req.probeKeyPrefix, want).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix), CLAIM_ORDER, want)),
+      duePendingOf(batch, nowMs, req.probeKeyPrefix, want, req.queues).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, req.queues), CLAIM_ORDER, want)),
       want
     );
     let gaveUp = 0;
@@ -2372,15 +3054,23 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   }
   return claimed;
 }
-function duePending(batch, nowMs, probeKeyPrefix, want) {
+function duePendingOf(batch, nowMs, probeKeyPrefix, want, queues) {
+  if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want);
+  const rows = [];
+  for (const queue of storedQueueValues(queues)) {
+    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue)) rows.push(row);
+  }
+  return rows;
+}
+function duePending(batch, nowMs, probeKeyPrefix, want, queue) {
   const use = prefixUse(batch, probeKeyPrefix);
   const rows = [];
-  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use), PRIORITY_LEVEL_SHAPE);
+  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use, queue), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use), LEVEL_ORDER, want - rows.length);
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue), LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
-    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use), PRIORITY_LEVEL_SHAPE);
+    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);
   }
   return rows;
 }
@@ -2425,10 +3115,20 @@ function validateClaimNextRequest(data) {
   if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
   const badPrefix = prefixError(probeKeyPrefix);
   if (badPrefix !== null) return fail(badPrefix);
+  const queues = readClaimQueues(body["queue"]);
+  if (typeof queues === "string") return fail(queues);
   return {
     ok: true,
-    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix }
+    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix, queues }
   };
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function readClaimQueues(value) {
+  if (value === void 0 || value === null) return null;
+  const names = Array.isArray(value) ? value : [value];
+  if (names.length < 1 || names.length > MAX_CLAIM_QUEUES) return `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
+  for (const name of names) if (!isQueueName(name)) return `queue must be a queue name or an array of them (${QUEUE_NAME_RULE})`;
+  return names.filter((name, i) => names.indexOf(name) === i);
 }
 function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
@@ -2445,8 +3145,13 @@ function handleClaimNext(req) {
   var _a;
   const valid = validateClaimNextRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = workerIdRefusal(req.caller, valid.value.workerId);
+  if (refused !== null) return json(403, { error: refused });
+  const scope = claimQueues(req.caller, valid.value.queues);
+  if ("refusal" in scope) return json(403, { error: scope.refusal });
+  const claim = __spreadProps(__spreadValues({}, valid.value), { queues: scope.queues });
   const cap = orphanCap(getenv);
-  const won = (_a = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, valid.value, now, cap, newLeaseToken))) != null ? _a : [];
+  const won = (_a = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, claim, now, cap, newLeaseToken))) != null ? _a : [];
   const answer = {
     jobs: won.map(({ row, patch }) => {
       var _a2;
@@ -2458,7 +3163,7 @@ function handleClaimNext(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleClaimNext);
+  return serve(context, handleClaimNext, "worker");
 }
 return route;
 })()))(__context);
@@ -2473,8 +3178,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -2497,7 +3251,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2508,6 +3263,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -2581,11 +3348,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -2593,7 +3365,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 0cc42ab86366"] || (globalThis["pbFleet POST /api/fleet/sweep 0cc42ab86366"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 0bd8f921eb3f"] || (globalThis["pbFleet POST /api/fleet/sweep 0bd8f921eb3f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -2658,6 +3430,11 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -2738,6 +3515,62 @@ function giveUpPatch(row, nowMs) {
   };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -2747,6 +3580,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -2762,7 +3613,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2792,6 +3644,16 @@ function getenv(name) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -2956,11 +3818,20 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
+function storedQueueValues(queues) {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
+}
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+  const params = { now: formatPbDate(nowMs) };
+  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  const names = storedQueueValues(queues).map((queue, i) => {
+    params[`queue${i}`] = queue;
+    return `{:queue${i}}`;
+  });
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -3026,17 +3897,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -3161,7 +4041,7 @@ function handleSweep(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleSweep);
+  return serve(context, handleSweep, "admin");
 }
 return route;
 })()))(__context);
@@ -3176,8 +4056,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -3200,7 +4129,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3211,6 +4141,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -3284,11 +4226,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -3296,7 +4243,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 857cf1223aae"] || (globalThis["pbFleet GET /api/fleet/stats 857cf1223aae"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 5d64e7d8a65b"] || (globalThis["pbFleet GET /api/fleet/stats 5d64e7d8a65b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3353,6 +4300,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -3370,6 +4321,62 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
@@ -3378,6 +4385,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -3392,7 +4417,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3413,6 +4439,19 @@ function storeGet(key) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
 function readOne(db, query, shape) {
   const row = new DynamicModel(shape);
@@ -3582,17 +4621,26 @@ var STATS_ROW_SHAPE = {
 };
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -3713,7 +4761,7 @@ function handleStats(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleStats);
+  return serve(context, handleStats, "admin");
 }
 return route;
 })()))(__context);
@@ -3728,8 +4776,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -3752,7 +4849,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3763,6 +4861,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -3836,11 +4946,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -3848,7 +4963,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 6ed648c7ee6a"] || (globalThis["pbFleet GET /api/fleet/completions 6ed648c7ee6a"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 679df0e29b81"] || (globalThis["pbFleet GET /api/fleet/completions 679df0e29b81"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3856,11 +4971,31 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -3878,6 +5013,62 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
@@ -3886,6 +5077,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -3900,7 +5109,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3915,6 +5125,19 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
 }
 function readOne(db, query, shape) {
   const row = new DynamicModel(shape);
@@ -4022,17 +5245,26 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -4164,7 +5396,7 @@ function handleCompletions(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleCompletions);
+  return serve(context, handleCompletions, "admin");
 }
 return route;
 })()))(__context);
@@ -4179,8 +5411,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -4203,7 +5484,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4214,6 +5496,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -4287,11 +5581,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -4299,7 +5598,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue e26074a744e0"] || (globalThis["pbFleet POST /api/fleet/enqueue e26074a744e0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 0572d7019de7"] || (globalThis["pbFleet POST /api/fleet/enqueue 0572d7019de7"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4329,6 +5628,11 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_ENQUEUE_JOBS = 1e3;
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_PROBE_KEY_BYTES = 1024;
@@ -4359,6 +5663,73 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function mayTakeQueue(caller, queue) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return true;
+  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+}
+function enqueueRefusal(caller, queues) {
+  for (const queue of queues) if (!mayTakeQueue(caller, queue)) return queueRefusal(queue);
+  return null;
+}
+function queueRefusal(queue) {
+  return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -4368,6 +5739,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -4383,7 +5772,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4398,6 +5788,16 @@ var JOB_ROW_NUMBER_FIELDS = [
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -4547,17 +5947,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -4628,6 +6037,7 @@ function enqueueJobs(batch, items) {
     }
     const id = batch.insert({
       probe_key: item.probeKey,
+      queue: item.queue,
       status: "pending",
       payload: item.payload,
       run_at: item.runAt,
@@ -4656,6 +6066,7 @@ function tooLongError(name, text, maxBytes) {
 function absentIfNull(value) {
   return value === null ? void 0 : value;
 }
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 function validateEnqueueRequest(data, nowMs) {
   const jobs = asBody(data)["jobs"];
   if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
@@ -4694,8 +6105,11 @@ function validateEnqueueItem(data, nowMs) {
   if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
   const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
   if (badUniqueKey !== null) return badUniqueKey;
+  const queue = absentIfNull(item["queue"]);
+  if (queue !== void 0 && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
   return {
     probeKey,
+    queue: queue === void 0 ? DEFAULT_QUEUE : queue,
     payload: payload === void 0 ? null : payload,
     runAt: runAt.value,
     priority: priority === void 0 ? 0 : priority,
@@ -4745,6 +6159,8 @@ function parseZonedInstant(text) {
 function handleEnqueue(req) {
   const valid = validateEnqueueRequest(req.body(), Date.now());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = enqueueRefusal(req.caller, valid.value.map((item) => item.queue));
+  if (refused !== null) return json(403, { error: refused });
   const jobs = updateJobs((batch) => enqueueJobs(batch, valid.value));
   if (jobs === null) return json(503, { error: TRANSACTION_FAILED });
   const answer = { jobs };
@@ -4753,7 +6169,7 @@ function handleEnqueue(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleEnqueue);
+  return serve(context, handleEnqueue, "enqueue");
 }
 return route;
 })()))(__context);
@@ -4768,8 +6184,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -4792,7 +6257,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4803,6 +6269,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -4876,11 +6354,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -4888,7 +6371,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 36514cfd0ded"] || (globalThis["pbFleet POST /api/fleet/cancel 36514cfd0ded"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel e9fde0058d69"] || (globalThis["pbFleet POST /api/fleet/cancel e9fde0058d69"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4897,11 +6380,32 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -4935,6 +6439,62 @@ function decideCancel(row, nowMs) {
   };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -4944,6 +6504,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -4959,7 +6537,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5002,13 +6581,27 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
+  view.queue = queueOf(row);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
+}
+function queueOf(row) {
+  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
 }
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -5153,17 +6746,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -5254,7 +6856,7 @@ function handleCancel(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleCancel);
+  return serve(context, handleCancel, "admin");
 }
 return route;
 })()))(__context);
@@ -5269,8 +6871,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -5293,7 +6944,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5304,6 +6956,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -5377,11 +7041,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -5389,7 +7058,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 0956b945157c"] || (globalThis["pbFleet POST /api/fleet/retry 0956b945157c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 39f7d74e64cd"] || (globalThis["pbFleet POST /api/fleet/retry 39f7d74e64cd"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5398,11 +7067,32 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -5441,6 +7131,62 @@ function retryJobPatch(row, nowMs) {
   };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -5450,6 +7196,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -5465,7 +7229,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5508,13 +7273,27 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
+  view.queue = queueOf(row);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
+}
+function queueOf(row) {
+  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
 }
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -5667,17 +7446,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -5772,7 +7560,7 @@ function handleRetry(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleRetry);
+  return serve(context, handleRetry, "admin");
 }
 return route;
 })()))(__context);
@@ -5787,8 +7575,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -5811,7 +7648,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5822,6 +7660,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -5895,11 +7745,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -5907,7 +7762,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance c58fcae56387"] || (globalThis["pbFleet POST /api/fleet/maintenance c58fcae56387"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance cfad94a18ece"] || (globalThis["pbFleet POST /api/fleet/maintenance cfad94a18ece"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5951,6 +7806,11 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -5976,6 +7836,62 @@ function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -5985,6 +7901,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -6000,7 +7934,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6026,6 +7961,16 @@ function getenv(name) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -6183,17 +8128,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -6264,6 +8218,7 @@ function enqueueJobs(batch, items) {
     }
     const id = batch.insert({
       probe_key: item.probeKey,
+      queue: item.queue,
       status: "pending",
       payload: item.payload,
       run_at: item.runAt,
@@ -6472,6 +8427,8 @@ function decideScheduleTick(row, nowMs) {
     kind: "enqueue",
     item: {
       probeKey: row.probe_key,
+      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
+      queue: DEFAULT_QUEUE,
       payload,
       priority: row.priority,
       maxAttempts: row.max_attempts,
@@ -6593,7 +8550,7 @@ function handleMaintenance(_req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleMaintenance);
+  return serve(context, handleMaintenance, "admin");
 }
 return route;
 })()))(__context);
@@ -6608,8 +8565,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -6632,7 +8638,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6643,6 +8650,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -6716,11 +8735,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -6728,7 +8752,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 02ce34f00694"] || (globalThis["pbFleet POST /api/fleet/heartbeat 02ce34f00694"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat c796ba10b221"] || (globalThis["pbFleet POST /api/fleet/heartbeat c796ba10b221"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6793,6 +8817,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_BATCH_ITEMS = 100;
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
@@ -6842,6 +8870,71 @@ function leaseEnd(nowMs, leaseSeconds) {
   return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function batchWorkerIdRefusal(caller, items) {
+  const first = items[0];
+  return first === void 0 ? null : workerIdRefusal(caller, first.workerId);
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -6851,6 +8944,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -6866,7 +8977,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6893,6 +9005,16 @@ function jobView(row, patch) {
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -7110,17 +9232,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -7289,6 +9420,8 @@ function batchItems(body, field) {
 function handleHeartbeat(req) {
   const valid = validateHeartbeatRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = batchWorkerIdRefusal(req.caller, valid.value);
+  if (refused !== null) return json(403, { error: refused });
   const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatJobs(batch, valid.value, now));
   if (results === null) return json(503, { error: TRANSACTION_FAILED });
   const answer = { results };
@@ -7297,7 +9430,7 @@ function handleHeartbeat(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleHeartbeat);
+  return serve(context, handleHeartbeat, "worker");
 }
 return route;
 })()))(__context);
@@ -7312,8 +9445,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -7336,7 +9518,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7347,6 +9530,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -7420,11 +9615,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -7432,7 +9632,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete a7f5702d8445"] || (globalThis["pbFleet POST /api/fleet/complete a7f5702d8445"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete d36785b11551"] || (globalThis["pbFleet POST /api/fleet/complete d36785b11551"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7502,6 +9702,10 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_BATCH_ITEMS = 100;
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
@@ -7627,6 +9831,71 @@ function refused(reason) {
   return { kind: "refused", reason };
 }
 
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function workerIdRefusal(caller, workerId) {
+  if (caller.kind === "admin") return null;
+  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function batchWorkerIdRefusal(caller, items) {
+  const first = items[0];
+  return first === void 0 ? null : workerIdRefusal(caller, first.workerId);
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -7636,6 +9905,24 @@ function json(status, body) {
 function oversizedBodyReply(contentLength) {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
@@ -7651,7 +9938,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7681,6 +9969,16 @@ function getenv(name) {
 }
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
 }
 function readRow(rec) {
   const row = { id: rec.id };
@@ -7902,17 +10200,26 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-function serve(e, handler) {
-  var _a;
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  const reply = (_a = e.request.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) != null ? _a : handler({
+function serve(e, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
-    query: (name) => e.request.url.query().get(name)
-  });
+    query: (name) => e.request.url.query().get(name),
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    }
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -8187,6 +10494,8 @@ function batchItems(body, field) {
 function handleComplete(req) {
   const valid = validateCompleteRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused2 = batchWorkerIdRefusal(req.caller, valid.value);
+  if (refused2 !== null) return json(403, { error: refused2 });
   const results = updateJobsBulk("complete", (batch, now) => {
     const released = completeJobs(batch, valid.value, now, Math.random);
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
@@ -8199,7 +10508,7 @@ function handleComplete(req) {
 
 // entry.ts
 function route(context) {
-  return serve(context, handleComplete);
+  return serve(context, handleComplete, "worker");
 }
 return route;
 })()))(__context);
@@ -8214,8 +10523,57 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value)) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -8238,7 +10596,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8249,6 +10608,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "max_attempts",
   "enqueue_index"
 ];
+
+// src/adapter/runtime.ts
+function workerAuth(rec) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+  };
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -8322,11 +10693,16 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/pocketbase-0.23.ts
-var NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+function callerAuth(e) {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+}
 function refuseOversizedBody(e) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
@@ -8334,7 +10710,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created 3eb0b2d68918"] || (globalThis["pbFleet onRecordCreate job-created 3eb0b2d68918"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created b3f31af8f256"] || (globalThis["pbFleet onRecordCreate job-created b3f31af8f256"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -8347,12 +10723,16 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
   return runAt === "" ? formatPbDate(nowMs) : null;
+}
+function queueOnCreate(queue) {
+  return queue === "" ? DEFAULT_QUEUE : null;
 }
 
 // src/lib/job-row.ts
@@ -8368,7 +10748,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8455,6 +10836,8 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function stampDueTime(e) {
   const runAt = dueTimeOnCreate(e.record.getString("run_at"), Date.now());
   if (runAt !== null) e.record.set("run_at", runAt);
+  const queue = queueOnCreate(e.record.getString("queue"));
+  if (queue !== null) e.record.set("queue", queue);
   e.next();
 }
 return stampDueTime;
@@ -8509,7 +10892,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8768,6 +11152,7 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
@@ -8852,7 +11237,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -9049,11 +11435,20 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
+function storedQueueValues(queues) {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
+}
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix) {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+  const params = { now: formatPbDate(nowMs) };
+  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  const names = storedQueueValues(queues).map((queue, i) => {
+    params[`queue${i}`] = queue;
+    return `{:queue${i}}`;
+  });
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -9226,7 +11621,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -9360,6 +11756,7 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue.ts
+var DEFAULT_QUEUE = "default";
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -9402,7 +11799,8 @@ var JOB_ROW_TEXT_FIELDS = [
   "run_at",
   "last_error",
   "dead_lettered_at",
-  "unique_key"
+  "unique_key",
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -9642,6 +12040,7 @@ function enqueueJobs(batch, items) {
     }
     const id = batch.insert({
       probe_key: item.probeKey,
+      queue: item.queue,
       status: "pending",
       payload: item.payload,
       run_at: item.runAt,
@@ -9850,6 +12249,8 @@ function decideScheduleTick(row, nowMs) {
     kind: "enqueue",
     item: {
       probeKey: row.probe_key,
+      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
+      queue: DEFAULT_QUEUE,
       payload,
       priority: row.priority,
       maxAttempts: row.max_attempts,

@@ -7,6 +7,7 @@
  */
 import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import type { WhereClause } from "../lib/queries.js";
+import { authorize, lastSeenIsStale, stampLastSeenStatement, type Caller, type CallerAuth, type RouteAccess } from "../lib/identity.js";
 import { MAX_REQUEST_BODY_BYTES, REQUEST_TOO_LARGE } from "../lib/queue.js";
 
 export const JOBS_COLLECTION = "probe_jobs";
@@ -24,6 +25,8 @@ export interface FleetRequest {
   body(): unknown;
   /** A query-string parameter, "" when absent. */
   query(name: string): string;
+  /** Whom the call is served as: an admin, or a worker identity the route admits (serve refused anyone else). */
+  caller: Caller;
 }
 
 /** What a handler answers: JSON, or plain text (Prometheus). */
@@ -44,6 +47,47 @@ export function oversizedBodyReply(contentLength: number): Reply | null {
   return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
 }
 
+/** What an adapter's serve knows of a request before its body is read. */
+export interface IncomingRequest {
+  auth: CallerAuth;
+  /** The declared length; -1 when unknown (chunked). */
+  contentLength: number;
+  /** For a body of unknown length: whether reading it stopped at PocketBase's limit. */
+  bodyOverLimit(): boolean;
+  body(): unknown;
+  query(name: string): string;
+  /** Runs a statement outside any transaction (the last-seen stamp); throws when it fails. */
+  execute(statement: WhereClause): void;
+}
+
+/**
+ * Every route's answer, on both lines: who is calling (src/lib/identity.ts)
+ * before the body is read, then the 413 for a body over the limit, then the
+ * handler. A worker identity's call stamps its last activity at most once
+ * per LAST_SEEN_EVERY_MS, outside the handler's transaction; a failed stamp
+ * is logged and the call goes on.
+ */
+export function answerRequest(
+  req: IncomingRequest, access: RouteAccess, handler: RouteHandler, logError: (message: string, err: unknown) => void,
+): Reply {
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = oversizedBodyReply(req.contentLength) ?? (req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null);
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+
+export const LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
 /**
  * The exports of an adapter module; `RouteContext` is what PocketBase passes a
  * route handler (0.22: echo.Context; 0.23+: core.RequestEvent), `CreateEvent`
@@ -55,8 +99,8 @@ export interface FleetAdapter<RouteContext, CreateEvent> {
   /** How long a pooled runtime reuses probe_jobs' collection model; 0: the adapter keeps none. */
   COLLECTION_CACHE_MS: number;
   json(status: number, body: unknown): Reply;
-  /** Runs a handler for one request of a route (only for a superuser/admin) and answers its Reply. */
-  serve(context: RouteContext, handler: RouteHandler): void;
+  /** Runs a handler for one request of a route, for the callers `access` admits (answerRequest), and answers its Reply. */
+  serve(context: RouteContext, handler: RouteHandler, access: RouteAccess): void;
   /** The probe_jobs create hook: gives a row created without a due time its creation time. */
   stampDueTime(event: CreateEvent): void;
   /**

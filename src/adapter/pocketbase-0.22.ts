@@ -3,7 +3,8 @@
  * hooks API (`$app.dao()`, `$apis.requestInfo(c).data`, echo contexts, daos,
  * models). Handlers read a request, run one transaction through `updateJob` or
  * `updateJobs`, decide with src/lib, and return a Reply; `serve` answers it.
- * Admin auth is the route's `$apis.requireAdminAuth()` middleware (the build adds it).
+ * Who may call is decided in serve (contract.ts answerRequest), from the
+ * admin or record PocketBase's auth middleware loaded for the request.
  *
  * esbuild copies what each handler uses from here into that handler's closure
  * (PocketBase runs every handler from its own text, without the file's top
@@ -11,11 +12,12 @@
  */
 import { JOB_EVENTS_COLLECTION } from "../lib/job-events.js";
 import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
-import { dueTimeOnCreate } from "../lib/transitions.js";
+import { dueTimeOnCreate, queueOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.22.js";
-import { JOBS_COLLECTION, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
-import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields } from "./runtime.js";
+import { WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
+import { answerRequest, JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
+import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields, workerAuth } from "./runtime.js";
 import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
@@ -24,14 +26,27 @@ export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./
 /** Compile-time proof that this module is a FleetAdapter (a type: nothing of it is bundled). */
 export type Adapter = AdapterModule<typeof thisAdapter, echo.Context, core.ModelEvent>;
 
-export function serve(c: echo.Context, handler: RouteHandler): void {
-  // After the admin check (the route's middleware), before the body is read.
-  const reply = oversizedBodyReply(c.request().contentLength) ?? handler({
+export function serve(c: echo.Context, handler: RouteHandler, access: RouteAccess): void {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
-  });
+    execute: (statement) => {
+      executeStatement($app.dao().db(), statement);
+    },
+  }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
   return c.json(reply.status, reply.json as object);
+}
+
+/** Who sent the request, from what PocketBase's LoadAuthContext put in the context (the token's admin or record). */
+function callerAuth(c: echo.Context): CallerAuth {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord") as models.Record | null | undefined;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 
 // ---- transactions ----------------------------------------------------------------------
@@ -137,11 +152,13 @@ export function queryOne<T extends object>(query: WhereClause, shape: T): T | nu
 
 /**
  * onModelBeforeCreate for probe_jobs: a row created another way than enqueue
- * (the record API, the admin UI) gets its due time, so one index orders every
+ * (the record API, the admin UI) gets its due time and queue, so the claim indexes order every
  * row. PocketBase has set `created` by then.
  */
 export function stampDueTime(e: core.ModelEvent): void {
   const rec = e.model as models.Record;
   const runAt = dueTimeOnCreate(rec.getString("run_at"), Date.now());
   if (runAt !== null) rec.set("run_at", runAt);
+  const queue = queueOnCreate(rec.getString("queue"));
+  if (queue !== null) rec.set("queue", queue);
 }

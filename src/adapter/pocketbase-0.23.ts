@@ -11,11 +11,12 @@
  */
 import { JOB_EVENTS_COLLECTION } from "../lib/job-events.js";
 import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
-import { dueTimeOnCreate } from "../lib/transitions.js";
+import { dueTimeOnCreate, queueOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.23.js";
-import { JOBS_COLLECTION, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
-import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields } from "./runtime.js";
+import { authorize, WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
+import { answerRequest, JOBS_COLLECTION, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
+import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields, workerAuth } from "./runtime.js";
 import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
@@ -24,38 +25,47 @@ export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./
 /** Compile-time proof that this module is a FleetAdapter (a type: nothing of it is bundled). */
 export type Adapter = AdapterModule<typeof thisAdapter, core.RequestEvent, core.RecordEvent>;
 
-/**
- * What 0.22's `$apis.requireAdminAuth()` answers anyone but an admin, word for
- * word. 0.23's `$apis.requireSuperuserAuth()` would answer 401 only without a
- * valid token and 403 to another auth collection's token, in 0.23's error shape
- * (`status`, not `code`); pb-fleet answers 401 to anything but a superuser, so
- * serve checks itself.
- */
-const NOT_A_SUPERUSER = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
-
-export function serve(e: core.RequestEvent, handler: RouteHandler): void {
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
-  // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
-  const reply = (e.request!.contentLength < 0 && bodyOverLimit(e) ? oversizedBodyReply(Infinity) : null) ?? handler({
+export function serve(e: core.RequestEvent, handler: RouteHandler, access: RouteAccess): void {
+  const reply = answerRequest({
+    auth: callerAuth(e),
+    contentLength: e.request!.contentLength,
+    // A body of unknown length (chunked) meets PocketBase's limit only as it is read.
+    bodyOverLimit: () => bodyOverLimit(e),
     body: () => requestBody(e),
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request!.url!.query().get(name),
-  });
+    execute: (statement) => {
+      executeStatement($app.db(), statement);
+    },
+  }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
   return e.json(reply.status, reply.json);
+}
+
+/**
+ * Who sent the request: a superuser, a fleet_workers record (PocketBase
+ * loaded it from the token for this request), or anyone else. 0.22's answers
+ * are kept: anyone else gets 0.22's 401 (0.23's $apis.requireSuperuserAuth()
+ * would answer a user token 403, in 0.23's error shape).
+ */
+function callerAuth(e: core.RequestEvent): CallerAuth {
+  if (e.hasSuperuserAuth()) return { kind: "admin" };
+  const rec = e.auth;
+  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 
 /**
  * A route middleware (the build adds it to every route, before PocketBase's
  * own body limit, pbBodyLimit at priority -990, and after the auth token is
  * loaded at -1020): a declared length over the limit is answered pb-fleet's
- * 413, or the 401 anyone but a superuser gets, instead of PocketBase's 413
+ * 413, or the 401 of a caller no route admits, instead of PocketBase's 413
  * in its own shape.
  */
 export function refuseOversizedBody(e: core.RequestEvent): void {
   const tooLarge = oversizedBodyReply(e.request!.contentLength);
   if (tooLarge === null) return e.next();
-  if (!e.hasSuperuserAuth()) return e.json(401, NOT_A_SUPERUSER);
+  const verdict = authorize(callerAuth(e), "worker");
+  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, (tooLarge as { json: unknown }).json);
 }
 
@@ -158,10 +168,12 @@ export function queryOne<T extends object>(query: WhereClause, shape: T): T | nu
 
 /**
  * onRecordCreate for probe_jobs: a row created another way than enqueue (the
- * record API, the admin UI) gets its due time, so one index orders every row.
+ * record API, the admin UI) gets its due time and queue, so the claim indexes order every row.
  */
 export function stampDueTime(e: core.RecordEvent): void {
   const runAt = dueTimeOnCreate(e.record!.getString("run_at"), Date.now());
   if (runAt !== null) e.record!.set("run_at", runAt);
+  const queue = queueOnCreate(e.record!.getString("queue"));
+  if (queue !== null) e.record!.set("queue", queue);
   e.next();
 }

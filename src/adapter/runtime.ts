@@ -7,6 +7,7 @@
 import {
   JOB_JSON_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobInsert, type JobPatch, type JobRow,
 } from "../lib/job-row.js";
+import { WORKER_FIELDS, type CallerAuth } from "../lib/identity.js";
 import { LEASE_AS_JUDGED_SQL } from "../lib/lease.js";
 import type { WhereClause } from "../lib/queries.js";
 import { JOBS_COLLECTION, QUERY_FAILED } from "./contract.js";
@@ -40,6 +41,25 @@ interface RecordFields {
   id: string;
   getString(field: string): string;
   getInt(field: string): number;
+}
+
+/** What both APIs' auth records offer identity.ts. */
+interface AuthRecordFields {
+  id: string;
+  getString(field: string): string;
+  getBool(field: string): boolean;
+}
+
+/** A fleet_workers record (the request's auth record) as identity.ts reads it: PocketBase loaded it for this request. */
+export function workerAuth(rec: AuthRecordFields): CallerAuth {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt),
+  };
 }
 
 /** A record's protocol fields as a plain JobRow (a plain object: the decisions and views read it in JS). */

@@ -8,6 +8,7 @@
 import { getenv, json, newLeaseToken, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { claimNext } from "../lib/claim-next.js";
 import { orphanCap } from "../lib/config.js";
+import { claimQueues, workerIdRefusal } from "../lib/identity.js";
 import { queueJobView } from "../lib/job-row.js";
 import type { ClaimNextResponse } from "../lib/types.js";
 import { validateClaimNextRequest } from "../lib/validate.js";
@@ -15,9 +16,14 @@ import { validateClaimNextRequest } from "../lib/validate.js";
 export function handleClaimNext(req: FleetRequest): Reply {
   const valid = validateClaimNextRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = workerIdRefusal(req.caller, valid.value.workerId);
+  if (refused !== null) return json(403, { error: refused });
+  const scope = claimQueues(req.caller, valid.value.queues);
+  if ("refusal" in scope) return json(403, { error: scope.refusal });
+  const claim = { ...valid.value, queues: scope.queues };
   const cap = orphanCap(getenv);
   // null: rolled back, so none of them was claimed.
-  const won = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, valid.value, now, cap, newLeaseToken)) ?? [];
+  const won = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, claim, now, cap, newLeaseToken)) ?? [];
   const answer: ClaimNextResponse = {
     jobs: won.map(({ row, patch }) => ({ job: queueJobView(row, patch), leaseToken: patch.lease_token ?? "" })),
   };

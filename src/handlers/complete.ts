@@ -5,6 +5,7 @@
  */
 import { getenv, json, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { completeJobs } from "../lib/batches.js";
+import { batchWorkerIdRefusal } from "../lib/identity.js";
 import { deleteExpiredBatch, retentionAlongsideComplete } from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 import type { CompleteResponse } from "../lib/types.js";
@@ -13,6 +14,8 @@ import { validateCompleteRequest } from "../lib/validate.js";
 export function handleComplete(req: FleetRequest): Reply {
   const valid = validateCompleteRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = batchWorkerIdRefusal(req.caller, valid.value);
+  if (refused !== null) return json(403, { error: refused });
   const results = updateJobsBulk("complete", (batch, now) => {
     const released = completeJobs(batch, valid.value, now, Math.random);
     // Retention keeps pace with the batch path, in this same transaction (maintenance.ts).

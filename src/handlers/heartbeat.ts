@@ -4,6 +4,7 @@
  */
 import { json, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { heartbeatJobs } from "../lib/batches.js";
+import { batchWorkerIdRefusal } from "../lib/identity.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 import type { HeartbeatResponse } from "../lib/types.js";
 import { validateHeartbeatRequest } from "../lib/validate.js";
@@ -11,6 +12,8 @@ import { validateHeartbeatRequest } from "../lib/validate.js";
 export function handleHeartbeat(req: FleetRequest): Reply {
   const valid = validateHeartbeatRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
+  const refused = batchWorkerIdRefusal(req.caller, valid.value);
+  if (refused !== null) return json(403, { error: refused });
   const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatJobs(batch, valid.value, now));
   if (results === null) return json(503, { error: TRANSACTION_FAILED });
   const answer: HeartbeatResponse = { results };

@@ -2,8 +2,10 @@
  * Every route and cron job the hooks bundle registers, read by the build
  * (esbuild.config.mjs), `npm start`'s banner and the bundle tests. Each entry
  * names a module here and the function it exports; the build bundles that
- * function alone into its own closure. All routes require an admin token.
+ * function alone into its own closure. Every route takes an admin token; the
+ * worker routes take a worker identity's token too (src/lib/identity.ts).
  */
+import type { RouteAccess } from "../lib/identity.js";
 
 export interface RouteEntry {
   method: "GET" | "POST";
@@ -12,6 +14,8 @@ export interface RouteEntry {
   module: string;
   /** Its export: (req: FleetRequest) => Reply. */
   handler: string;
+  /** Who may call it besides an admin (the adapter's serve decides before the body is read). */
+  access: RouteAccess;
 }
 
 export interface CronEntry {
@@ -25,19 +29,19 @@ export interface CronEntry {
 }
 
 export const ROUTES: readonly RouteEntry[] = [
-  { method: "POST", path: "/api/fleet/claim", module: "claim", handler: "handleClaim" },
-  { method: "POST", path: "/api/fleet/renew", module: "renew", handler: "handleRenew" },
-  { method: "POST", path: "/api/fleet/release", module: "release", handler: "handleRelease" },
-  { method: "POST", path: "/api/fleet/claim-next", module: "claim-next", handler: "handleClaimNext" },
-  { method: "POST", path: "/api/fleet/sweep", module: "sweep", handler: "handleSweep" },
-  { method: "GET", path: "/api/fleet/stats", module: "stats", handler: "handleStats" },
-  { method: "GET", path: "/api/fleet/completions", module: "completions", handler: "handleCompletions" },
-  { method: "POST", path: "/api/fleet/enqueue", module: "enqueue", handler: "handleEnqueue" },
-  { method: "POST", path: "/api/fleet/cancel", module: "cancel", handler: "handleCancel" },
-  { method: "POST", path: "/api/fleet/retry", module: "retry", handler: "handleRetry" },
-  { method: "POST", path: "/api/fleet/maintenance", module: "maintenance", handler: "handleMaintenance" },
-  { method: "POST", path: "/api/fleet/heartbeat", module: "heartbeat", handler: "handleHeartbeat" },
-  { method: "POST", path: "/api/fleet/complete", module: "complete", handler: "handleComplete" },
+  { method: "POST", path: "/api/fleet/claim", module: "claim", handler: "handleClaim", access: "worker" },
+  { method: "POST", path: "/api/fleet/renew", module: "renew", handler: "handleRenew", access: "worker" },
+  { method: "POST", path: "/api/fleet/release", module: "release", handler: "handleRelease", access: "worker" },
+  { method: "POST", path: "/api/fleet/claim-next", module: "claim-next", handler: "handleClaimNext", access: "worker" },
+  { method: "POST", path: "/api/fleet/sweep", module: "sweep", handler: "handleSweep", access: "admin" },
+  { method: "GET", path: "/api/fleet/stats", module: "stats", handler: "handleStats", access: "admin" },
+  { method: "GET", path: "/api/fleet/completions", module: "completions", handler: "handleCompletions", access: "admin" },
+  { method: "POST", path: "/api/fleet/enqueue", module: "enqueue", handler: "handleEnqueue", access: "enqueue" },
+  { method: "POST", path: "/api/fleet/cancel", module: "cancel", handler: "handleCancel", access: "admin" },
+  { method: "POST", path: "/api/fleet/retry", module: "retry", handler: "handleRetry", access: "admin" },
+  { method: "POST", path: "/api/fleet/maintenance", module: "maintenance", handler: "handleMaintenance", access: "admin" },
+  { method: "POST", path: "/api/fleet/heartbeat", module: "heartbeat", handler: "handleHeartbeat", access: "worker" },
+  { method: "POST", path: "/api/fleet/complete", module: "complete", handler: "handleComplete", access: "worker" },
 ];
 
 /** A hook on every new probe_jobs record (each bundle registers it with its API's create hook). */

@@ -13,6 +13,7 @@ export function claimAnswer(outcome: JobUpdate<ClaimDecision> | null): ClaimResp
   if (decision.kind === "already_held") {
     return { claimed: true, job: jobView(row), alreadyHeld: true, leaseToken: decision.leaseToken };
   }
+  if (decision.kind === "refused" && decision.reason !== undefined) return { claimed: false, reason: decision.reason };
   if (decision.kind !== "win") return { claimed: false };
   return { claimed: true, job: jobView(row, decision.patch), leaseToken: decision.patch.lease_token ?? "" };
 }

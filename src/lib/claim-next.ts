@@ -8,7 +8,7 @@
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import {
   CLAIM_ORDER, expiredLeaseWhere, FAMILY_PROBE_LIMIT, FAMILY_PROBE_SHAPE, familyProbeQuery, firstInClaimOrder, LEVEL_ORDER,
-  pendingDueWhere, PRIORITY_LEVEL_SHAPE, topPriorityQuery,
+  pendingDueWhere, PRIORITY_LEVEL_SHAPE, storedQueueValues, topPriorityQuery,
 } from "./queries.js";
 import type { PrefixUse } from "./prefix.js";
 import { decideClaim } from "./transitions.js";
@@ -40,8 +40,8 @@ export function claimNext(
     // Held rows whose lease passed are few (about the jobs in flight). One
     // query with OR would sort every claimable row on each call.
     const candidates = firstInClaimOrder(
-      duePending(batch, nowMs, req.probeKeyPrefix, want)
-        .concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix), CLAIM_ORDER, want)),
+      duePendingOf(batch, nowMs, req.probeKeyPrefix, want, req.queues)
+        .concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, req.queues), CLAIM_ORDER, want)),
       want,
     );
     let gaveUp = 0;
@@ -62,20 +62,34 @@ export function claimNext(
 }
 
 /**
+ * The first `want` due pending rows of some queues (null: any) in claim
+ * order: each queue's own through its index, merged by the caller. So a
+ * queue's claim never walks other queues' rows, whatever they hold.
+ */
+function duePendingOf(batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number, queues: readonly string[] | null): JobRow[] {
+  if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want);
+  const rows: JobRow[] = [];
+  for (const queue of storedQueueValues(queues)) {
+    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue)) rows.push(row);
+  }
+  return rows;
+}
+
+/**
  * The first `want` due pending rows in claim order: level by level from the
  * highest priority, each level's due rows a range of the claim-order index
  * (see pendingDueWhere). A level holding only future rows costs two index
  * seeks; there are at most MAX_PRIORITY - MIN_PRIORITY + 1 levels.
  */
-export function duePending(batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number): JobRow[] {
+export function duePending(batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number, queue?: string): JobRow[] {
   const use = prefixUse(batch, probeKeyPrefix);
   const rows: JobRow[] = [];
-  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, undefined, use), PRIORITY_LEVEL_SHAPE);
+  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, undefined, use, queue), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use), LEVEL_ORDER, want - rows.length);
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue), LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
-    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use), PRIORITY_LEVEL_SHAPE);
+    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);
   }
   return rows;
 }

@@ -26,6 +26,7 @@ export function enqueueJobs(batch: JobBatch, items: readonly EnqueueItemFields[]
     }
     const id = batch.insert({
       probe_key: item.probeKey,
+      queue: item.queue,
       status: "pending",
       payload: item.payload,
       run_at: item.runAt,

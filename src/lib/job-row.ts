@@ -4,6 +4,7 @@
  * and the adapter writes the returned patch back.
  */
 import type { WhereClause } from "./queries.js";
+import { DEFAULT_QUEUE } from "./queue.js";
 import type { JobStatus, JobView, QueueJobView } from "./types.js";
 
 export interface JobRow {
@@ -36,6 +37,8 @@ export interface JobRow {
   unique_key: string;
   /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
   enqueue_index: number;
+  /** As stored: "" (a row written around enqueue) reads as the default queue. */
+  queue: string;
 }
 
 /** Field values to write; dates in PocketBase's text form. */
@@ -69,6 +72,7 @@ export interface JobInsert {
   max_attempts: number;
   unique_key: string;
   enqueue_index: number;
+  queue: string;
 }
 
 /**
@@ -106,7 +110,7 @@ export interface JobBatch {
 /** The JobRow fields a record is read into, by type. */
 export const JOB_ROW_TEXT_FIELDS = [
   "created", "probe_key", "status", "claimed_by", "lease_expires_at", "lease_token",
-  "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key",
+  "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key", "queue",
 ] as const;
 export const JOB_ROW_NUMBER_FIELDS = [
   "version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index",
@@ -151,6 +155,12 @@ export function queueJobView(row: JobRow, patch?: JobPatch): QueueJobView {
   view.last_error = p.last_error ?? row.last_error;
   view.dead_lettered_at = p.dead_lettered_at ?? row.dead_lettered_at;
   view.unique_key = row.unique_key;
+  view.queue = queueOf(row);
   view.progress = p.progress !== undefined ? p.progress : parseJsonField(row.progress);
   return view;
+}
+
+/** A row's queue; "" (a row written around enqueue) is the default queue. */
+export function queueOf(row: JobRow): string {
+  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
 }

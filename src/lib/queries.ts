@@ -5,6 +5,7 @@
  */
 import { countsSum, JOB_COUNTS_READY_SQL } from "./job-counts.js";
 import { formatPbDate, LIVE_LEASE_SQL } from "./lease.js";
+import { DEFAULT_QUEUE } from "./queue.js";
 import { JOB_STATUSES } from "./types.js";
 import { withPrefix, type PrefixUse } from "./prefix.js";
 
@@ -25,9 +26,28 @@ export interface WhereClause {
  * (about the jobs in flight) and are sorted. decideClaim re-checks every row
  * inside the transaction.
  */
-export function pendingDueWhere(priority: number, nowMs: number, probeKeyPrefix: string, use: PrefixUse = "filter"): WhereClause {
-  return withPrefix(`status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
-    { priority, now: formatPbDate(nowMs) }, probeKeyPrefix, use);
+export function pendingDueWhere(
+  priority: number, nowMs: number, probeKeyPrefix: string, use: PrefixUse = "filter", queue?: string,
+): WhereClause {
+  const params: WhereClause["params"] = { priority, now: formatPbDate(nowMs) };
+  return withPrefix(`${queueTerm(queue, params)}status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
+    params, probeKeyPrefix, use);
+}
+
+/**
+ * Narrowing to one queue's rows, as stored (the caller asks for "" too for
+ * the default queue): an equality the (queue, status, priority, ...) index
+ * serves, so a queue's claim does not walk other queues' rows.
+ */
+function queueTerm(queue: string | undefined, params: WhereClause["params"]): string {
+  if (queue === undefined) return "";
+  params["queue"] = queue;
+  return "queue = {:queue} AND ";
+}
+
+/** The stored values of some queues: the default queue is also a row's "" (FLOW.md). */
+export function storedQueueValues(queues: readonly string[]): string[] {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
 }
 
 /**
@@ -69,10 +89,12 @@ export const PRIORITY_LEVEL_SHAPE: PriorityLevel = { found: 0, priority: 0 };
  * The highest priority among pending rows (due or not), or among those below
  * `below`. One MAX over the index: SQLite seeks it, it does not scan.
  */
-export function topPriorityQuery(probeKeyPrefix: string, below?: number, use: PrefixUse = "filter"): WhereClause {
+export function topPriorityQuery(probeKeyPrefix: string, below?: number, use: PrefixUse = "filter", queue?: string): WhereClause {
+  const params: WhereClause["params"] = below === undefined ? {} : { below };
+  const pending = `${queueTerm(queue, params)}status = 'pending'`;
   const where = below === undefined
-    ? withPrefix("status = 'pending'", {}, probeKeyPrefix, use)
-    : withPrefix(`status = 'pending' AND ${levelTerms(use, "priority < {:below}")}`, { below }, probeKeyPrefix, use);
+    ? withPrefix(pending, params, probeKeyPrefix, use)
+    : withPrefix(`${pending} AND ${levelTerms(use, "priority < {:below}")}`, params, probeKeyPrefix, use);
   return {
     sql: `SELECT MAX(priority) IS NOT NULL AS found, COALESCE(MAX(priority), 0) AS priority FROM probe_jobs WHERE ${where.sql}`,
     params: where.params,
@@ -96,8 +118,14 @@ export const CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER] as const;
  */
 const EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
-export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string): WhereClause {
-  return withPrefix(EXPIRED_LEASE_SQL, { now: formatPbDate(nowMs) }, probeKeyPrefix);
+export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string, queues: readonly string[] | null = null): WhereClause {
+  const params: WhereClause["params"] = { now: formatPbDate(nowMs) };
+  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  const names = storedQueueValues(queues).map((queue, i) => {
+    params[`queue${i}`] = queue;
+    return `{:queue${i}}`;
+  });
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
 }
 
 /** One job by id. */

@@ -6,7 +6,7 @@
 import { cronMatchesMinute, parseCron } from "./cron.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import type { WhereClause } from "./queries.js";
-import { jsonByteLength, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MIN_PRIORITY } from "./queue.js";
+import { DEFAULT_QUEUE, jsonByteLength, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MIN_PRIORITY } from "./queue.js";
 import type { EnqueueItem } from "./types.js";
 
 /** A probe_schedules row as the records API reads it (rows are made by hand in the admin UI). */
@@ -132,6 +132,8 @@ export function decideScheduleTick(row: ScheduleRow, nowMs: number): ScheduleDec
     kind: "enqueue",
     item: {
       probeKey: row.probe_key,
+      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
+      queue: DEFAULT_QUEUE,
       payload,
       priority: row.priority,
       maxAttempts: row.max_attempts,

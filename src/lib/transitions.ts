@@ -5,8 +5,8 @@
 import { SWEEPER_HOLDER } from "./config.js";
 import { clampLeaseSeconds, formatPbDate, isLeaseLive } from "./lease.js";
 import type { JobPatch, JobRow } from "./job-row.js";
-import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs } from "./queue.js";
-import type { ReleaseRefusal, ReleaseTarget } from "./types.js";
+import { DEFAULT_QUEUE, hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs } from "./queue.js";
+import type { ClaimRefusal, ReleaseRefusal, ReleaseTarget } from "./types.js";
 
 export function isHeldStatus(status: string): boolean {
   return status === "claimed" || status === "running";
@@ -33,6 +33,11 @@ export function dueTimeOnCreate(runAt: string, nowMs: number): string | null {
   return runAt === "" ? formatPbDate(nowMs) : null;
 }
 
+/** The queue a row created without one gets (the record API, the admin UI), so its queue's index finds it. */
+export function queueOnCreate(queue: string): string | null {
+  return queue === "" ? DEFAULT_QUEUE : null;
+}
+
 /**
  * Claimable: pending and due, or held with an expired lease (the holder is
  * presumed dead). Terminal rows never are.
@@ -45,7 +50,8 @@ export function isClaimable(row: JobRow, nowMs: number): boolean {
 export type ClaimDecision =
   | { kind: "win"; patch: JobPatch; steal: boolean }
   | { kind: "already_held"; leaseToken: string }
-  | { kind: "refused" }
+  /** `reason`: only a worker identity's claim of another queue's job gets one (identity.ts). */
+  | { kind: "refused"; reason?: ClaimRefusal }
   /**
    * A claim of a job that used its attempts (dead-lettered), or a steal that
    * would pass the orphan cap (see StealRule): the job is failed instead.

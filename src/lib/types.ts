@@ -68,7 +68,11 @@ export interface ReleaseRequest {
  */
 export type ClaimResponse =
   | { claimed: true; job: JobView; alreadyHeld?: true; leaseToken: string }
-  | { claimed: false };
+  /** A reason only where the reference answers none for a request it cannot make (a worker identity's queues). */
+  | { claimed: false; reason?: ClaimRefusal };
+/** Why a claim by id was refused besides the protocol (only worker identities get one). */
+export const CLAIM_REFUSALS = ["queue_not_allowed"] as const;
+export type ClaimRefusal = (typeof CLAIM_REFUSALS)[number];
 export type RenewResponse = { renewed: true; job: JobView } | { renewed: false };
 export type ReleaseResponse =
   | { released: true; job: JobView }
@@ -86,6 +90,8 @@ export interface ClaimNextRequest {
   limit?: number;
   /** Only jobs whose probe_key starts with this text. */
   probeKeyPrefix?: string;
+  /** Only jobs of this queue, or of these (1 to MAX_CLAIM_QUEUES); absent: any queue a worker identity may take. */
+  queue?: string | string[];
 }
 /**
  * What pb-fleet's own endpoints (claim-next, cancel, retry) answer for a job:
@@ -93,6 +99,8 @@ export interface ClaimNextRequest {
  * endpoints keep answering the reference's JobView.
  */
 export interface QueueJobView extends JobView {
+  /** The job's queue (FLOW.md); "default" for a job enqueued without one. */
+  queue: string;
   payload: unknown;
   priority: number;
   /** When the job becomes (or became) claimable; PocketBase's text form. */
@@ -160,6 +168,8 @@ export interface EnqueueItem {
   maxAttempts?: number;
   /** At most one non-terminal job per non-empty key. */
   uniqueKey?: string;
+  /** The job's queue (FLOW.md): a name matching QUEUE_NAME_PATTERN; default DEFAULT_QUEUE. */
+  queue?: string;
 }
 export interface EnqueueRequest {
   /** 1 to MAX_ENQUEUE_JOBS; written all or nothing. */

@@ -5,7 +5,7 @@
 import { SWEEPER_HOLDER } from "./config.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import {
-  DEFAULT_MAX_ATTEMPTS, jsonLongerThan, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_JOB_ID_BYTES,
+  DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, isQueueName, jsonLongerThan, MAX_CLAIM_QUEUES, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_JOB_ID_BYTES,
   MAX_LEASE_TOKEN_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROBE_KEY_BYTES, MAX_PROGRESS_BYTES,
   MAX_RESULT_BYTES, MAX_UNIQUE_KEY_BYTES, MAX_WORKER_ID_BYTES, MIN_PRIORITY, utf8LongerThan,
 } from "./queue.js";
@@ -59,6 +59,8 @@ export interface ClaimNextRequestFields {
   leaseSeconds: unknown;
   limit: number;
   probeKeyPrefix: string;
+  /** The queues to take jobs of; null: any (FLOW.md, claim-next's `queue`). */
+  queues: readonly string[] | null;
 }
 
 type Body = Record<string, unknown>;
@@ -178,10 +180,24 @@ export function validateClaimNextRequest(data: unknown): Validated<ClaimNextRequ
   if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
   const badPrefix = prefixError(probeKeyPrefix);
   if (badPrefix !== null) return fail(badPrefix);
+  const queues = readClaimQueues(body["queue"]);
+  if (typeof queues === "string") return fail(queues);
   return {
     ok: true,
-    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === undefined ? 1 : limit, probeKeyPrefix },
+    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === undefined ? 1 : limit, probeKeyPrefix, queues },
   };
+}
+
+const QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+
+/** claim-next's `queue`: absent or null (any queue), a name, or an array of 1 to MAX_CLAIM_QUEUES names; else the 400's message. */
+function readClaimQueues(value: unknown): readonly string[] | null | string {
+  if (value === undefined || value === null) return null;
+  const names = Array.isArray(value) ? value : [value];
+  if (names.length < 1 || names.length > MAX_CLAIM_QUEUES) return `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
+  for (const name of names) if (!isQueueName(name)) return `queue must be a queue name or an array of them (${QUEUE_NAME_RULE})`;
+  // Each name once: the claim walks each queue's index.
+  return names.filter((name, i) => names.indexOf(name) === i) as string[];
 }
 
 /** sweep: `{ probeKeyPrefix? }` narrows the sweep to one family of jobs. */
@@ -230,6 +246,7 @@ export interface EnqueueItemFields {
   maxAttempts: number;
   /** "" when none. */
   uniqueKey: string;
+  queue: string;
 }
 
 /**
@@ -276,8 +293,11 @@ function validateEnqueueItem(data: unknown, nowMs: number): EnqueueItemFields | 
   if (uniqueKey !== undefined && typeof uniqueKey !== "string") return "uniqueKey must be a string";
   const badUniqueKey = uniqueKey === undefined ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
   if (badUniqueKey !== null) return badUniqueKey;
+  const queue = absentIfNull(item["queue"]);
+  if (queue !== undefined && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
   return {
     probeKey,
+    queue: queue === undefined ? DEFAULT_QUEUE : queue,
     payload: payload === undefined ? null : payload,
     runAt: runAt.value,
     priority: priority === undefined ? 0 : (priority as number),

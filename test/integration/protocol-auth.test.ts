@@ -1,33 +1,11 @@
 // Only admins may call the fleet endpoints: no token, a bad token and a user
 // (auth collection record) token get 401 and the row stays as it was.
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { createJob, futureDate, get, getJob, post, randomKey, type JobRecord } from "./support/fleet-api";
+import { createJob, futureDate, getJob, post, type JobRecord } from "./support/fleet-api";
 import { ENDPOINTS, heldJob, type Endpoint } from "./support/protocol";
+import { userRecordToken } from "./support/worker-identities";
 
-const USER_PASSWORD = "user-password-123";
 let userToken = "";
-
-/** A record token of the default `users` auth collection (created as an auth collection when absent). */
-async function userRecordToken(): Promise<string> {
-  let collection = "users";
-  const existing = await get(`/api/collections/${collection}`);
-  if (existing.status === 404) {
-    collection = "fleet_test_users";
-    const created = await post("/api/collections", { name: collection, type: "auth" });
-    expect(created.status, JSON.stringify(created.body)).toBe(200);
-  } else {
-    expect(existing.body.type).toBe("auth");
-  }
-  const email = `${randomKey("user")}@example.com`;
-  const user = await post(`/api/collections/${collection}/records`, {
-    email, password: USER_PASSWORD, passwordConfirm: USER_PASSWORD, verified: true,
-  });
-  expect(user.status, JSON.stringify(user.body)).toBe(200);
-  const auth = await post(`/api/collections/${collection}/auth-with-password`, { identity: email, password: USER_PASSWORD }, { token: null });
-  expect(auth.status, JSON.stringify(auth.body)).toBe(200);
-  expect(typeof auth.body.token).toBe("string");
-  return auth.body.token as string;
-}
 
 beforeAll(async () => {
   userToken = await userRecordToken();

@@ -39,7 +39,8 @@ export type JobFields = Partial<Omit<JobRecord, "id" | "collectionId" | "collect
 const REQUEST_TIMEOUT_MS = 30_000;
 const JOBS = "/api/collections/probe_jobs/records";
 
-async function send(method: string, path: string, body: unknown, opts: RequestOptions = {}): Promise<ApiResponse> {
+/** Any method on any path (the record API's PATCH and DELETE too), with the admin token unless opts say otherwise. */
+export async function send(method: string, path: string, body: unknown, opts: RequestOptions = {}): Promise<ApiResponse> {
   const baseUrl = opts.baseUrl ?? inject("pbUrl");
   const token = opts.token === undefined ? inject("adminToken") : opts.token;
   const headers: Record<string, string> = {};
