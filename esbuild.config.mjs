@@ -146,10 +146,11 @@ export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
   const built = [];
   for (const m of bundle.builtMiddlewares ?? []) {
     const fn = await bundleEntry(bundle, `export { ${m.export} as default } from ${JSON.stringify(ADAPTER)};`);
-    built.push(`new Middleware((${CONTEXT_PARAM}) => {\nreturn (() => {\n${fn}\n})()(${CONTEXT_PARAM});\n}, ${m.priority}, ${JSON.stringify(m.id)})`);
+    // Called with the route's access too: who may call decides before the 413, as in serve.
+    built.push((route) => `new Middleware((${CONTEXT_PARAM}) => {\nreturn (() => {\n${fn}\n})()(${CONTEXT_PARAM}, ${JSON.stringify(route.access)});\n}, ${m.priority}, ${JSON.stringify(m.id)})`);
   }
-  const middlewares = built.concat(bundle.routeMiddlewares).map((m) => `, ${m}`).join("");
   for (const route of ROUTES) {
+    const middlewares = built.map((m) => m(route)).concat(bundle.routeMiddlewares).map((m) => `, ${m}`).join("");
     const body = builtOncePerRuntime(`${route.method} ${route.path}`, await bundleEntry(bundle, routeEntry(route)));
     parts.push(
       `routerAdd(${JSON.stringify(route.method)}, ${JSON.stringify(route.path)}, (${CONTEXT_PARAM}) => {\n${body}(${CONTEXT_PARAM});\n}${middlewares});\n`,

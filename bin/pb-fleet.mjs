@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // npx pb-fleet install <pb_dir> [--force] [--binary <path>]
+// npx pb-fleet worker create|list|disable|enable|revoke|rotate ... (bin/worker-commands.mjs)
 // Asks the PocketBase binary in <pb_dir> for its version and copies the
 // matching hooks bundle and migrations of this package (PocketBase 0.22 or
 // 0.23+, see scripts/pocketbase/lines.mjs) into <pb_dir>/pb_hooks and
@@ -11,6 +12,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { verifyPocketBaseBinary } from "../scripts/pocketbase/binary.mjs";
 import { HOOKS_LINES, SUPPORTED_VERSIONS_TEXT, lineLayout } from "../scripts/pocketbase/lines.mjs";
+import { WORKER_HELP, WORKER_SYNOPSIS, WORKER_VALUE_FLAGS, WorkerCommandError, parseWorkerArguments, runWorkerCommand } from "./worker-commands.mjs";
 
 // The package root, from this file's location: npx runs it from anywhere.
 const packageRoot = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -33,6 +35,7 @@ const USAGE = `pb-fleet ${packageVersion}: exactly-one-winner job claims for Poc
 
 Usage:
   npx pb-fleet install <pb_dir> [--force] [--binary <path>]
+${WORKER_SYNOPSIS}
 
 Asks the PocketBase binary in <pb_dir> for its version (\`--version\`) and copies
 the matching bundle and migrations into <pb_dir>/pb_hooks and <pb_dir>/pb_migrations:
@@ -47,12 +50,25 @@ they are. Then restart PocketBase; the migrations run on start.
 Options:
   --force          overwrite target files whose content differs
   --binary <path>  the PocketBase binary to ask, when it is not in <pb_dir> under one of those names
-  --help           this text`;
+  --help           this text
+
+${WORKER_HELP}`;
 
 class UsageError extends Error {}
 
+/** The index of the first word that is neither a flag nor a flag's value when it is "worker", else -1. */
+function workerCommandIndex(argv) {
+  for (let i = 0; i < argv.length; i++) {
+    if ([...WORKER_VALUE_FLAGS, "--binary"].includes(argv[i])) i++;
+    else if (!argv[i].startsWith("-")) return argv[i] === "worker" ? i : -1;
+  }
+  return -1;
+}
+
 function parseArguments(argv) {
-  if (argv.length === 0) throw new UsageError("no command given. Run `npx pb-fleet install <pb_dir>` (or --help).");
+  if (argv.length === 0) throw new UsageError("no command given. Run `npx pb-fleet install <pb_dir>` or `npx pb-fleet worker list` (or --help).");
+  const worker = workerCommandIndex(argv);
+  if (worker !== -1) return parseWorkerArguments([...argv.slice(0, worker), ...argv.slice(worker + 1)]);
   const flags = [];
   const words = [];
   let binary = null;
@@ -68,7 +84,7 @@ function parseArguments(argv) {
   if (flags.includes("--help") || flags.includes("-h") || words[0] === "help") return { command: "help" };
   const [command, ...rest] = words;
   if (command !== "install") {
-    throw new UsageError(`unknown command ${JSON.stringify(command ?? flags[0])}. The only command is \`install <pb_dir>\` (see --help).`);
+    throw new UsageError(`unknown command ${JSON.stringify(command ?? flags[0])}. The commands are \`install <pb_dir>\` and \`worker create|list|disable|enable|revoke|rotate\` (see --help).`);
   }
   const unknown = flags.filter((f) => f !== "--force");
   if (unknown.length) throw new UsageError(`unknown option ${unknown.map((f) => JSON.stringify(f)).join(", ")}. Only --force, --binary and --help are known.`);
@@ -192,9 +208,10 @@ async function install({ pbDir, force, binary: givenBinary }) {
 
 try {
   const args = parseArguments(process.argv.slice(2));
-  if (args.command === "help") console.log(USAGE);
+  if (args.command === "help") console.log(args.topic === "worker" ? `Usage:\n${WORKER_SYNOPSIS}\n\n${WORKER_HELP}` : USAGE);
+  else if (args.command === "worker") await runWorkerCommand(args);
   else await install(args);
 } catch (error) {
   console.error(`pb-fleet: ${error.message}`);
-  process.exit(error instanceof UsageError ? 2 : 1);
+  process.exit(error instanceof WorkerCommandError ? error.exitCode : error instanceof UsageError ? 2 : 1);
 }

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 5b141f6427ec"] || (globalThis["pbFleet POST /api/fleet/claim 5b141f6427ec"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 0c1c3d5e2dd7"] || (globalThis["pbFleet POST /api/fleet/claim 0c1c3d5e2dd7"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -47,12 +47,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -571,7 +573,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew fc2c6a878676"] || (globalThis["pbFleet POST /api/fleet/renew fc2c6a878676"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew f430214cbc86"] || (globalThis["pbFleet POST /api/fleet/renew f430214cbc86"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -613,11 +615,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_LEASE_TOKEN_BYTES = 255;
@@ -1087,7 +1091,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 238258690ce2"] || (globalThis["pbFleet POST /api/fleet/release 238258690ce2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 006626f056c1"] || (globalThis["pbFleet POST /api/fleet/release 006626f056c1"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1122,11 +1126,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
 var MAX_WORKER_ID_BYTES = 256;
@@ -1694,7 +1700,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 7554c4798773"] || (globalThis["pbFleet POST /api/fleet/claim-next 7554c4798773"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 19ff57b944a6"] || (globalThis["pbFleet POST /api/fleet/claim-next 19ff57b944a6"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -1784,13 +1790,15 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -2581,7 +2589,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 8361dbde48e8"] || (globalThis["pbFleet POST /api/fleet/sweep 8361dbde48e8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep dcb1327bd17a"] || (globalThis["pbFleet POST /api/fleet/sweep dcb1327bd17a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -2645,12 +2653,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -3263,7 +3273,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 307a294344f7"] || (globalThis["pbFleet GET /api/fleet/stats 307a294344f7"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 421aedce5684"] || (globalThis["pbFleet GET /api/fleet/stats 421aedce5684"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3319,11 +3329,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -3772,7 +3784,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 3e1574302468"] || (globalThis["pbFleet GET /api/fleet/completions 3e1574302468"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 495c40126b28"] || (globalThis["pbFleet GET /api/fleet/completions 495c40126b28"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3800,11 +3812,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -4196,7 +4210,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 8a827c3c229c"] || (globalThis["pbFleet POST /api/fleet/enqueue 8a827c3c229c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 865717004be2"] || (globalThis["pbFleet POST /api/fleet/enqueue 865717004be2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4225,12 +4239,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_ENQUEUE_JOBS = 1e3;
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_PROBE_KEY_BYTES = 1024;
@@ -4773,7 +4789,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 4e973532aaf4"] || (globalThis["pbFleet POST /api/fleet/cancel 4e973532aaf4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel b5de50ea660c"] || (globalThis["pbFleet POST /api/fleet/cancel b5de50ea660c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4802,12 +4818,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -5264,7 +5282,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 8c14fe92e677"] || (globalThis["pbFleet POST /api/fleet/retry 8c14fe92e677"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 29ed0e8d1b47"] || (globalThis["pbFleet POST /api/fleet/retry 29ed0e8d1b47"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5293,12 +5311,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -5772,7 +5792,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 5cf1298559e2"] || (globalThis["pbFleet POST /api/fleet/maintenance 5cf1298559e2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 94a319c81471"] || (globalThis["pbFleet POST /api/fleet/maintenance 94a319c81471"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5815,12 +5835,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -6566,7 +6588,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 380c95cb58e3"] || (globalThis["pbFleet POST /api/fleet/heartbeat 380c95cb58e3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat ca3e8ff80ad6"] || (globalThis["pbFleet POST /api/fleet/heartbeat ca3e8ff80ad6"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6630,11 +6652,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_BATCH_ITEMS = 100;
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
@@ -7250,7 +7274,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete aeb5f60ddf3e"] || (globalThis["pbFleet POST /api/fleet/complete aeb5f60ddf3e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete d90f6937f625"] || (globalThis["pbFleet POST /api/fleet/complete d90f6937f625"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7319,11 +7343,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_BATCH_ITEMS = 100;
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
@@ -8132,7 +8158,7 @@ return route;
 });
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created f8abd980118b"] || (globalThis["pbFleet onModelBeforeCreate job-created f8abd980118b"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created e73ca479c0ac"] || (globalThis["pbFleet onModelBeforeCreate job-created e73ca479c0ac"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -8144,8 +8170,10 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -8573,8 +8601,10 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
@@ -9192,8 +9222,10 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+
+// src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim efe38b03c8eb"] || (globalThis["pbFleet POST /api/fleet/claim efe38b03c8eb"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 63944f9732bd"] || (globalThis["pbFleet POST /api/fleet/claim 63944f9732bd"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -47,12 +47,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -579,11 +581,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -755,19 +759,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew f6969465b965"] || (globalThis["pbFleet POST /api/fleet/renew f6969465b965"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew b808592d233a"] || (globalThis["pbFleet POST /api/fleet/renew b808592d233a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -809,11 +813,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_LEASE_TOKEN_BYTES = 255;
@@ -1291,11 +1297,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -1467,19 +1475,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release f304b15ef25e"] || (globalThis["pbFleet POST /api/fleet/release f304b15ef25e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 497d2e99b5f9"] || (globalThis["pbFleet POST /api/fleet/release 497d2e99b5f9"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1514,11 +1522,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
 var MAX_WORKER_ID_BYTES = 256;
@@ -2094,11 +2104,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -2270,19 +2282,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 909e10725779"] || (globalThis["pbFleet POST /api/fleet/claim-next 909e10725779"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 3c11b0ff97f5"] || (globalThis["pbFleet POST /api/fleet/claim-next 3c11b0ff97f5"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2372,13 +2384,15 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -3177,11 +3191,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -3353,19 +3369,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 0bd8f921eb3f"] || (globalThis["pbFleet POST /api/fleet/sweep 0bd8f921eb3f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep edfaeea8565b"] || (globalThis["pbFleet POST /api/fleet/sweep edfaeea8565b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -3429,12 +3445,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -4055,11 +4073,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -4231,19 +4251,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 5d64e7d8a65b"] || (globalThis["pbFleet GET /api/fleet/stats 5d64e7d8a65b"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats dcdc5e712024"] || (globalThis["pbFleet GET /api/fleet/stats dcdc5e712024"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4299,11 +4319,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -4775,11 +4797,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -4951,19 +4975,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 679df0e29b81"] || (globalThis["pbFleet GET /api/fleet/completions 679df0e29b81"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions f89faec511d8"] || (globalThis["pbFleet GET /api/fleet/completions f89faec511d8"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4991,11 +5015,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -5410,11 +5436,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -5586,19 +5614,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 0572d7019de7"] || (globalThis["pbFleet POST /api/fleet/enqueue 0572d7019de7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue be28b7bd80df"] || (globalThis["pbFleet POST /api/fleet/enqueue be28b7bd80df"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5627,12 +5655,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_ENQUEUE_JOBS = 1e3;
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_PROBE_KEY_BYTES = 1024;
@@ -6183,11 +6213,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -6359,19 +6391,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "enqueue");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel e9fde0058d69"] || (globalThis["pbFleet POST /api/fleet/cancel e9fde0058d69"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 12cf93540a9a"] || (globalThis["pbFleet POST /api/fleet/cancel 12cf93540a9a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6400,12 +6432,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -6870,11 +6904,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -7046,19 +7082,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 39f7d74e64cd"] || (globalThis["pbFleet POST /api/fleet/retry 39f7d74e64cd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry fb051641ac96"] || (globalThis["pbFleet POST /api/fleet/retry fb051641ac96"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7087,12 +7123,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -7574,11 +7612,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -7750,19 +7790,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance cfad94a18ece"] || (globalThis["pbFleet POST /api/fleet/maintenance cfad94a18ece"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 827f72e3cd82"] || (globalThis["pbFleet POST /api/fleet/maintenance 827f72e3cd82"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7805,12 +7845,14 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
@@ -8564,11 +8606,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -8740,19 +8784,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat c796ba10b221"] || (globalThis["pbFleet POST /api/fleet/heartbeat c796ba10b221"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 892dd6f12f17"] || (globalThis["pbFleet POST /api/fleet/heartbeat 892dd6f12f17"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8816,11 +8860,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_BATCH_ITEMS = 100;
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
@@ -9444,11 +9490,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -9620,19 +9668,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete d36785b11551"] || (globalThis["pbFleet POST /api/fleet/complete d36785b11551"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 5aa445c53a94"] || (globalThis["pbFleet POST /api/fleet/complete 5aa445c53a94"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9701,11 +9749,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_BATCH_ITEMS = 100;
 var MAX_RESULT_BYTES = 1048576;
 var MAX_ERROR_BYTES = 65536;
@@ -10522,11 +10572,13 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -10698,19 +10750,19 @@ function callerAuth(e) {
   const rec = e.auth;
   return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
-function refuseOversizedBody(e) {
+function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
-})()(__context);
+})()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created b3f31af8f256"] || (globalThis["pbFleet onRecordCreate job-created b3f31af8f256"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created ccc12807e676"] || (globalThis["pbFleet onRecordCreate job-created ccc12807e676"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -10722,8 +10774,10 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
@@ -11151,8 +11205,10 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+
+// src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
@@ -11755,8 +11811,10 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
-// src/lib/queue.ts
+// src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+
+// src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;

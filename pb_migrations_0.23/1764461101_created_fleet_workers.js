@@ -25,6 +25,8 @@ migrate(
         // 0.22's username rule: 3 to 150 word characters, dots and dashes
         { name: "username", type: "text", required: true, min: 3, max: 150, pattern: "^[\\w][\\w\\.\\-]*$" },
         { name: "email", type: "email", required: false, system: true },
+        // 0.22's minPasswordLength: 12 (PocketBase's own default here is 8)
+        { name: "password", type: "password", required: true, system: true, hidden: true, min: 12 },
         // the queues its claims may take jobs of; empty: every queue
         { name: "queues", type: "json", required: false, maxSize: 65536 },
         { name: "can_enqueue", type: "bool", required: false },

@@ -15,6 +15,11 @@ export function countedClient(client, { onClaimed } = {}) {
   /** What the batch calls carried: jobs claimed, leases heartbeated, releases completed. */
   const items = { claimed: 0, heartbeatItems: 0, completeItems: 0 };
   const api = {
+    // A worker identity's Worker asks who it is before its first claim (not counted: one sign-in answer).
+    get isWorkerIdentity() {
+      return client.isWorkerIdentity;
+    },
+    identity: (...a) => client.identity(...a),
     async claimNext(opts, req) {
       calls.claimNext++;
       const held = await client.claimNext(opts, req);

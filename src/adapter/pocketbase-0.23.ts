@@ -58,13 +58,13 @@ function callerAuth(e: core.RequestEvent): CallerAuth {
  * A route middleware (the build adds it to every route, before PocketBase's
  * own body limit, pbBodyLimit at priority -990, and after the auth token is
  * loaded at -1020): a declared length over the limit is answered pb-fleet's
- * 413, or the 401 of a caller no route admits, instead of PocketBase's 413
- * in its own shape.
+ * 413, or the refusal of a caller the route does not admit (as serve would
+ * answer it), instead of PocketBase's 413 in its own shape.
  */
-export function refuseOversizedBody(e: core.RequestEvent): void {
+export function refuseOversizedBody(e: core.RequestEvent, access: RouteAccess): void {
   const tooLarge = oversizedBodyReply(e.request!.contentLength);
   if (tooLarge === null) return e.next();
-  const verdict = authorize(callerAuth(e), "worker");
+  const verdict = authorize(callerAuth(e), access);
   if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
   return e.json(tooLarge.status, (tooLarge as { json: unknown }).json);
 }

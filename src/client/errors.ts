@@ -36,12 +36,32 @@ export class FleetHttpError extends FleetError {
  * perform this action." on 0.23+). A refused sign-in is one too: wrong email or
  * password (both lines answer 400 "Failed to authenticate.", kept as `status`),
  * or a 401 or 403 (0.23+ with password sign-in turned off for superusers, or
- * asking for MFA).
+ * asking for MFA). A worker identity's client gets one for a refused sign-in
+ * (a wrong name or password: 400; on 0.23+ a disabled identity: 403), and
+ * for a 401 that signing in again did not cure (the identity disabled or
+ * deleted, its token key rotated); a 403 of a worker route is a
+ * FleetForbiddenError.
  */
 export class FleetAuthError extends FleetHttpError {
   constructor(op: string, message: string, body: unknown, options?: { cause?: unknown; status?: 400 | 401 | 403 }) {
     super(op, options?.status ?? 401, message, body, options);
     this.name = "FleetAuthError";
+  }
+}
+
+/**
+ * A worker identity's token was taken, but the server says this identity may
+ * not do this (HTTP 403 `{ error }`): an admin-only route (sweep, stats,
+ * cancel, retry, the record API, ...), enqueue without `can_enqueue`, a
+ * `workerId` that is not the identity's, a queue outside its `queues`. Signing
+ * in again cannot change what it may do, so the client never retries it; the
+ * message is the server's. A FleetAuthError with status 403, so callers that
+ * catch those still do.
+ */
+export class FleetForbiddenError extends FleetAuthError {
+  constructor(op: string, message: string, body: unknown, options?: { cause?: unknown }) {
+    super(op, message, body, { ...options, status: 403 });
+    this.name = "FleetForbiddenError";
   }
 }
 

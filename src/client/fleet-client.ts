@@ -9,14 +9,20 @@
  * (admin/superuser only). Both lines serve the same paths and the
  * same filter syntax; only the sign-in differs (0.22: `/api/admins`, 0.23+: the
  * `_superusers` auth collection), and the client finds out which on its first
- * sign-in.
+ * sign-in. A worker identity (a record of the auth collection `fleet_workers`)
+ * signs in at the same path on both lines, and may call only the worker's
+ * routes (claim, renew, release, claim-next, heartbeat, complete; enqueue
+ * with `can_enqueue`).
  */
+import { WORKER_FIELDS, WORKERS_COLLECTION } from "../lib/identity.js";
 import { formatPbDate } from "../lib/lease.js";
 import { DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/queue.js";
 import {
+  CLAIM_REFUSALS,
   RELEASE_REFUSALS,
   RETRY_REFUSALS,
   type CancelResponse,
+  type ClaimRefusal,
   type ClaimNextRequest,
   type ClaimNextResponse,
   type ClaimRequest,
@@ -51,6 +57,7 @@ import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
 import {
   FleetAbortError,
   FleetAuthError,
+  FleetForbiddenError,
   FleetHttpError,
   FleetNetworkError,
   FleetProtocolError,
@@ -59,7 +66,7 @@ import {
   isTransientError,
 } from "./errors.js";
 import {
-  checkBatchList, checkBatchWorkerId, checkLeaseSeconds, checkProgress, checkReleaseFields, hasQueueOptions,
+  checkBatchList, checkBatchWorkerId, checkClaimQueue, checkLeaseSeconds, checkProgress, checkReleaseFields, hasQueueOptions,
   needsQueueServer, REQUEST_OPTION_NAMES, toCompleteItem, toEnqueueItem, toHeartbeatItem,
   type EnqueueJob, type EnqueueOptions,
 } from "./queue-options.js";
@@ -80,6 +87,32 @@ export const AUTH_PATHS = {
 /** Which sign-in a server has: "superusers" (PocketBase 0.23+) or "admins" (0.22). */
 export type AuthApi = keyof typeof AUTH_PATHS;
 
+/** Where a worker identity signs in, and refreshes its token: the same paths and answers `{ token, record }` on 0.22 and 0.23+. */
+export const WORKER_AUTH_PATHS = {
+  password: `/api/collections/${WORKERS_COLLECTION}/auth-with-password`,
+  refresh: `/api/collections/${WORKERS_COLLECTION}/auth-refresh`,
+} as const;
+
+/**
+ * A worker identity's credential: its name (the record's `username`) and
+ * password, or a token of it. With a password the client signs in lazily, and
+ * again once after a 401 (the token may have expired); with a token only, a
+ * 401 is thrown.
+ */
+export type WorkerCredentials = { identity: string; password: string } | { token: string };
+
+/** The signed-in worker identity, from its `fleet_workers` record. */
+export interface WorkerIdentity {
+  /** The record id: the Worker's workerId is this, or begins with `${id}/`. */
+  id: string;
+  /** The record's username. */
+  name: string;
+  /** The queues its claims may take jobs of; empty: every queue. */
+  queues: string[];
+  /** Whether it may enqueue. */
+  canEnqueue: boolean;
+}
+
 export interface FleetClientOptions {
   /** PocketBase base URL, e.g. http://127.0.0.1:8090 */
   url: string;
@@ -94,6 +127,13 @@ export interface FleetClientOptions {
    * 403 then cannot be cured by the client: it is thrown (setToken() swaps it).
    */
   token?: string;
+  /**
+   * A worker identity instead of an admin: `{ identity, password }` (the
+   * record's username) or `{ token }`. Not with `email`, `password` or `token`.
+   * Such a client may call only the worker's routes; a 403 (a route or a
+   * queue it may not use) is thrown as a FleetForbiddenError, never retried.
+   */
+  worker?: WorkerCredentials;
   /** Per-request timeout, ms (default 10 000). Every call can override it. */
   timeoutMs?: number;
   /** Collection name (default "probe_jobs"). */
@@ -141,6 +181,8 @@ export interface JobRecord {
   dead_lettered_at?: string;
   unique_key?: string;
   progress?: unknown;
+  /** The job's queue ("" on a row from before queues: the default queue). */
+  queue?: string;
 }
 
 /**
@@ -158,7 +200,8 @@ export interface HeldJob {
   /** The server says this worker already held it (a retried claim whose first answer was lost). */
   alreadyHeld: boolean;
 }
-export type ClaimResult = ({ claimed: true } & HeldJob) | { claimed: false };
+/** `reason` "queue_not_allowed": the job is of a queue this worker identity may not take. */
+export type ClaimResult = ({ claimed: true } & HeldJob) | { claimed: false; reason?: ClaimRefusal };
 
 /** renew's last argument: the request's options, and the progress to store with a successful renew. */
 export interface RenewOptions extends RequestOptions {
@@ -196,8 +239,12 @@ export interface EnqueueManyOptions extends RequestOptions {
   concurrency?: number;
 }
 
-/** claimNext's options are claim-next's request body. */
-export type ClaimNextOptions = ClaimNextRequest;
+/**
+ * claimNext's options are claim-next's request body. `queue`: only jobs of
+ * this queue or these (1 to MAX_CLAIM_QUEUES names); without it, every queue
+ * the caller may take (a worker identity with `queues`: only those).
+ */
+export type ClaimNextOptions = Omit<ClaimNextRequest, "queue"> & { queue?: string | readonly string[] };
 
 /** Most rows one list asks for (PocketBase 0.22's page size limit; 0.23+ allows 1000). */
 export const MAX_LIST_LIMIT = 500;
@@ -222,6 +269,13 @@ export interface JobQuery {
 export interface FleetApi {
   /** The client's request timeout, ms (the Worker lets a call with a large body wait longer than this). */
   readonly timeoutMs?: number;
+  /** Whether the client signs in as a worker identity (a Worker may then leave out its workerId). */
+  readonly isWorkerIdentity?: boolean;
+  /**
+   * The signed-in worker identity, or null for an admin client. A Worker asks
+   * once when it starts, and claims under the identity's id (see WorkerOptions.workerId).
+   */
+  identity?(req?: RequestOptions): Promise<WorkerIdentity | null>;
   claimNext(opts: ClaimNextOptions, req?: RequestOptions): Promise<HeldJob[]>;
   claim(jobId: string, workerId: string, leaseSeconds?: number, req?: RequestOptions): Promise<ClaimResult>;
   renew(
@@ -270,6 +324,13 @@ export class FleetClient implements FleetApi {
   readonly timeoutMs: number;
   readonly #email: string | undefined;
   readonly #password: string | undefined;
+  /** A worker identity's name and password (undefined: an admin client, or a worker token only). */
+  readonly #worker: { identity: string; password: string } | undefined;
+  readonly #isWorker: boolean;
+  /** The worker identity of the last sign-in or refresh (undefined: none yet; always undefined for an admin client). */
+  #identity: WorkerIdentity | undefined;
+  /** A token-only worker's auth-refresh on the wire (concurrent identity() calls share it). */
+  #identifying: Promise<void> | null = null;
   readonly #fetch: typeof fetch;
   #token: string;
   #signingIn: Promise<void> | null = null;
@@ -287,21 +348,59 @@ export class FleetClient implements FleetApi {
     if (!opts || typeof opts.url !== "string" || opts.url === "") {
       throw new TypeError("FleetClient: `url` is required (e.g. http://127.0.0.1:8090)");
     }
+    const worker = opts.worker === undefined ? undefined : workerCredentials(opts.worker);
+    if (worker !== undefined && (opts.email !== undefined || opts.password !== undefined || opts.token !== undefined)) {
+      // One client, one identity: which one a call went out as must never be a guess.
+      throw new TypeError("FleetClient: give admin/superuser credentials (`email`, `password`, `token`) or `worker`, not both");
+    }
     const hasCredentials = typeof opts.email === "string" && typeof opts.password === "string";
-    if (!hasCredentials && !opts.token) {
-      throw new TypeError("FleetClient: give admin/superuser `email` and `password`, or an admin/superuser `token`");
+    if (worker === undefined && !hasCredentials && !opts.token) {
+      throw new TypeError("FleetClient: give admin/superuser `email` and `password`, an admin/superuser `token`, " +
+        "or a worker identity's `worker: { identity, password }` or `worker: { token }`");
     }
     this.url = opts.url.replace(/\/+$/, "");
     this.collection = opts.collection ?? DEFAULT_COLLECTION;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#email = hasCredentials ? opts.email : undefined;
     this.#password = hasCredentials ? opts.password : undefined;
+    this.#isWorker = worker !== undefined;
+    this.#worker = worker !== undefined && "identity" in worker ? worker : undefined;
     // Looked up per call, so a fetch installed later (or stubbed in a test) is the one used.
     this.#fetch = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    this.#token = opts.token ?? "";
+    this.#token = (worker !== undefined && "token" in worker ? worker.token : opts.token) ?? "";
   }
 
-  /** The admin/superuser token in use ("" before the first sign-in). */
+  /** Whether this client signs in as a worker identity (`worker` option), not as an admin/superuser. */
+  get isWorkerIdentity(): boolean {
+    return this.#isWorker;
+  }
+
+  /**
+   * The worker identity this client calls as: `{ id, name, queues,
+   * canEnqueue }` of its `fleet_workers` record, as the last sign-in
+   * answered it (a worker token only: as PocketBase's auth-refresh answers it,
+   * asked once, whose fresh token the client then uses). Signs in first when
+   * needed. null for an admin client.
+   */
+  async identity(req?: RequestOptions): Promise<WorkerIdentity | null> {
+    if (!this.#isWorker) return null;
+    if (this.#identity !== undefined) return this.#identity;
+    if (this.#token === "") {
+      await this.authenticate(req);
+    } else {
+      // A token from elsewhere: its record is PocketBase's to tell (the token itself carries only the id).
+      this.#identifying ??= this.#call("identity", { method: "POST", path: WORKER_AUTH_PATHS.refresh }, req)
+        .then((body) => this.#adoptWorkerAuth("identity", body))
+        .finally(() => {
+          this.#identifying = null;
+        });
+      await this.#identifying;
+    }
+    if (this.#identity === undefined) throw new FleetProtocolError("identity", "no worker identity after signing in", {});
+    return this.#identity;
+  }
+
+  /** The admin/superuser token in use, or the worker identity's ("" before the first sign-in). */
   get token(): string {
     return this.#token;
   }
@@ -314,6 +413,8 @@ export class FleetClient implements FleetApi {
   setToken(token: string): void {
     if (typeof token !== "string") throw new TypeError("FleetClient: setToken needs a string");
     this.#token = token;
+    // A worker token may be of another record: identity() asks again.
+    this.#identity = undefined;
   }
 
   /**
@@ -345,22 +446,74 @@ export class FleetClient implements FleetApi {
   }
 
   /**
-   * Signs in with the credentials (concurrent callers share one sign-in). The
-   * first sign-in tries PocketBase 0.23+'s superusers and, on a 404, 0.22's
+   * Signs in with the credentials (concurrent callers share one sign-in). A
+   * worker identity signs in at WORKER_AUTH_PATHS.password (both lines). An
+   * admin's first sign-in tries PocketBase 0.23+'s superusers and, on a 404, 0.22's
    * admins, and remembers which answered; a 404 from the remembered one later
    * (the server was upgraded or downgraded under a running client) tries the
    * other again.
    */
   authenticate(req?: RequestOptions): Promise<void> {
-    if (this.#email === undefined || this.#password === undefined) {
-      return Promise.reject(new FleetAuthError("authenticate", "this client has a token but no credentials to sign in with", {}));
+    const worker = this.#worker;
+    if (worker === undefined && (this.#email === undefined || this.#password === undefined)) {
+      return Promise.reject(new FleetAuthError("authenticate", this.#isWorker
+        ? "this client has a worker token but no worker password to sign in with"
+        : "this client has a token but no credentials to sign in with", {}));
     }
     if (this.#signingIn === null) {
-      this.#signingIn = this.#signIn(this.#email, this.#password, req).finally(() => {
+      const signIn = worker !== undefined
+        ? this.#signInWorker(worker.identity, worker.password, req)
+        : this.#signIn(this.#email as string, this.#password as string, req);
+      this.#signingIn = signIn.finally(() => {
         this.#signingIn = null;
       });
     }
     return this.#signingIn;
+  }
+
+  /**
+   * A worker identity's sign-in: PocketBase's own auth-with-password of
+   * `fleet_workers`, the same path on both lines. Wrong name or password is a
+   * 400 on both; on 0.23+ a disabled identity is refused too (its authRule:
+   * 403), on 0.22 it signs in and its first fleet call is a 401.
+   */
+  async #signInWorker(identity: string, password: string, req?: RequestOptions): Promise<void> {
+    let body: unknown;
+    try {
+      body = await this.#once("authenticate", {
+        method: "POST", path: WORKER_AUTH_PATHS.password, body: { identity, password }, anonymous: true,
+      }, req);
+    } catch (err) {
+      if (!(err instanceof FleetHttpError)) throw err;
+      const who = `worker identity ${JSON.stringify(identity)}`;
+      if (err.status === 400 || err.status === 401) {
+        throw new FleetAuthError("authenticate", `${messageOf(err.body)} (the ${who}'s name or password was refused)`, err.body, {
+          cause: err, status: err.status,
+        });
+      }
+      if (err.status === 403) {
+        throw new FleetAuthError("authenticate", `${messageOf(err.body)} (the ${who} may not sign in: is it disabled?)`, err.body, {
+          cause: err, status: 403,
+        });
+      }
+      if (err.status === 404) {
+        throw new FleetHttpError("authenticate", 404, `${this.url} has no ${WORKERS_COLLECTION} collection (${messageOf(err.body)}): ` +
+          "is this a pb-fleet server with worker identities, and are its migrations applied?", err.body, { cause: err });
+      }
+      throw err;
+    }
+    this.#adoptWorkerAuth("authenticate", body);
+  }
+
+  /** A worker's auth answer `{ token, record }` (sign-in or refresh): its token from now on, and its identity. */
+  #adoptWorkerAuth(op: string, body: unknown): void {
+    if (!isObject(body) || typeof body["token"] !== "string" || body["token"] === "") {
+      throw new FleetProtocolError(op, "answer has no `token`", body);
+    }
+    const record = body["record"];
+    if (!isRecordLike(record) || record["id"] === "") throw new FleetProtocolError(op, "answer has no `record` with an `id`", body);
+    this.#token = body["token"];
+    this.#identity = toWorkerIdentity(record);
   }
 
   async #signIn(email: string, password: string, req?: RequestOptions): Promise<void> {
@@ -581,6 +734,7 @@ export class FleetClient implements FleetApi {
    * rows and claims them one by one (losing some races to other workers).
    */
   async claimNext(opts: ClaimNextOptions, req?: RequestOptions): Promise<HeldJob[]> {
+    const queue = checkClaimQueue("claimNext", opts.queue);
     if (this.#hasClaimNext !== false) {
       try {
         const body = await this.#post("claimNext", "/api/fleet/claim-next", {
@@ -588,6 +742,7 @@ export class FleetClient implements FleetApi {
           leaseSeconds: opts.leaseSeconds,
           limit: opts.limit,
           probeKeyPrefix: opts.probeKeyPrefix || undefined,
+          queue,
         } satisfies ClaimNextRequest, req);
         if (!isObject(body) || !Array.isArray(body["jobs"]) ||
             !body["jobs"].every((j: unknown) => isObject(j) && isJobView(j["job"]))) {
@@ -599,6 +754,11 @@ export class FleetClient implements FleetApi {
         if (!(this.#hasClaimNext === undefined && isMissingEndpoint(err))) throw err;
         this.#hasClaimNext = false;
       }
+    }
+    // Listing cannot filter by queue: a server without claim-next has no queues.
+    if (queue !== undefined) {
+      throw new FleetHttpError("claimNext", 404, "this server has no POST /api/fleet/claim-next (a pb-fleet from before it), " +
+        "which `queue` needs; nothing was claimed", {});
     }
     return this.#claimNextByList(opts, req);
   }
@@ -673,7 +833,10 @@ export class FleetClient implements FleetApi {
   enqueue(probeKey: string, req?: RequestOptions): Promise<JobRecord>;
   enqueue(probeKey: string, options: EnqueueCallOptions): Promise<EnqueuedJob>;
   async enqueue(probeKey: string, options?: EnqueueCallOptions): Promise<JobRecord | EnqueuedJob> {
-    if (!hasQueueOptions(options)) return this.#createRecord(probeKey, options);
+    if (!hasQueueOptions(options)) {
+      this.#refuseRecordApiEnqueue("enqueue", "enqueue(probeKey, { queue: \"default\" })");
+      return this.#createRecord(probeKey, options);
+    }
     const item = toEnqueueItem("enqueue", { ...options, probeKey }, REQUEST_OPTION_NAMES);
     const [job] = await this.#enqueueItems("enqueue", [item], options ?? {});
     return job as EnqueuedJob;
@@ -706,7 +869,10 @@ export class FleetClient implements FleetApi {
     list: readonly (string | EnqueueJob)[], opts: EnqueueManyOptions = {},
   ): Promise<JobRecord[] | EnqueuedJob[]> {
     if (!Array.isArray(list)) throw new TypeError("enqueueMany: give an array of probe keys, or of { probeKey, ...options }");
-    if (list.every((entry) => typeof entry === "string")) return this.#createRecords(list as readonly string[], opts);
+    if (list.every((entry) => typeof entry === "string")) {
+      this.#refuseRecordApiEnqueue("enqueueMany", "enqueueMany(keys.map((probeKey) => ({ probeKey })))");
+      return this.#createRecords(list as readonly string[], opts);
+    }
     const items = list.map((job, i) => toEnqueueItem(`enqueueMany: jobs[${i}]`, job));
     return this.#enqueueItems("enqueueMany", items, opts);
   }
@@ -743,6 +909,16 @@ export class FleetClient implements FleetApi {
       jobs.push(...(body["jobs"] as EnqueuedJob[]));
     }
     return jobs;
+  }
+
+  /**
+   * The bare forms create rows through the record API, which is an admin's
+   * only: a worker identity would get a 403 that says nothing of enqueue.
+   */
+  #refuseRecordApiEnqueue(op: string, instead: string): void {
+    if (!this.#isWorker) return;
+    throw new TypeError(`${op}: a worker identity cannot create rows through the record API (admins only); ` +
+      `enqueue through POST /api/fleet/enqueue with the job form instead, e.g. ${instead}`);
   }
 
   /** Bare probe keys through the record API (a server without the queue), answered as the queue's enqueue answers. */
@@ -947,18 +1123,21 @@ export class FleetClient implements FleetApi {
   /**
    * One authorized call: signs in first if needed; after a 401 or 403 (the
    * fleet endpoints answer 401 to a token they do not take, the record API 403
-   * on both lines) signs in again and retries once.
+   * on both lines) signs in again and retries once. A worker identity's 403
+   * (FleetForbiddenError) is what the identity may do, not its token: thrown
+   * at once.
    */
   async #call(op: string, call: HttpCall, req?: RequestOptions): Promise<unknown> {
-    const canSignIn = this.#email !== undefined;
+    const canSignIn = this.#email !== undefined || this.#worker !== undefined;
     if (this.#token === "" && canSignIn) await this.authenticate(req);
     const refused = this.#token;
     try {
       return await this.#once(op, call, req);
     } catch (err) {
-      if (!(err instanceof FleetAuthError)) throw err;
+      if (!(err instanceof FleetAuthError) || err instanceof FleetForbiddenError) throw err;
       if (!canSignIn) {
-        throw new FleetAuthError(op, `${messageOf(err.body)} (token-only client: cannot sign in again)`, err.body, {
+        const why = this.#isWorker ? "a worker token without a password: cannot sign in again" : "token-only client: cannot sign in again";
+        throw new FleetAuthError(op, `${messageOf(err.body)} (${why})`, err.body, {
           cause: err, status: authStatus(err),
         });
       }
@@ -1011,7 +1190,9 @@ export class FleetClient implements FleetApi {
     }
     // A body that is not JSON (say, a proxy's error page) is kept as its text.
     const body = parsed.ok ? parsed.value : text === "" ? {} : text;
-    // Every call here needs an admin/superuser: 401 or 403 means the token was not taken as one.
+    // A worker identity's token was taken, but it may not do this: no sign-in can change that.
+    if (status === 403 && this.#isWorker) throw new FleetForbiddenError(op, messageOf(body), body);
+    // Every other call here needs an admin/superuser: 401 or 403 means the token was not taken as one.
     if (status === 401 || status === 403) {
       throw new FleetAuthError(op, messageOf(body), body, { status });
     }
@@ -1023,7 +1204,10 @@ function parseClaim(op: string, body: unknown): ClaimResult {
   if (!isObject(body) || typeof body["claimed"] !== "boolean") {
     throw new FleetProtocolError(op, "answer has no boolean `claimed`", body);
   }
-  if (!body["claimed"]) return { claimed: false };
+  if (!body["claimed"]) {
+    const reason = body["reason"];
+    return (CLAIM_REFUSALS as readonly unknown[]).includes(reason) ? { claimed: false, reason: reason as ClaimRefusal } : { claimed: false };
+  }
   if (!isJobView(body["job"])) throw new FleetProtocolError(op, "claimed:true without a `job`", body);
   const token = body["leaseToken"];
   return {
@@ -1037,6 +1221,32 @@ function parseClaim(op: string, body: unknown): ClaimResult {
 function asRecord(op: string, body: unknown): JobRecord {
   if (!isRecordLike(body)) throw new FleetProtocolError(op, "answer is not a record (no string `id`)", body);
   return body as unknown as JobRecord;
+}
+
+/** What identity() answers of a `fleet_workers` record (a `queues` that is not an array of names reads as none). */
+function toWorkerIdentity(record: Record<string, any>): WorkerIdentity {
+  const queues: unknown = record[WORKER_FIELDS.queues];
+  const name: unknown = record[WORKER_FIELDS.name];
+  return {
+    id: record["id"] as string,
+    name: typeof name === "string" ? name : "",
+    queues: Array.isArray(queues) ? queues.filter((q): q is string => typeof q === "string") : [],
+    canEnqueue: record[WORKER_FIELDS.canEnqueue] === true,
+  };
+}
+
+/** The `worker` option, checked: a name and a password, or a token (TypeError otherwise). */
+function workerCredentials(worker: unknown): WorkerCredentials {
+  if (isObject(worker)) {
+    const { identity, password, token } = worker;
+    const given = (v: unknown) => v !== undefined;
+    if (!given(token) && typeof identity === "string" && identity !== "" && typeof password === "string" && password !== "") {
+      return { identity, password };
+    }
+    if (!given(identity) && !given(password) && typeof token === "string" && token !== "") return { token };
+  }
+  throw new TypeError("FleetClient: `worker` must be { identity, password } (a worker identity's name and password) " +
+    "or { token } (a worker identity's token), each a non-empty string");
 }
 
 function authStatus(err: FleetAuthError): 400 | 401 | 403 {

@@ -8,7 +8,10 @@ export {
   DEFAULT_TIMEOUT_MS,
   MAX_LIST_LIMIT,
   AUTH_PATHS,
+  WORKER_AUTH_PATHS,
   type AuthApi,
+  type WorkerCredentials,
+  type WorkerIdentity,
   type FleetApi,
   type FleetClientOptions,
   type RequestOptions,
@@ -29,6 +32,7 @@ export {
 export { formatPbDate, formatPbDate as toPbDate } from "../lib/lease.js";
 export {
   Worker,
+  identityWorkerId,
   LeaseLostError,
   WorkerStoppingError,
   COMPLETE_FLUSH_DELAY_MS,
@@ -44,6 +48,7 @@ export {
   FleetError,
   FleetHttpError,
   FleetAuthError,
+  FleetForbiddenError,
   FleetTimeoutError,
   FleetNetworkError,
   FleetProtocolError,
@@ -68,7 +73,13 @@ export {
   MAX_PRIORITY,
   MAX_MAX_ATTEMPTS,
   DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_QUEUE,
+  QUEUE_NAME_PATTERN,
+  MAX_CLAIM_QUEUES,
+  isQueueName,
 } from "../lib/queue.js";
+/** The auth collection of worker identities. */
+export { WORKERS_COLLECTION } from "../lib/identity.js";
 export { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";
 export type * from "./events.js";
 export type {
@@ -81,6 +92,7 @@ export type {
   ReleaseRequest,
   ErrorResponse,
   ClaimResponse,
+  ClaimRefusal,
   RenewResponse,
   ReleaseResponse,
   ClaimNextRequest,

@@ -6,8 +6,8 @@
  * option before any request is sent.
  */
 import {
-  MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES, MIN_PRIORITY,
-  jsonByteLength, utf8ByteLength,
+  MAX_CLAIM_QUEUES, MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
+  MIN_PRIORITY, QUEUE_NAME_PATTERN, isQueueName, jsonByteLength, utf8ByteLength,
 } from "../lib/queue.js";
 import { RELEASE_TARGETS, type CompleteItem, type EnqueueItem, type HeartbeatItem } from "../lib/types.js";
 import { reservedWorkerIdError } from "../lib/validate.js";
@@ -25,7 +25,7 @@ export interface EnqueueJob extends EnqueueOptions {
 
 /** The option names of an enqueue item (each one needs a server with POST /api/fleet/enqueue). */
 const ENQUEUE_OPTION_NAMES = {
-  payload: true, runAt: true, delaySeconds: true, priority: true, maxAttempts: true, uniqueKey: true,
+  payload: true, runAt: true, delaySeconds: true, priority: true, maxAttempts: true, uniqueKey: true, queue: true,
 } as const satisfies Record<keyof EnqueueOptions, true>;
 
 /** What RequestOptions may add to an enqueue's options object (see FleetClient.enqueue). */
@@ -48,6 +48,8 @@ export function needsQueueServer(item: EnqueueItem): boolean {
   return Object.keys(item).some((k) => k !== "probeKey");
 }
 
+const QUEUE_NAME_RULE = `a queue name matching ${QUEUE_NAME_PATTERN} (a letter or digit, then up to 63 of them or _ . : -)`;
+
 /**
  * The wire item of one job, checked: throws a TypeError naming `where` and the
  * option. Options left undefined are left out; `runAt` as a Date becomes ISO
@@ -66,7 +68,7 @@ export function toEnqueueItem(where: string, job: unknown, ignore: ReadonlySet<s
       throw new TypeError(`${where}: unknown option \`${key}\` (known: probeKey, ${Object.keys(ENQUEUE_OPTION_NAMES).join(", ")})`);
     }
   }
-  const { probeKey, payload, runAt, delaySeconds, priority, maxAttempts, uniqueKey } = fields;
+  const { probeKey, payload, runAt, delaySeconds, priority, maxAttempts, uniqueKey, queue } = fields;
   if (typeof probeKey !== "string" || probeKey === "") throw bad("probeKey", "a non-empty string");
   const item: EnqueueItem = { probeKey };
   if (payload !== undefined) {
@@ -105,7 +107,32 @@ export function toEnqueueItem(where: string, job: unknown, ignore: ReadonlySet<s
     if (typeof uniqueKey !== "string") throw bad("uniqueKey", "a string");
     item.uniqueKey = uniqueKey;
   }
+  if (queue !== undefined) {
+    if (!isQueueName(queue)) throw bad("queue", QUEUE_NAME_RULE);
+    item.queue = queue;
+  }
   return item;
+}
+
+/**
+ * claim-next's `queue`, checked as the server checks it: a queue name, or an
+ * array of 1 to MAX_CLAIM_QUEUES of them (TypeError naming `where`). Answers
+ * what is sent (undefined: every queue the caller may take).
+ */
+export function checkClaimQueue(where: string, queue: unknown): string | string[] | undefined {
+  if (queue === undefined) return undefined;
+  if (typeof queue === "string") {
+    if (!isQueueName(queue)) throw new TypeError(`${where}: \`queue\` must be ${QUEUE_NAME_RULE} (got ${describe(queue)})`);
+    return queue;
+  }
+  if (!Array.isArray(queue) || queue.length === 0 || queue.length > MAX_CLAIM_QUEUES) {
+    throw new TypeError(`${where}: \`queue\` must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} of them ` +
+      `(got ${Array.isArray(queue) ? `an array of ${queue.length}` : describe(queue)})`);
+  }
+  queue.forEach((name: unknown, i) => {
+    if (!isQueueName(name)) throw new TypeError(`${where}: \`queue[${i}]\` must be ${QUEUE_NAME_RULE} (got ${describe(name)})`);
+  });
+  return [...queue] as string[];
 }
 
 /**

@@ -17,7 +17,13 @@
  * out in one POST /api/fleet/complete (see "reporting"). A server without
  * those endpoints (a 404 to the first call, remembered) gets one renew and one
  * release per job, as before.
+ *
+ * A client signed in as a worker identity may only claim under that
+ * identity's record id: the Worker asks the client for the identity when it
+ * starts, and claims, renews and reports as `${id}/${workerId}` from then on
+ * (see WorkerOptions.workerId).
  */
+import { hostname } from "node:os";
 import { DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS } from "../lib/lease.js";
 import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES } from "../lib/queue.js";
 import type {
@@ -28,11 +34,11 @@ import { backoffDelay, sleep } from "./backoff.js";
 import { CompletionQueue, type ReleaseAnswer } from "./completion-queue.js";
 import { FleetAbortError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, toError } from "./errors.js";
 import { FleetEmitter, type FleetLogger, type LeaseLostReason } from "./events.js";
-import type { ClaimedJobView, FleetApi, HeldJob, ReleaseOptions, RequestOptions } from "./fleet-client.js";
+import type { ClaimedJobView, FleetApi, HeldJob, ReleaseOptions, RequestOptions, WorkerIdentity } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
-import { fitError, jsonSizeError } from "./queue-options.js";
+import { checkClaimQueue, fitError, jsonSizeError } from "./queue-options.js";
 import { retryReport } from "./report-retry.js";
 
 export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
@@ -96,8 +102,15 @@ export interface WorkerOptions<R = unknown, P = unknown> {
   /**
    * Unique per live worker (include the host/pid/a random part): the server
    * knows holders only by this id. "pb-fleet-sweeper" is reserved (the server's sweeper).
+   *
+   * With a client signed in as a worker identity, the Worker claims as
+   * `${id}/${workerId}` (id: the identity's record id, known once signed in,
+   * when the Worker starts), since the server takes only the id or
+   * `${id}/...` from it; a workerId that already is the id or begins with
+   * `${id}/` is kept as it is. Optional then: the default is
+   * `${hostname}-${pid}`. `worker.workerId` is the id in use.
    */
-  workerId: string;
+  workerId?: string;
   handler: JobHandler<R, P>;
   /** Jobs run at once (default 1). */
   concurrency?: number;
@@ -115,6 +128,12 @@ export interface WorkerOptions<R = unknown, P = unknown> {
   maxPollInterval?: number;
   /** Only jobs whose probe_key starts with this. */
   probeKeyPrefix?: string;
+  /**
+   * Only jobs of this queue, or of these (1 to MAX_CLAIM_QUEUES names), sent
+   * as claim-next's `queue`. Default: every queue the client may take (a
+   * worker identity with `queues`: only those).
+   */
+  queue?: string | readonly string[];
   /** How long to keep retrying a release (or complete) or result write that fails transiently, ms (default 60 000; 0: no retry). */
   reportRetryMs?: number;
   logger?: FleetLogger;
@@ -228,7 +247,8 @@ const RENEW_RETRY_MAX_MS = 1_000;
 export const PROGRESS_FLUSH_MS = 1_000;
 
 export class Worker<R = unknown, P = unknown> extends FleetEmitter {
-  readonly workerId: string;
+  /** The configured id until start() has the client's worker identity, then the id it claims under. */
+  #workerId: string;
   readonly #client: FleetApi;
   readonly #handler: JobHandler<R, P>;
   readonly #concurrency: number;
@@ -237,6 +257,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   readonly #renewIntervalMs: number;
   readonly #poll: { initialMs: number; maxMs: number };
   readonly #probeKeyPrefix: string | undefined;
+  readonly #queue: string | string[] | undefined;
   readonly #reportRetryMs: number;
   /**
    * A Set, not a map by job id: a job lost and then claimed again by this
@@ -260,14 +281,18 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   /** The progress heartbeat planned (see PROGRESS_FLUSH_MS), and when the last one went. */
   #progressTimer: ReturnType<typeof setTimeout> | null = null;
   #progressSentAt = -Infinity;
-  /** Finished jobs' releases, gathered into `complete` calls. */
-  readonly #completions: CompletionQueue;
+  /** Finished jobs' releases, gathered into `complete` calls (made again once the workerId is resolved, before any claim). */
+  #completions: CompletionQueue;
 
   constructor(client: FleetApi, opts: WorkerOptions<R, P>) {
     super("worker", opts.logger);
     const option = (name: keyof WorkerOptions, fallback: number, rule: NumberRule): number =>
       numberOption("Worker", name, opts[name], fallback, rule);
-    this.workerId = workerIdOption("Worker", "workerId", opts.workerId);
+    // A worker identity's Worker needs no id of its own: its record id tells it apart (see WorkerOptions.workerId).
+    this.#workerId = opts.workerId === undefined && client.isWorkerIdentity === true
+      ? `${hostname()}-${process.pid}`
+      : workerIdOption("Worker", "workerId", opts.workerId);
+    this.#queue = checkClaimQueue("Worker", opts.queue);
     if (typeof opts.handler !== "function") throw new TypeError("Worker: `handler` must be a function (job, signal) => Promise<result>");
     this.#concurrency = option("concurrency", 1, integerFrom(1));
     this.#leaseSeconds = option("leaseSeconds", DEFAULT_LEASE_SECONDS, LEASE_SECONDS);
@@ -280,8 +305,21 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#renewIntervalMs = this.#leaseMs * renewEvery;
     this.#probeKeyPrefix = opts.probeKeyPrefix;
     this.#hasHeartbeat = typeof client.heartbeat === "function" ? undefined : false;
-    this.#completions = new CompletionQueue({
-      workerId: this.workerId, client, reportRetryMs: this.#reportRetryMs, onError: (event) => this.report("error", event),
+    this.#completions = this.#completionQueue();
+  }
+
+  /**
+   * The id this worker claims, renews and reports under: the configured
+   * workerId, and once started with a worker identity's client
+   * `${identity id}/${workerId}` (see WorkerOptions.workerId).
+   */
+  get workerId(): string {
+    return this.#workerId;
+  }
+
+  #completionQueue(): CompletionQueue {
+    return new CompletionQueue({
+      workerId: this.#workerId, client: this.#client, reportRetryMs: this.#reportRetryMs, onError: (event) => this.report("error", event),
     });
   }
 
@@ -332,7 +370,33 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     return this.#stopping;
   }
 
+  /**
+   * Before the first claim: the client's worker identity, whose id the
+   * workerId must be or begin with. A failure (a sign-in refused, the server
+   * away) is reported and tried again after a pause, as a failed poll is.
+   */
+  async #resolveWorkerId(): Promise<void> {
+    for (let attempt = 0; this.#running; attempt++) {
+      let identity: WorkerIdentity | null;
+      try {
+        identity = await this.#client.identity!();
+      } catch (err) {
+        this.report("error", { op: "identity", error: toError(err) });
+        await sleep(backoffDelay(attempt, this.#poll), this.#wake.signal);
+        continue;
+      }
+      if (identity !== null) {
+        this.#workerId = identityWorkerId(identity.id, this.#workerId);
+        // Nothing is queued yet: no job has been claimed.
+        this.#completions = this.#completionQueue();
+      }
+      return;
+    }
+  }
+
   async #pollLoop(): Promise<void> {
+    // (Only then: an admin's first claim goes out at once, within start(), as it always has.)
+    if (typeof this.#client.identity === "function" && this.#client.isWorkerIdentity !== false) await this.#resolveWorkerId();
     let emptyPolls = 0;
     while (this.#running) {
       const free = this.#concurrency - this.#active.size;
@@ -347,11 +411,12 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       let held: HeldJob[];
       try {
         held = await this.#client.claimNext({
-          workerId: this.workerId,
+          workerId: this.#workerId,
           leaseSeconds: this.#leaseSeconds,
           // The server's claim-next takes at most 100 a call: more free slots are filled by the next poll, at once.
           limit: Math.min(free, MAX_CLAIM_NEXT_LIMIT),
           probeKeyPrefix: this.#probeKeyPrefix,
+          ...(this.#queue !== undefined ? { queue: this.#queue } : {}),
         });
       } catch (err) {
         this.report("error", { op: "claimNext", error: toError(err) });
@@ -413,7 +478,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     job.view = {
       ...held.job,
       ...claimContext(held.job),
-      workerId: this.workerId,
+      workerId: this.#workerId,
       leaseToken: held.leaseToken,
       alreadyHeld: held.alreadyHeld,
       signal: controller.signal,
@@ -464,7 +529,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.report("claimed", {
       jobId: held.job.id,
       probeKey: held.job.probe_key,
-      workerId: this.workerId,
+      workerId: this.#workerId,
       version: held.job.version,
       leaseToken: held.leaseToken,
       alreadyHeld: held.alreadyHeld,
@@ -670,7 +735,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     let answer: HeartbeatResponse;
     try {
       answer = await this.#waitAtMost("heartbeat", earliest - sentAt, (req) =>
-        this.#client.heartbeat!(this.workerId, leases, { ...req, leaseSeconds: this.#leaseSeconds }));
+        this.#client.heartbeat!(this.#workerId, leases, { ...req, leaseSeconds: this.#leaseSeconds }));
     } catch (err) {
       // (A 404 to a call sent beside the first probe counts too: the server has never answered one.)
       if (this.#hasHeartbeat !== true && isMissingEndpoint(err)) {
@@ -706,7 +771,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     let answer: RenewResponse;
     try {
       answer = await this.#waitAtMost("renew", remaining, (req) =>
-        this.#client.renew(job.id, this.workerId, this.#leaseSeconds, job.leaseToken,
+        this.#client.renew(job.id, this.#workerId, this.#leaseSeconds, job.leaseToken,
           progress ? { ...req, progress: progress.value } : req));
     } catch (err) {
       this.#renewLost([renewal], "renew", job.id, err);
@@ -738,7 +803,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     job.version = view !== null ? view.version : job.version === null ? null : job.version + 1;
     this.#armDeadline(job);
     this.report("renewed", {
-      jobId: job.id, workerId: this.workerId, version: job.version, leaseExpiresAt: view?.lease_expires_at ?? null,
+      jobId: job.id, workerId: this.#workerId, version: job.version, leaseExpiresAt: view?.lease_expires_at ?? null,
     });
   }
 
@@ -782,7 +847,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     if (job.lost) return;
     job.lost = true;
     this.#clearTimers(job);
-    this.report("lease_lost", { jobId: job.id, workerId: this.workerId, reason });
+    this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason });
     job.controller.abort(new LeaseLostError(job.id, reason));
   }
 
@@ -836,17 +901,17 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const answer = release.value;
     const error = fields.error ?? "";
     if (status === "failed") {
-      this.report("failed", { jobId: job.id, workerId: this.workerId, error });
+      this.report("failed", { jobId: job.id, workerId: this.#workerId, error });
     } else if (status === "retry") {
       // Back to pending, or (the attempts used up) dead-lettered: failed. A
       // repeat answered refused_terminal_same_holder found it terminal under
       // this worker, which only its own retry can have done.
       const deadLettered = !answer.released || answer.job.status === "failed";
       if (deadLettered) {
-        this.report("failed", { jobId: job.id, workerId: this.workerId, error, deadLettered: true });
+        this.report("failed", { jobId: job.id, workerId: this.#workerId, error, deadLettered: true });
       } else {
         this.report("retried", {
-          jobId: job.id, workerId: this.workerId, error, attempt: job.view.attempt, maxAttempts: job.view.maxAttempts,
+          jobId: job.id, workerId: this.#workerId, error, attempt: job.view.attempt, maxAttempts: job.view.maxAttempts,
         });
       }
     }
@@ -859,12 +924,12 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
    */
   #reportReleased(job: ActiveJob, status: ReleaseTarget, answer: ReleaseAnswer): boolean {
     if (!answer.released && answer.reason !== "refused_terminal_same_holder") {
-      this.report("lease_lost", { jobId: job.id, workerId: this.workerId, reason: answer.reason });
+      this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: answer.reason });
       return false;
     }
     this.report("released", {
       jobId: job.id,
-      workerId: this.workerId,
+      workerId: this.#workerId,
       status,
       version: answer.released ? answer.job.version : null,
       committed: answer.released ? "released" : "refused_terminal_same_holder",
@@ -885,8 +950,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const result = outcome.status === "done" ? outcome.result : { error };
     const written = await this.#persist("writeResult", job.id, () => this.#client.writeResult(job.id, result));
     if (written === null) return;
-    this.report("result_written", { jobId: job.id, workerId: this.workerId, status: outcome.status });
-    if (outcome.status === "failed") this.report("failed", { jobId: job.id, workerId: this.workerId, error });
+    this.report("result_written", { jobId: job.id, workerId: this.#workerId, status: outcome.status });
+    if (outcome.status === "failed") this.report("failed", { jobId: job.id, workerId: this.#workerId, error });
   }
 
   /** A job's release, through the completion queue (see completion-queue.ts). null: gave up (reported). */
@@ -897,17 +962,17 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   /** Hands a job back to pending: see StopMode "release". */
   async #handBack(job: ActiveJob): Promise<void> {
     try {
-      const shortened = await this.#client.renew(job.id, this.workerId, HAND_BACK_FLOOR_SECONDS, job.leaseToken);
+      const shortened = await this.#client.renew(job.id, this.#workerId, HAND_BACK_FLOOR_SECONDS, job.leaseToken);
       if (!shortened.renewed) {
-        this.report("lease_lost", { jobId: job.id, workerId: this.workerId, reason: "renew_refused" });
+        this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: "renew_refused" });
         return;
       }
       await sleep(HAND_BACK_FLOOR_SECONDS * 1000 + HAND_BACK_MARGIN_MS);
       for (let attempt = 0; ; attempt++) {
-        const answer: ReleaseResponse = await this.#client.release(job.id, this.workerId, "pending", job.leaseToken);
+        const answer: ReleaseResponse = await this.#client.release(job.id, this.#workerId, "pending", job.leaseToken);
         if (answer.released) {
           this.report("released", {
-            jobId: job.id, workerId: this.workerId, status: "pending", version: answer.job.version, committed: "released",
+            jobId: job.id, workerId: this.#workerId, status: "pending", version: answer.job.version, committed: "released",
           });
           return;
         }
@@ -916,7 +981,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
           await sleep(HAND_BACK_MARGIN_MS);
           continue;
         }
-        this.report("lease_lost", { jobId: job.id, workerId: this.workerId, reason: answer.reason });
+        this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: answer.reason });
         return;
       }
     } catch (err) {
@@ -930,6 +995,15 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const sent = await retryReport(step, this.#reportRetryMs, (err) => this.report("error", { op, jobId, error: toError(err) }));
     return "value" in sent ? sent : null;
   }
+}
+
+/**
+ * The workerId a worker identity claims under: the server takes only its
+ * record id, or the id and `/` and anything; a configured id of that form is
+ * kept, any other is put after `${id}/`.
+ */
+export function identityWorkerId(identityId: string, configured: string): string {
+  return configured === identityId || configured.startsWith(`${identityId}/`) ? configured : `${identityId}/${configured}`;
 }
 
 /** Whether a claim answer comes from a server with the queue: its job view carries `attempts`. */

@@ -10,6 +10,7 @@
  * (/api/fleet/stats, /api/fleet/completions) and lists are bounded pages.
  */
 import type { CompletionsResponse } from "../lib/completions.js";
+import { WORKER_FIELDS } from "../lib/identity.js";
 import { parsePbDate } from "../lib/lease.js";
 import type { FleetStats } from "../lib/types.js";
 import { drawChart } from "./chart.js";
@@ -20,16 +21,17 @@ import { JobDetail } from "./detail.js";
 import {
   CHART_BUCKET_SECONDS, CHART_WINDOW_SECONDS, EVENT_FIELDS, EXPIRED_LIMIT, EXPIRED_SORT, expiredFilter, FAILED_LIMIT, FAILED_SORT,
   failedFilter, IN_FLIGHT_FIELDS, IN_FLIGHT_LIMIT, IN_FLIGHT_SORT, inFlightFilter, isSafeJobId, JOB_EVENT_FIELDS, JOB_EVENTS_COLLECTION,
-  enqueueCurl, JOBS_COLLECTION, JOBS_SHOWN_PER_WORKER, LIST_FIELDS, matchesPrefix, prefixQuery, staleTopics, TOPICS, type JobRow, type ShownJobs, type Topic,
+  enqueueCurl, identityOf, JOBS_COLLECTION, JOBS_SHOWN_PER_WORKER, LIST_FIELDS, matchesPrefix, prefixQuery, staleTopics, TOPICS, WORKERS_COLLECTION,
+  WORKERS_FIELDS, WORKERS_LIMIT, WORKERS_SORT, type Identity, type JobRow, type ShownJobs, type Topic,
 } from "./queries.js";
 import { toFailure, type JobEvent, type Line, type RequestFailure, type SdkBinding, type Unsubscribe } from "./sdk-binding.js";
 import { ThrottledRefresh } from "./throttle.js";
 import {
-  boundNote, byId, renderCounts, renderExpired, renderFailed, renderInFlight, setText, tickAgo, tickLeases, type JobAction,
+  boundNote, byId, renderCounts, renderExpired, renderFailed, renderIdentities, renderInFlight, setText, tickAgo, tickLeases, type JobAction,
 } from "./view.js";
 
 /** Least time between two reads of one part: a change shows within this plus one answer. */
-const REFRESH_GAP_MS: { [topic in Topic]: number } = { stats: 500, completions: 1000, inFlight: 500, expired: 500, failed: 500 };
+const REFRESH_GAP_MS: { [topic in Topic]: number } = { stats: 500, completions: 1000, inFlight: 500, expired: 500, failed: 500, workers: 1000 };
 /**
  * Scheduled jobs falling due and leases running out change the numbers with
  * no write, so no event: the counts and the held lists are re-read this often
@@ -173,6 +175,8 @@ class Board {
   private readonly outage = new Outage(() => this.refreshAll());
   /** The open job detail, if any (its id is in the URL as ?job=). */
   private detail: JobDetail | null = null;
+  /** The worker identities shown; null when the server has no fleet_workers collection (an install older than it). */
+  private identities: Identity[] | null = [];
   /** Workers whose in-flight jobs are all shown (the rest show JOBS_SHOWN_PER_WORKER). */
   private readonly expandedWorkers = new Set<string>();
 
@@ -191,11 +195,13 @@ class Board {
     this.refreshAll();
     this.timers.push(setInterval(() => this.tick(), 1_000));
     this.timers.push(setInterval(() => {
-      for (const topic of ["stats", "inFlight", "expired"] as const) this.refreshers.get(topic)!.request();
+      this.refresh("stats", "inFlight", "expired");
+      // The hooks stamp last_seen_at with SQL, which realtime does not see (a missing collection is asked for again on reconnection).
+      if (this.identities !== null) this.refresh("workers");
     }, QUIET_REFRESH_MS));
     // Each bucket's end moves the chart and its headline along with no event (a quiet fleet's rate falls to 0).
     this.timers.push(setInterval(() => {
-      if (this.completions?.buckets.some((b) => b.done + b.failed > 0)) this.refreshers.get("completions")!.request();
+      if (this.completions?.buckets.some((b) => b.done + b.failed > 0)) this.refresh("completions");
     }, CHART_BUCKET_SECONDS * 1000));
     const linked = new URLSearchParams(window.location.search).get("job") ?? "";
     if (isSafeJobId(linked)) this.openDetail(linked, byId("main"));
@@ -251,7 +257,11 @@ class Board {
   }
 
   refreshAll(): void {
-    for (const refresher of this.refreshers.values()) refresher.request();
+    this.refresh(...TOPICS);
+  }
+
+  private refresh(...topics: Topic[]): void {
+    for (const topic of topics) this.refreshers.get(topic)!.request();
   }
 
   /** Realtime: every job change marks parts stale; PB_CONNECT (first connection and each reconnection) re-reads all. */
@@ -284,12 +294,14 @@ class Board {
       for (const change of changes) this.markStale({ action: "update", record: change as JobEvent["record"] });
       this.detail?.addBatchEvent(event.record as { id: string });
     }));
+    // Admins get every fleet_workers change (created, disabled, renamed); the event only says to re-read.
+    keep(this.sdk.subscribe(WORKERS_COLLECTION, "id", () => this.refresh("workers")));
   }
 
   private markStale(event: JobEvent): void {
     if (this.stopped) return;
     if (this.detail !== null && event.record["id"] === this.detail.jobId) this.detail.changed();
-    for (const topic of staleTopics(event, this.prefix, this.shown())) this.refreshers.get(topic)!.request();
+    this.refresh(...staleTopics(event, this.prefix, this.shown()));
   }
 
   private shown(): ShownJobs {
@@ -322,6 +334,19 @@ class Board {
         case "failed": {
           const rows = await this.readList(topic, prefix);
           if (prefix === this.prefix) this.showList(topic, rows);
+          break;
+        }
+        case "workers": {
+          try {
+            const page = await this.sdk.listWithTotal<{ [field: string]: unknown }>(WORKERS_COLLECTION, WORKERS_LIMIT, {
+              filter: "", sort: WORKERS_SORT, fields: WORKERS_FIELDS,
+            });
+            this.showIdentities(page.items.map(identityOf), page.totalItems);
+          } catch (err) {
+            // A server without the migration answers 404: say so there, and keep the rest of the page.
+            if ((err as RequestFailure).status !== 404) throw err;
+            this.showIdentities(null, 0);
+          }
           break;
         }
       }
@@ -435,14 +460,26 @@ class Board {
     if (this.stats !== null) this.showStats(this.stats.value);
   }
 
+  private showIdentities(identities: Identity[] | null, total: number): void {
+    this.identities = identities;
+    const table = byId<HTMLTableElement>("workers");
+    renderIdentities(table.tBodies[0]!, identities ?? []);
+    table.hidden = identities === null;
+    byId("workers-missing").hidden = identities !== null;
+    byId("workers-empty").hidden = identities?.length !== 0;
+    setText(byId("workers-note"), boundNote(identities?.length ?? 0, WORKERS_LIMIT, total));
+    tickAgo(table, this.clock.now(), parsePbDate);
+  }
+
   /** Each second: countdowns, "ago" texts, the oldest wait, and whether the realtime stream is up. */
   private tick(): void {
     const now = this.clock.now();
     const lapsed = tickLeases(byId<HTMLTableElement>("in-flight").tBodies[0]!, now);
     // A lease ran out: the job now waits for the sweeper, and no event says so.
-    if (lapsed > 0) for (const topic of ["inFlight", "expired", "stats"] as const) this.refreshers.get(topic)!.request();
+    if (lapsed > 0) this.refresh("inFlight", "expired", "stats");
     tickAgo(byId("expired"), now, parsePbDate);
     tickAgo(byId("failed"), now, parsePbDate);
+    tickAgo(byId("workers"), now, parsePbDate);
     this.detail?.tick();
     if (this.stats !== null && this.stats.value.oldestPendingAgeSeconds !== null) {
       const age = this.stats.value.oldestPendingAgeSeconds + (Date.now() - this.stats.readAt) / 1000;
@@ -514,9 +551,7 @@ class Board {
       this.refreshAll();
       if (this.detail?.jobId === jobId) this.detail.changed();
     } catch (err) {
-      const failure = isFailure(err) ? err : toFailure(err);
-      if (failure.status === 0 || failure.status === 401 || failure.status === 403) this.failed(failure);
-      else notice(`The server refused: ${failure.message}`, "refused");
+      this.refused(err);
     } finally {
       button.disabled = false;
       // The row (or the detail's button) may be gone now: keep the keyboard in the same section, or dialog.
@@ -528,6 +563,36 @@ class Board {
           section.focus();
         }
       }
+    }
+  }
+
+  /** An action the server did not do: an outage or an ended session as everywhere, else its refusal as a notice. */
+  private refused(err: unknown): void {
+    const failure = isFailure(err) ? err : toFailure(err);
+    if (failure.status === 0 || failure.status === 401 || failure.status === 403) this.failed(failure);
+    else notice(`The server refused: ${failure.message}`, "refused");
+  }
+
+  /** A worker identity's Disable or Enable button: confirm, then its record through the record API (admins only). */
+  async toggleIdentity(id: string, button: HTMLButtonElement): Promise<void> {
+    const identity = this.identities?.find((w) => w.id === id);
+    if (identity === undefined) return;
+    const disabled = !identity.disabled;
+    const verb = disabled ? "Disable" : "Enable";
+    const effect = disabled ? ": its calls to /api/fleet/* are refused from now on, and the jobs it holds are swept once their leases end" : " may call /api/fleet/* again";
+    if (!(await confirmAction(`${verb} this worker identity?`, `${identity.name} (${id})${effect}.`, verb))) {
+      button.focus();
+      return;
+    }
+    button.disabled = true;
+    try {
+      await this.sdk.update(WORKERS_COLLECTION, id, { [WORKER_FIELDS.disabled]: disabled });
+      notice(`${verb}d ${identity.name}.`);
+      this.refresh("workers");
+    } catch (err) {
+      this.refused(err);
+    } finally {
+      button.disabled = false;
     }
   }
 }
@@ -615,10 +680,11 @@ async function main(): Promise<void> {
   });
   // One listener for every list's buttons and the detail's (the dialog is outside <main>).
   document.body.addEventListener("click", (event) => {
-    const button = (event.target as Element).closest<HTMLButtonElement>("button[data-action], button[data-detail], button[data-expand]");
+    const button = (event.target as Element).closest<HTMLButtonElement>("button[data-action], button[data-detail], button[data-expand], button[data-identity]");
     if (button === null || board === null) return;
     if (button.dataset["detail"] !== undefined) board.openDetail(button.dataset["detail"], button);
     else if (button.dataset["expand"] !== undefined) board.toggleWorker(button.dataset["expand"]);
+    else if (button.dataset["identity"] !== undefined) void board.toggleIdentity(button.dataset["identity"], button);
     else void board.act(button.dataset["action"] as JobAction, button.dataset["jobId"] ?? "", button);
   });
   byId("detail-close").addEventListener("click", () => byId<HTMLDialogElement>("job-detail").close());

@@ -3,6 +3,7 @@
  * its bounded lists, the fleet endpoints' query strings, and which parts of
  * the page a realtime event makes stale. No DOM, no SDK: unit-tested.
  */
+import { parseWorkerQueues, WORKER_FIELDS, WORKERS_COLLECTION } from "../lib/identity.js";
 import { JOB_EVENTS_COLLECTION, JOB_EVENTS_KEEP_MS } from "../lib/job-events.js";
 import { formatPbDate, parsePbDate } from "../lib/lease.js";
 import { prefixUpperBound } from "../lib/prefix.js";
@@ -238,8 +239,8 @@ export const CHART_WINDOW_SECONDS = 300;
 export const CHART_BUCKET_SECONDS = 5;
 
 /** The parts of the page that are re-read from the server. */
-export type Topic = "stats" | "completions" | "inFlight" | "expired" | "failed";
-export const TOPICS: readonly Topic[] = ["stats", "completions", "inFlight", "expired", "failed"];
+export type Topic = "stats" | "completions" | "inFlight" | "expired" | "failed" | "workers";
+export const TOPICS: readonly Topic[] = ["stats", "completions", "inFlight", "expired", "failed", "workers"];
 
 /** The job ids each list shows now: an event about one of them makes that list stale whatever its new status. */
 export interface ShownJobs {
@@ -320,4 +321,51 @@ export function enqueueCurl(origin: string, line: "0.22" | "0.23", email: string
     `curl -X POST ${origin}/api/fleet/enqueue -H "Authorization: $PB_TOKEN" -H 'Content-Type: application/json' \\\n` +
     `  -d '{"jobs":[{"probeKey":"probe/a"}]}'`
   );
+}
+
+// ---- worker identities ------------------------------------------------------------------
+
+/** Worker identities (src/lib/identity.ts): an auth collection only admins may read or change. */
+export { WORKERS_COLLECTION };
+/**
+ * The identities listed at most, first by name. One per machine or service,
+ * so the table is small: this read asks for the total (a COUNT) to say how
+ * many are not listed.
+ */
+export const WORKERS_LIMIT = 200;
+export const WORKERS_SORT = `${WORKER_FIELDS.name},id`;
+/** Never the auth fields (tokenKey, passwordHash, email). */
+export const WORKERS_FIELDS = ["id", ...Object.values(WORKER_FIELDS)].join(",");
+
+/** A fleet_workers record as the list shows it. */
+export interface Identity {
+  id: string;
+  name: string;
+  /** What its queues field lets it take, in words (queuesText). */
+  queues: string;
+  canEnqueue: boolean;
+  disabled: boolean;
+  /** PocketBase date text, "" when it never called. */
+  lastSeenAt: string;
+}
+
+export function identityOf(record: { [field: string]: unknown }): Identity {
+  return {
+    id: String(record["id"]),
+    name: String(record[WORKER_FIELDS.name] ?? ""),
+    queues: queuesText(record[WORKER_FIELDS.queues]),
+    canEnqueue: record[WORKER_FIELDS.canEnqueue] === true,
+    disabled: record[WORKER_FIELDS.disabled] === true,
+    lastSeenAt: String(record[WORKER_FIELDS.lastSeenAt] ?? ""),
+  };
+}
+
+/**
+ * An identity's queues as the hooks read them (parseWorkerQueues, on the
+ * field's JSON): none listed is every queue, and a value they cannot read
+ * refuses its calls (fail closed), which the operator should see.
+ */
+export function queuesText(value: unknown): string {
+  const queues = parseWorkerQueues(value === undefined ? "" : JSON.stringify(value));
+  return queues === null ? "unreadable: its calls are refused" : queues.length === 0 ? "every queue" : queues.join(", ");
 }

@@ -44,6 +44,10 @@ export interface SdkBinding {
   send<T>(path: string, options: { method: "GET" | "POST"; body?: unknown; query?: { [name: string]: string | number } }): Promise<T>;
   /** One bounded page of a collection's records (no total count: it would cost a COUNT over the table). */
   list<T>(collection: string, perPage: number, options: ListOptions): Promise<T[]>;
+  /** The same with the total count of the filter's records: only for small tables (it costs a COUNT). */
+  listWithTotal<T>(collection: string, perPage: number, options: ListOptions): Promise<{ items: T[]; totalItems: number }>;
+  /** Changes fields of one record through the record API (its rules apply; admins may change any). */
+  update(collection: string, id: string, body: { [field: string]: unknown }): Promise<void>;
   /** One record by id (a primary-key lookup), only `fields`. */
   getOne<T>(collection: string, id: string, fields: string): Promise<T>;
   /** Every create/update/delete of a collection's records, with only `fields` in each event; answers how to stop. */
@@ -57,7 +61,8 @@ export interface SdkBinding {
 export interface SdkClient {
   send(path: string, options: { [key: string]: unknown }): Promise<unknown>;
   collection(name: string): {
-    getList(page: number, perPage: number, options: { [key: string]: unknown }): Promise<{ items: unknown[] }>;
+    getList(page: number, perPage: number, options: { [key: string]: unknown }): Promise<{ items: unknown[]; totalItems: number }>;
+    update(id: string, body: { [field: string]: unknown }, options: { [key: string]: unknown }): Promise<unknown>;
     getOne(id: string, options: { [key: string]: unknown }): Promise<unknown>;
     subscribe(topic: string, callback: (data: JobEvent) => void, options: { [key: string]: unknown }): Promise<Unsubscribe>;
   };
@@ -90,18 +95,21 @@ export async function attempt<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** The shared part of a binding: everything but the line and its sign-in. */
-export function sharedBinding(pb: SdkClient): Pick<SdkBinding, "send" | "list" | "getOne" | "subscribe" | "onRealtimeConnect" | "isRealtimeConnected"> {
+export function sharedBinding(
+  pb: SdkClient,
+): Pick<SdkBinding, "send" | "list" | "listWithTotal" | "update" | "getOne" | "subscribe" | "onRealtimeConnect" | "isRealtimeConnected"> {
   // Several list pages of one collection load at once: the SDK's auto-cancellation
   // (one pending request per method and path) would cancel all but the last.
   pb.autoCancellation(false);
+  const firstPage = (collection: string, perPage: number, { filter, sort, fields }: ListOptions, skipTotal: boolean) =>
+    attempt(() => pb.collection(collection).getList(1, perPage, { filter, sort, fields, skipTotal, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
   return {
     send: (path, { method, body, query }) =>
       attempt(() => pb.send(path, { method, body, query, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })) as Promise<never>,
-    list: async (collection, perPage, { filter, sort, fields }) => {
-      const page = await attempt(() =>
-        pb.collection(collection).getList(1, perPage, { filter, sort, fields, skipTotal: true, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
-      );
-      return page.items as never[];
+    list: async (collection, perPage, options) => (await firstPage(collection, perPage, options, true)).items as never[],
+    listWithTotal: (collection, perPage, options) => firstPage(collection, perPage, options, false) as Promise<never>,
+    update: async (collection, id, body) => {
+      await attempt(() => pb.collection(collection).update(id, body, { fields: "id", signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
     },
     getOne: (collection, id, fields) =>
       attempt(() => pb.collection(collection).getOne(id, { fields, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })) as Promise<never>,

@@ -5,7 +5,7 @@
  */
 import type { FleetStats } from "../lib/types.js";
 import { breakSegments, formatCount, formatDuration, truncate } from "./format.js";
-import { leaseSecondsLeft, workerGroupsShown, type JobRow } from "./queries.js";
+import { leaseSecondsLeft, workerGroupsShown, type Identity, type JobRow } from "./queries.js";
 
 export function byId<T extends Element = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -330,6 +330,49 @@ export function renderFailed(tbody: HTMLTableSectionElement, rows: readonly JobR
     },
   );
   return new Set(byId.keys());
+}
+
+/**
+ * Worker identities, one row each (keyed by id). A disabled one is marked by
+ * its row's class and a "disabled" tag, and its button (main.ts listens for
+ * [data-identity]) enables it again. Never-seen identities say "never"; the
+ * others are `.ago` cells, ticked with the rest.
+ */
+export function renderIdentities(tbody: HTMLTableSectionElement, identities: readonly Identity[]): void {
+  const byId = new Map(identities.map((w) => [w.id, w]));
+  syncRows(
+    tbody,
+    identities.map((w) => w.id),
+    (id) => {
+      const row = element("tr");
+      row.dataset["identityId"] = id;
+      const name = element("td", "job");
+      name.append(element("span", "probe-key"), element("span", "tag", "disabled"), element("span", "job-id", id));
+      const button = element("button", "small");
+      button.type = "button";
+      button.dataset["identity"] = id;
+      const actions = cell("actions", "");
+      actions.append(button);
+      row.append(name, cell("queues", "Queues"), cell("enqueue", "Can enqueue"), cell("seen", "Last seen"), actions);
+      return row;
+    },
+    (row, id) => {
+      const w = byId.get(id)!;
+      row.classList.toggle("disabled", w.disabled);
+      setBreakableText(row.querySelector(".probe-key")!, w.name);
+      (row.querySelector(".tag") as HTMLElement).hidden = !w.disabled;
+      setText(row.cells[1]!, w.queues);
+      setText(row.cells[2]!, w.canEnqueue ? "yes" : "no");
+      const seen = row.cells[3]!;
+      seen.dataset["at"] = w.lastSeenAt;
+      seen.classList.toggle("ago", w.lastSeenAt !== "");
+      if (w.lastSeenAt === "") setText(seen, "never");
+      const button = row.querySelector("button")!;
+      const label = w.disabled ? "Enable" : "Disable";
+      setText(button, label);
+      button.setAttribute("aria-label", `${label} ${w.name}`);
+    },
+  );
 }
 
 /** "50 of 1,234 shown" when a list is cut at its bound, else "". */

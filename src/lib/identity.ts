@@ -6,7 +6,7 @@
  * Pure: the adapters read the token's record into a CallerAuth; the handlers
  * ask here what it may do.
  */
-import { DEFAULT_QUEUE, isQueueName } from "./queue.js";
+import { DEFAULT_QUEUE, isQueueName } from "./queue-names.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import type { WhereClause } from "./queries.js";
 import type { ClaimDecision } from "./transitions.js";

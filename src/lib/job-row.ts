@@ -4,7 +4,7 @@
  * and the adapter writes the returned patch back.
  */
 import type { WhereClause } from "./queries.js";
-import { DEFAULT_QUEUE } from "./queue.js";
+import { DEFAULT_QUEUE } from "./queue-names.js";
 import type { JobStatus, JobView, QueueJobView } from "./types.js";
 
 export interface JobRow {

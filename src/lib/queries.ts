@@ -5,7 +5,7 @@
  */
 import { countsSum, JOB_COUNTS_READY_SQL } from "./job-counts.js";
 import { formatPbDate, LIVE_LEASE_SQL } from "./lease.js";
-import { DEFAULT_QUEUE } from "./queue.js";
+import { DEFAULT_QUEUE } from "./queue-names.js";
 import { JOB_STATUSES } from "./types.js";
 import { withPrefix, type PrefixUse } from "./prefix.js";
 

@@ -1,18 +1,10 @@
 /**
  * The queue's limits, defaults and retry backoff (QUEUE.md): one home for each,
- * imported by validation, the transitions, the client and the tests.
+ * imported by validation, the transitions, the client and the tests. Queue
+ * names are in ./queue-names.ts.
  */
 
-/** The queue of a job enqueued without one, and of a row whose `queue` is "" (FLOW.md "Fields on probe_jobs"). */
-export const DEFAULT_QUEUE = "default";
-/** A queue's name (FLOW.md). */
-export const QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-/** claim-next's `queue`: a name or an array of 1 to this many. */
-export const MAX_CLAIM_QUEUES = 16;
-
-export function isQueueName(value: unknown): value is string {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
+export { DEFAULT_QUEUE, isQueueName, MAX_CLAIM_QUEUES, QUEUE_NAME_PATTERN } from "./queue-names.js";
 
 /** Jobs one POST /api/fleet/enqueue writes at most (all or nothing). */
 export const MAX_ENQUEUE_JOBS = 1000;

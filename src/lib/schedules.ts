@@ -6,7 +6,8 @@
 import { cronMatchesMinute, parseCron } from "./cron.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import type { WhereClause } from "./queries.js";
-import { DEFAULT_QUEUE, jsonByteLength, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MIN_PRIORITY } from "./queue.js";
+import { DEFAULT_QUEUE } from "./queue-names.js";
+import { jsonByteLength, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MIN_PRIORITY } from "./queue.js";
 import type { EnqueueItem } from "./types.js";
 
 /** A probe_schedules row as the records API reads it (rows are made by hand in the admin UI). */

@@ -5,7 +5,8 @@
 import { SWEEPER_HOLDER } from "./config.js";
 import { clampLeaseSeconds, formatPbDate, isLeaseLive } from "./lease.js";
 import type { JobPatch, JobRow } from "./job-row.js";
-import { DEFAULT_QUEUE, hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs } from "./queue.js";
+import { DEFAULT_QUEUE } from "./queue-names.js";
+import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs } from "./queue.js";
 import type { ClaimRefusal, ReleaseRefusal, ReleaseTarget } from "./types.js";
 
 export function isHeldStatus(status: string): boolean {

@@ -5,10 +5,11 @@
 import { SWEEPER_HOLDER } from "./config.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import {
-  DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, isQueueName, jsonLongerThan, MAX_CLAIM_QUEUES, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_JOB_ID_BYTES,
+  DEFAULT_MAX_ATTEMPTS, jsonLongerThan, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_JOB_ID_BYTES,
   MAX_LEASE_TOKEN_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROBE_KEY_BYTES, MAX_PROGRESS_BYTES,
   MAX_RESULT_BYTES, MAX_UNIQUE_KEY_BYTES, MAX_WORKER_ID_BYTES, MIN_PRIORITY, utf8LongerThan,
 } from "./queue.js";
+import { DEFAULT_QUEUE, isQueueName, MAX_CLAIM_QUEUES } from "./queue-names.js";
 import { RELEASE_TARGETS, type ReleaseTarget } from "./types.js";
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: string };

@@ -21,7 +21,8 @@ const QUEUE_STEPS_FROM = "1764460900";
 const JOBS = "/api/collections/probe_jobs/records";
 const SCHEDULES = "/api/collections/probe_schedules/records";
 const CREDENTIALS = { adminEmail: "migrations@pb-fleet.test", adminPassword: "migrations-password" };
-const QUEUE_FIELDS = ["payload", "run_at", "priority", "attempts", "max_attempts", "last_error", "dead_lettered_at", "unique_key", "progress", "enqueue_index"];
+const QUEUE_FIELDS = ["payload", "run_at", "priority", "attempts", "max_attempts", "last_error", "dead_lettered_at", "unique_key", "progress", "enqueue_index", "queue"];
+const WORKERS = "/api/collections/fleet_workers";
 const UNIQUE_KEY_WHERE = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 
 type Row = Record<string, unknown> & { id: string; created: string };
@@ -141,6 +142,8 @@ function expectBackfilled(rows: Row[]): void {
     for (const name of ["priority", "attempts", "max_attempts", "enqueue_index"]) expect(row[name], `${row.id}.${name}`).toBe(0);
     for (const name of ["last_error", "unique_key", "dead_lettered_at"]) expect(row[name], `${row.id}.${name}`).toBe("");
     for (const name of ["payload", "progress"]) expect(row[name], `${row.id}.${name}`).toBeNull();
+    // named queues (FLOW.md): every old row is in the default queue
+    expect(row["queue"], `${row.id}.queue`).toBe("default");
   }
 }
 
@@ -154,6 +157,13 @@ async function expectQueueSchema(opts: RequestOptions): Promise<void> {
     `CREATE UNIQUE INDEX \`idx_probe_jobs_unique_key\` ON \`probe_jobs\` (\`unique_key\`) WHERE ${UNIQUE_KEY_WHERE}`,
   );
   expect(await indexSql(opts, "idx_probe_schedules_name")).toBe("CREATE UNIQUE INDEX `idx_probe_schedules_name` ON `probe_schedules` (`name`)");
+  expect(oneLine(await indexSql(opts, "idx_probe_jobs_queue_claim"))).toBe(
+    "CREATE INDEX `idx_probe_jobs_queue_claim` ON `probe_jobs` (`queue`, `status`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`)",
+  );
+  // worker identities: an auth collection only admins manage
+  const workers = await get(WORKERS, opts);
+  expect(workers.status).toBe(200);
+  expect(workers.body).toMatchObject({ type: "auth", listRule: null, viewRule: null, createRule: null, updateRule: null, deleteRule: null });
 }
 
 const created = (res: ApiResponse, what: string) => expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(200);
@@ -240,6 +250,8 @@ describe("the queue migrations on a real PocketBase", () => {
       expect(await indexSql(opts, "idx_probe_jobs_claim_order")).toBe("");
       expect(await indexSql(opts, "idx_probe_jobs_unique_key")).toBe("");
       expect((await get(SCHEDULES, opts)).status).toBe(404);
+      expect((await get(WORKERS, opts)).status).toBe(404);
+      expect(await indexSql(opts, "idx_probe_jobs_queue_claim")).toBe("");
       expect(await readRows(opts, ids)).toEqual(before);
       expect(await sqlValue(opts, "SELECT status AS value FROM probe_jobs WHERE probe_key = 'was-cancelled'")).toBe("failed");
       refused(await post(JOBS, { probe_key: randomKey("old"), status: "cancelled" }, opts), "cancelled after the way down");

@@ -9,7 +9,9 @@ import {
   MAX_ERROR_BYTES, MAX_WORKER_ID_BYTES,
   REQUEST_TOO_LARGE,
 } from "../../src/lib/queue";
+import { ADMIN_ONLY, ENQUEUE_NOT_ALLOWED } from "../../src/lib/identity";
 import { claimNext, enqueueOk, get, getQueueJob, post, randomKey } from "./support/fleet-api";
+import { createWorkerIdentity } from "./support/worker-identities";
 
 const over = (bytes: number) => "w".repeat(bytes + 1);
 
@@ -99,5 +101,15 @@ describe("oversized identifiers and bodies", () => {
   it("an anonymous oversized body is still a 401", async () => {
     const res = await post("/api/fleet/complete", undefined, { rawBody: "x".repeat(MAX_REQUEST_BODY_BYTES + 16), token: null });
     expect(res.status).toBe(401);
+  });
+
+  it("a worker identity's oversized body is the 413 on its routes and its 403 on the routes it may not call (both lines alike)", async () => {
+    const worker = await createWorkerIdentity();
+    const big = "x".repeat(MAX_REQUEST_BODY_BYTES + 16);
+    const complete = await post("/api/fleet/complete", undefined, { rawBody: big, token: worker.token });
+    expect(complete).toEqual({ status: 413, body: { error: REQUEST_TOO_LARGE } });
+    for (const [path, error] of [["/api/fleet/sweep", ADMIN_ONLY], ["/api/fleet/enqueue", ENQUEUE_NOT_ALLOWED]] as const) {
+      expect(await post(path, undefined, { rawBody: big, token: worker.token }), path).toEqual({ status: 403, body: { error } });
+    }
   });
 });

@@ -90,8 +90,13 @@ describe("queueJobView", () => {
     expect(queueJobView(row, { status: "claimed", attempts: 3, version: 1 })).toEqual({
       ...jobView(row), status: "claimed", version: 1,
       payload: { n: [1, "é"] }, priority: -3, run_at: formatPbDate(NOW - 1000), attempts: 3, max_attempts: 5,
-      last_error: "e", dead_lettered_at: "", unique_key: "k", progress: { step: 2 },
+      last_error: "e", dead_lettered_at: "", unique_key: "k", queue: "default", progress: { step: 2 },
     });
+  });
+
+  it("carries the row's queue, and reads a row's empty queue as the default queue (FLOW.md)", () => {
+    expect(queueJobView(enqueued({ queue: "emails" })).queue).toBe("emails");
+    expect(queueJobView(enqueued({ queue: "" })).queue).toBe("default");
   });
 
   it("shows the progress a patch clears as null, and a JSON string payload as that string", () => {

@@ -12,6 +12,10 @@ import vm from "node:vm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { HOOKS_BUNDLES } from "../../esbuild.config.mjs";
 import { CRONS, JOB_CREATE_HOOKS, ROUTES } from "../../src/handlers/routes";
+import { LAST_SEEN_FAILED } from "../../src/adapter/contract";
+import {
+  ADMIN_ONLY, ENQUEUE_NOT_ALLOWED, LAST_SEEN_EVERY_MS, QUEUES_UNREADABLE, WORKER_DISABLED, type RouteAccess,
+} from "../../src/lib/identity";
 import { MAX_ATTEMPTS_ERROR, MAX_REQUEST_BODY_BYTES, REQUEST_TOO_LARGE, TRANSACTION_FAILED } from "../../src/lib/queue";
 import { minuteStart, scheduleUniqueKey } from "../../src/lib/schedules";
 import { STATS_UNAVAILABLE } from "../../src/lib/stats";
@@ -25,7 +29,9 @@ import {
   type Caller,
   type FakeMiddleware,
   type FakePocketBase,
+  type FakeResponse,
   type StoredRow,
+  type StoredWorker,
 } from "./support/fake-pocketbase";
 
 /** A case that does not apply to this hooks line is not registered (rather than shown as skipped). */
@@ -44,6 +50,14 @@ const BUNDLES = HOOKS_BUNDLES.map((bundle: { api: string; output: string; jobCre
     api: bundle.api, output: bundle.output, createHook: bundle.jobCreateHook, fake,
   };
 });
+
+/** The routes a worker identity may call (README, "Worker identities"), and those only an admin may. */
+const WORKER_ROUTES = [
+  "/api/fleet/claim", "/api/fleet/renew", "/api/fleet/release", "/api/fleet/claim-next", "/api/fleet/heartbeat", "/api/fleet/complete",
+] as const;
+const ADMIN_ROUTES = [
+  "/api/fleet/sweep", "/api/fleet/stats", "/api/fleet/completions", "/api/fleet/cancel", "/api/fleet/retry", "/api/fleet/maintenance",
+] as const;
 
 const TOKEN = /^[A-Za-z0-9]{24}$/;
 const PB_DATE_TEXT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -90,7 +104,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
     const { priority, run_at, attempts, max_attempts, last_error, dead_lettered_at, unique_key } = row;
     return {
       ...viewOf(row), payload: jsonOf(row.payload), priority, run_at, attempts, max_attempts, last_error, dead_lettered_at,
-      unique_key, progress: jsonOf(row.progress),
+      unique_key, queue: row.queue === "" ? "default" : row.queue, progress: jsonOf(row.progress),
     };
   }
 
@@ -99,10 +113,13 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
   }
 
   describe("loading the bundle", () => {
-    it("registers one handler per route, create hook and cron of esbuild.config.mjs, every route behind admin auth", () => {
+    it("registers one handler per route, create hook and cron of esbuild.config.mjs, each route's serve told who may call it", () => {
       expect(hooks.routes.map((r) => [r.method, r.path])).toEqual(ROUTES.map((r) => [r.method, r.path]));
       for (const r of hooks.routes) {
+        // No auth middleware (0.22's requireAdminAuth would turn a worker identity away): serve decides.
         expect(r.middlewares.map((m) => (m as FakeMiddleware).middleware)).toEqual(fake.routeMiddlewares.map((m) => m.middleware));
+        const entry = ROUTES.find((e) => e.path === r.path)!;
+        expect(r.text, r.path).toContain(`serve(context, ${entry.handler}, ${JSON.stringify(entry.access)})`);
       }
       expect(hooks.crons.map((c) => c.id)).toEqual(CRONS.map((c) => c.id));
       // With this API's own create hook (the fake's loader defines no other), for probe_jobs only.
@@ -146,6 +163,14 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
   });
 
   describe("who may call", () => {
+    it("declares every route's access: the worker's calls for worker identities, enqueue for those with can_enqueue, the rest for admins", () => {
+      const paths = (access: RouteAccess) => ROUTES.filter((r) => r.access === access).map((r) => r.path);
+      expect(ROUTES.map((r) => r.access).every((a) => ["worker", "enqueue", "admin"].includes(a))).toBe(true);
+      expect(paths("worker")).toEqual([...WORKER_ROUTES]);
+      expect(paths("enqueue")).toEqual(["/api/fleet/enqueue"]);
+      expect(paths("admin")).toEqual([...ADMIN_ROUTES]);
+    });
+
     it.each<[string, Caller]>([
       ["no valid token", "none"],
       ["another auth collection's token", "user"],
@@ -157,6 +182,256 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       }
       expect(db.saves).toBe(0);
       expect(db.row(job.id)).toEqual(job);
+    });
+  });
+
+  describe("worker identities (fleet_workers records)", () => {
+    const call = (path: string, caller: Caller, body: unknown = {}, contentLength = 0) =>
+      fake.runRoute(route(path), db, { body, caller, contentLength });
+    type ClaimNextAnswer = { jobs: { job: { id: string; queue: string }; leaseToken: string }[] };
+    const claimedIds = (answer: FakeResponse) => (answer.body as ClaimNextAnswer).jobs.map((j) => j.job.id);
+    const notHolder = (id: string) =>
+      `workerId must be this worker identity's id (${id}) or begin with "${id}/" (nothing was written)`;
+
+    /** Everything a call could write: jobs, events, schedules, identities, and the write counters. */
+    function written() {
+      return {
+        jobs: db.all(),
+        events: [...db.events.values()].map((e) => ({ ...e })),
+        schedules: [...db.schedules.values()].map((s) => ({ ...s })),
+        workers: [...db.workers.values()].map((w) => ({ ...w })),
+        saves: db.saves,
+        executes: db.executes,
+      };
+    }
+
+    it("serves an identity on claim, renew, release, claim-next, heartbeat and complete, as its id or its id and /anything", () => {
+      const w = db.addWorker();
+      const [a, b, c, untouched] = [db.insert(), db.insert(), db.insert(), db.insert()];
+      const claim = call("/api/fleet/claim", w, { jobId: a.id, workerId: w.id, leaseSeconds: 60 });
+      expect(claim).toMatchObject({ status: 200, body: { claimed: true } });
+      const token = (claim.body as { leaseToken: string }).leaseToken;
+      expect(call("/api/fleet/renew", w, { jobId: a.id, workerId: w.id, leaseToken: token })).toMatchObject({ status: 200, body: { renewed: true } });
+      expect(call("/api/fleet/release", w, { jobId: a.id, workerId: w.id, leaseToken: token, status: "done" }))
+        .toMatchObject({ status: 200, body: { released: true } });
+      expect(db.row(a.id)).toMatchObject({ status: "done", claimed_by: w.id });
+
+      // One identity, several Worker instances: each names itself under the identity's id.
+      const holder = `${w.id}/host-2`;
+      const next = call("/api/fleet/claim-next", w, { workerId: holder, limit: 2 });
+      expect(next.status).toBe(200);
+      expect(claimedIds(next)).toEqual([b.id, c.id]);
+      const [tb, tc] = (next.body as ClaimNextAnswer).jobs.map((j) => j.leaseToken);
+      expect(call("/api/fleet/heartbeat", w, { workerId: holder, leases: [{ jobId: b.id, leaseToken: tb }, { jobId: c.id, leaseToken: tc }] }))
+        .toMatchObject({ status: 200, body: { results: [{ jobId: b.id, renewed: true }, { jobId: c.id, renewed: true }] } });
+      const complete = call("/api/fleet/complete", w, {
+        workerId: holder, releases: [{ jobId: b.id, leaseToken: tb, status: "done" }, { jobId: c.id, leaseToken: tc, status: "failed" }],
+      });
+      expect(complete).toMatchObject({ status: 200, body: { results: [{ jobId: b.id, released: true }, { jobId: c.id, released: true }] } });
+      expect([db.row(b.id), db.row(c.id)].map((r) => [r.status, r.claimed_by])).toEqual([["done", holder], ["failed", holder]]);
+      expect(db.row(untouched.id)).toEqual(untouched);
+    });
+
+    it.each(ADMIN_ROUTES)("answers %s 403 to an identity (even one with can_enqueue), writing nothing", (path) => {
+      db.env["PB_FLEET_MAX_ORPHANS"] = "1";
+      const w = db.addWorker({ can_enqueue: true });
+      // What each admin route would change: a sweep gives this up, cancel cancels the
+      // pending job, retry brings the failed one back, maintenance enqueues the
+      // schedule's job and deletes the old finished row.
+      heldRow("w-dead", expired(), { consecutive_orphan_count: 1 });
+      const failed = db.insert({ status: "failed", finished_at: expired(30 * 86_400) });
+      const pending = db.insert();
+      db.addSchedule({ name: "every-minute" });
+      const body = { jobId: path === "/api/fleet/retry" ? failed.id : pending.id };
+      const before = written();
+      expect(call(path, w, body)).toEqual({ status: 403, body: { error: ADMIN_ONLY } });
+      expect(written()).toEqual(before);
+      // The same call from an admin is served (the identity, not the request, was refused).
+      expect(post(path, body).status).not.toBe(403);
+    });
+
+    it("answers enqueue 403 to an identity without can_enqueue, writing nothing, and serves one with it", () => {
+      const without = db.addWorker();
+      const withIt = db.addWorker({ can_enqueue: true });
+      const body = { jobs: [{ probeKey: "p" }, { probeKey: "q", queue: "emails" }] };
+      expect(call("/api/fleet/enqueue", without, body)).toEqual({ status: 403, body: { error: ENQUEUE_NOT_ALLOWED } });
+      expect(db.all()).toEqual([]);
+      expect(db.saves).toBe(0);
+      expect(call("/api/fleet/enqueue", withIt, body).status).toBe(200);
+      expect(db.all().map((r) => [r.probe_key, r.queue])).toEqual([["p", "default"], ["q", "emails"]]);
+    });
+
+    it("refuses an identity's enqueue into a queue beyond its own, every item or none", () => {
+      const w = db.addWorker({ can_enqueue: true, queues: '["emails"]' });
+      expect(call("/api/fleet/enqueue", w, { jobs: [{ probeKey: "a", queue: "emails" }, { probeKey: "b" }] })).toEqual({
+        status: 403, body: { error: "queue default is not among this worker identity's queues (nothing was written)" },
+      });
+      expect(db.all()).toEqual([]);
+      expect(call("/api/fleet/enqueue", w, { jobs: [{ probeKey: "a", queue: "emails" }] }).status).toBe(200);
+      expect(db.all().map((r) => r.queue)).toEqual(["emails"]);
+    });
+
+    it("answers a disabled identity 401 on every route, writing nothing (not even its last-seen stamp)", () => {
+      const w = db.addWorker({ disabled: true, can_enqueue: true, last_seen_at: "" });
+      const job = heldRow(w.id, live());
+      const before = written();
+      for (const r of hooks.routes) {
+        const body = { jobId: job.id, workerId: w.id, status: "done", jobs: [{ probeKey: "p" }] };
+        expect(fake.runRoute(r, db, { body, caller: w }), `${r.method} ${r.path}`).toEqual({ status: 401, body: WORKER_DISABLED });
+      }
+      expect(written()).toEqual(before);
+    });
+
+    it.each(['{"emails":true}', '"emails"', '["bad name"]', "[1]", "{not json"])(
+      "fails closed on a queues field that is not a JSON array of queue names (%s): 403, nothing written",
+      (queues) => {
+        const w = db.addWorker({ queues, last_seen_at: "" });
+        const job = db.insert();
+        const before = written();
+        for (const path of WORKER_ROUTES) {
+          expect(call(path, w, { jobId: job.id, workerId: w.id }), path).toEqual({ status: 403, body: { error: QUEUES_UNREADABLE } });
+        }
+        expect(written()).toEqual(before);
+      },
+    );
+
+    it.each<[string, (id: string) => string]>([
+      ["another identity's id", () => "wrk000000000099"],
+      ["another identity's id and a suffix", () => "wrk000000000099/host-1"],
+      ["its id and more, without the slash", (id) => `${id}x`],
+      ["its id cut short", (id) => id.slice(0, -1)],
+      ["a slash and its id", (id) => `/${id}`],
+    ])("answers 403 to a workerId that is %s, on every worker route, writing nothing", (_name, holderOf) => {
+      const w = db.addWorker();
+      const other = holderOf(w.id);
+      const pending = db.insert();
+      const theirs = heldRow(other, live());
+      const before = written();
+      const lease = { jobId: theirs.id, leaseToken: "tok-current" };
+      const calls: [string, unknown][] = [
+        ["/api/fleet/claim", { jobId: pending.id, workerId: other }],
+        ["/api/fleet/renew", { ...lease, workerId: other }],
+        ["/api/fleet/release", { ...lease, workerId: other, status: "done" }],
+        ["/api/fleet/claim-next", { workerId: other }],
+        ["/api/fleet/heartbeat", { workerId: other, leases: [lease] }],
+        ["/api/fleet/complete", { workerId: other, releases: [{ ...lease, status: "done" }] }],
+      ];
+      for (const [path, body] of calls) expect(call(path, w, body), path).toEqual({ status: 403, body: { error: notHolder(w.id) } });
+      expect(written()).toEqual(before);
+      // An admin may name any holder.
+      expect(post("/api/fleet/renew", { ...lease, workerId: other }).body).toMatchObject({ renewed: true });
+    });
+
+    it("narrows claim-next to the queues asked for; the default queue's rows include those whose queue is empty", () => {
+      const emails = db.insert({ queue: "emails" });
+      const plain = db.insert({ queue: "default" });
+      const bare = db.insert({ queue: "" }); // written around enqueue and the create hook
+      const reports = db.insert({ queue: "reports" });
+      const stolen = heldRow("w-dead", expired(), { queue: "emails" });
+      const claimNext = (queue: unknown) => post("/api/fleet/claim-next", { workerId: "w1", limit: 10, queue });
+
+      const first = claimNext("emails");
+      expect(claimedIds(first)).toEqual([emails.id, stolen.id]);
+      expect((first.body as ClaimNextAnswer).jobs.map((j) => j.job.queue)).toEqual(["emails", "emails"]);
+      expect([db.row(plain.id), db.row(bare.id), db.row(reports.id)]).toEqual([plain, bare, reports]);
+
+      const second = claimNext(["default"]);
+      expect(claimedIds(second)).toEqual([plain.id, bare.id]);
+      // A row's "" reads as the default queue, in the answer too (the row keeps what it stored).
+      expect((second.body as ClaimNextAnswer).jobs.map((j) => j.job.queue)).toEqual(["default", "default"]);
+      expect(db.row(bare.id).queue).toBe("");
+
+      expect(claimedIds(claimNext(["nothing-here", "reports"]))).toEqual([reports.id]);
+      expect(claimedIds(claimNext(null))).toEqual([]);
+      expect(claimNext(["bad name"]).status).toBe(400);
+    });
+
+    it("hands an identity only its own queues' jobs, and answers 403 to a queue beyond them, writing nothing", () => {
+      const w = db.addWorker({ queues: '["emails","default"]' });
+      const reports = db.insert({ queue: "reports" });
+      const emails = db.insert({ queue: "emails" });
+      const bare = db.insert({ queue: "" });
+      const before = written();
+      expect(call("/api/fleet/claim-next", w, { workerId: w.id, queue: ["emails", "reports"] })).toEqual({
+        status: 403, body: { error: "queue reports is not among this worker identity's queues (nothing was written)" },
+      });
+      expect(written()).toEqual(before);
+      expect(claimedIds(call("/api/fleet/claim-next", w, { workerId: w.id, queue: "emails", limit: 10 }))).toEqual([emails.id]);
+      expect(claimedIds(call("/api/fleet/claim-next", w, { workerId: w.id, limit: 10 }))).toEqual([bare.id]);
+      expect(db.row(reports.id)).toEqual(reports);
+      // An identity with no queues takes every queue.
+      const any = db.addWorker();
+      expect(claimedIds(call("/api/fleet/claim-next", any, { workerId: any.id, limit: 10 }))).toEqual([reports.id]);
+    });
+
+    it("answers an identity's claim by id of another queue's job { claimed: false, reason: queue_not_allowed }, writing nothing", () => {
+      const w = db.addWorker({ queues: '["emails"]' });
+      const reports = db.insert({ queue: "reports" });
+      const expiredReports = heldRow("w-dead", expired(), { queue: "reports" });
+      const before = written();
+      for (const job of [reports, expiredReports]) {
+        expect(call("/api/fleet/claim", w, { jobId: job.id, workerId: w.id })).toEqual({ status: 200, body: { claimed: false, reason: "queue_not_allowed" } });
+      }
+      expect(written()).toEqual(before);
+      // Its own queue's job it wins; an unknown job is refused as for anyone, without a reason.
+      const emails = db.insert({ queue: "emails" });
+      expect(call("/api/fleet/claim", w, { jobId: emails.id, workerId: w.id }).body).toMatchObject({ claimed: true });
+      expect(call("/api/fleet/claim", w, { jobId: "nosuchjob", workerId: w.id })).toEqual({ status: 200, body: { claimed: false } });
+      // An identity of the default queue takes a row whose queue is "" as its own; an admin takes any queue.
+      const d = db.addWorker({ queues: '["default"]' });
+      const bare = db.insert({ queue: "" });
+      expect(call("/api/fleet/claim", d, { jobId: bare.id, workerId: d.id }).body).toMatchObject({ claimed: true });
+      expect(post("/api/fleet/claim", { jobId: reports.id, workerId: "admin-run" }).body).toMatchObject({ claimed: true });
+    });
+
+    it("stamps an identity's last_seen_at when it was never set, is a minute old or lies ahead, outside the call's transaction", () => {
+      const never = db.addWorker({ last_seen_at: "" });
+      const old = db.addWorker({ last_seen_at: pbDate(Date.now() - LAST_SEEN_EVERY_MS - 1000) });
+      const ahead = db.addWorker({ last_seen_at: pbDate(Date.now() + 3_600_000) });
+      const fresh = db.addWorker({ last_seen_at: pbDate(Date.now() - 5000) });
+      for (const w of [never, old, ahead, fresh]) {
+        expect(call("/api/fleet/claim-next", w, { workerId: w.id }), w.id).toEqual({ status: 200, body: { jobs: [] } });
+      }
+      for (const w of [never, old, ahead]) expect(Math.abs(msFromNow(db.worker(w.id).last_seen_at)), w.id).toBeLessThan(5000);
+      expect(db.worker(fresh.id)).toEqual(fresh);
+      // Three stamps, the only writes (claim-next found nothing). An admin's call stamps nothing.
+      expect(db.executes).toBe(3);
+      post("/api/fleet/claim-next", { workerId: "w1" });
+      expect(db.executes).toBe(3);
+    });
+
+    it("logs a failed stamp and serves the call anyway", () => {
+      const w = db.addWorker({ last_seen_at: "" });
+      const job = db.insert();
+      db.failExecute(1);
+      expect(call("/api/fleet/claim", w, { jobId: job.id, workerId: w.id }).body).toMatchObject({ claimed: true });
+      expect(db.row(job.id)).toMatchObject({ status: "claimed", claimed_by: w.id });
+      expect(db.worker(w.id).last_seen_at).toBe("");
+      expect(db.logs).toMatchObject([{ level: "error", message: LAST_SEEN_FAILED }]);
+    });
+
+    it("answers a body over the limit 413 to an identity on its routes, and 401 to a disabled one", () => {
+      const w = db.addWorker({ can_enqueue: true });
+      const off = db.addWorker({ disabled: true });
+      for (const path of [...WORKER_ROUTES, "/api/fleet/enqueue"]) {
+        expect(call(path, w, {}, MAX_REQUEST_BODY_BYTES + 1), path).toEqual({ status: 413, body: { error: REQUEST_TOO_LARGE } });
+        expect(call(path, off, {}, MAX_REQUEST_BODY_BYTES + 1), path).toEqual({ status: 401, body: WORKER_DISABLED });
+      }
+      expect(db.saves + db.executes).toBe(0);
+    });
+
+    // Known gap on 0.23+: the route middleware that answers a declared length over
+    // the limit (refuseOversizedBody) asks authorize() with the worker routes'
+    // access whatever the route, so an identity's oversized call to an admin
+    // route, or to enqueue without can_enqueue, gets the 413 where 0.22's serve
+    // answers the 403 first. When the middleware is told its route's access, make
+    // this an it() for both lines.
+    it("answers an identity's body over the limit on a route it may not call 403, as for any body", () => {
+      const w = db.addWorker();
+      for (const path of ADMIN_ROUTES.filter((p) => route(p).method === "POST")) {
+        expect(call(path, w, {}, MAX_REQUEST_BODY_BYTES + 1), path).toEqual({ status: 403, body: { error: ADMIN_ONLY } });
+      }
+      expect(call("/api/fleet/enqueue", w, {}, MAX_REQUEST_BODY_BYTES + 1)).toEqual({ status: 403, body: { error: ENQUEUE_NOT_ALLOWED } });
     });
   });
 
@@ -668,6 +943,11 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       const later = live(3600);
       expect(db.createRecord({ probe_key: "api-2", status: "pending", run_at: later }).run_at).toBe(later);
     });
+
+    it("puts a row created without a queue in the default queue, and leaves a queue that was given", () => {
+      expect(db.createRecord({ probe_key: "api-3", status: "pending" }).queue).toBe("default");
+      expect(db.createRecord({ probe_key: "api-4", status: "pending", queue: "emails" }).queue).toBe("emails");
+    });
   });
 
   describe("POST /api/fleet/enqueue", () => {
@@ -696,6 +976,19 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       expect(Math.abs(msFromNow(b!.run_at))).toBeLessThan(5000);
       expect(c).toMatchObject({ run_at: "2099-01-01 00:00:00.000Z", payload: "null", enqueue_index: 2 });
       expect(db.all()).toHaveLength(3);
+      // Without a queue: the default one, written by enqueue (not left to the create hook).
+      expect([a, b, c].map((r) => r!.queue)).toEqual(["default", "default", "default"]);
+    });
+
+    it("writes each job's queue, and answers 400 for a bad one, writing nothing", () => {
+      const answer = post("/api/fleet/enqueue", { jobs: [{ probeKey: "a", queue: "emails" }, { probeKey: "b", queue: null }] });
+      expect((answer.body as Enqueued).jobs.map((j) => db.row(j.id).queue)).toEqual(["emails", "default"]);
+      const saves = db.saves;
+      expect(post("/api/fleet/enqueue", { jobs: [{ probeKey: "c" }, { probeKey: "d", queue: "" }] })).toEqual({
+        status: 400, body: { error: expect.stringMatching(/^jobs\[1\]: queue must be a queue name/) },
+      });
+      expect(db.saves).toBe(saves);
+      expect(db.all()).toHaveLength(2);
     });
 
     it.each<[string, unknown, string]>([

@@ -8,7 +8,8 @@ import { MAX_ATTEMPTS_ERROR } from "../../src/lib/queue";
 import { EXPIRED, held, LIVE, memoryBatch, NOW, row, type MemoryBatch } from "./support/rows";
 
 const at = (n: number) => `2025-01-15 11:00:0${n}.000Z`;
-const request = (limit: number, probeKeyPrefix = "") => ({ workerId: "w1", leaseSeconds: 30, limit, probeKeyPrefix });
+const request = (limit: number, probeKeyPrefix = "", queues: readonly string[] | null = null) =>
+  ({ workerId: "w1", leaseSeconds: 30, limit, probeKeyPrefix, queues });
 let tokens = 0;
 const newToken = () => `tok${++tokens}`;
 const ids = (claimed: { row: JobRow }[]) => claimed.map((c) => c.row.id);
@@ -114,6 +115,58 @@ describe("claimNext (the claim-next transaction's logic)", () => {
   });
 });
 
+describe("claimNext with queues (FLOW.md, claim-next's `queue`)", () => {
+  function rows() {
+    return memoryBatch([
+      row({ id: "e1", queue: "emails", created: at(1) }),
+      row({ id: "r1", queue: "reports", created: at(0), priority: 9 }),
+      row({ id: "d1", queue: "default", created: at(3) }),
+      // written around enqueue and the create hook: the default queue
+      row({ id: "d0", queue: "", created: at(2) }),
+      held("w-dead", EXPIRED, { id: "e-stolen", queue: "emails", created: at(0), consecutive_orphan_count: 0 }),
+      held("w-dead", EXPIRED, { id: "r-stolen", queue: "reports", created: at(0), consecutive_orphan_count: 0 }),
+      held("w-live", LIVE, { id: "e-live", queue: "emails", created: at(0) }),
+    ]);
+  }
+
+  it("takes any queue with queues null, in claim order", () => {
+    expect(ids(claimNext(rows(), request(10), NOW, 5, newToken))).toEqual(["r1", "e-stolen", "r-stolen", "e1", "d0", "d1"]);
+  });
+
+  it("takes only the queues asked for, pending and expired alike, merged in claim order", () => {
+    expect(ids(claimNext(rows(), request(10, "", ["emails"]), NOW, 5, newToken))).toEqual(["e-stolen", "e1"]);
+    expect(ids(claimNext(rows(), request(10, "", ["emails", "reports"]), NOW, 5, newToken))).toEqual(["r1", "e-stolen", "r-stolen", "e1"]);
+    expect(ids(claimNext(rows(), request(10, "", ["nothing-here"]), NOW, 5, newToken))).toEqual([]);
+  });
+
+  it("reads a row's empty queue as the default queue", () => {
+    expect(ids(claimNext(rows(), request(10, "", ["default"]), NOW, 5, newToken))).toEqual(["d0", "d1"]);
+  });
+
+  it("keeps the limit over all the queues asked for, and narrows to a prefix too", () => {
+    expect(ids(claimNext(rows(), request(2, "", ["emails", "default"]), NOW, 5, newToken))).toEqual(["e-stolen", "e1"]);
+    const batch = memoryBatch([
+      row({ id: "a", probe_key: "a-1", queue: "emails" }),
+      row({ id: "b", probe_key: "b-1", queue: "emails", created: at(0) }),
+      row({ id: "c", probe_key: "a-2", queue: "reports", created: at(0) }),
+    ]);
+    expect(ids(claimNext(batch, request(5, "a-", ["emails"]), NOW, 5, newToken))).toEqual(["a"]);
+  });
+
+  it("walks each queue through its own level queries, never another queue's rows", () => {
+    const batch = rows();
+    claimNext(batch, request(10, "", ["emails", "default"]), NOW, 5, newToken);
+    const levelQueries = batch.calls.filter((c) => c.op === "queryOne" || (c.op === "find" && c.query.params["priority"] !== undefined));
+    expect(levelQueries.length).toBeGreaterThan(0);
+    // One walk per stored value: emails, then default and its "".
+    expect([...new Set(levelQueries.map((c) => c.query.params["queue"]))]).toEqual(["emails", "default", ""]);
+    for (const c of levelQueries) expect(c.query.sql).toMatch(/queue = \{:queue\} AND status = 'pending'/);
+    // The expired leases: one query, the queues as an IN list.
+    const expired = batch.calls.filter((c) => c.op === "find" && c.query.params["priority"] === undefined);
+    expect(expired.map((c) => [c.query.params["queue0"], c.query.params["queue1"], c.query.params["queue2"]])).toEqual([["emails", "default", ""]]);
+  });
+});
+
 describe("duePending (pending rows, level by level)", () => {
   it("with a prefix, walks a small family through the probe_key index and filters a large one out of the claim order", () => {
     const family = (n: number) => Array.from({ length: n }, (_, i) => row({ id: `f${i}`, probe_key: `fam/${i}` }));
@@ -178,6 +231,8 @@ const arbitraryRow = fc.record({
   enqueueIndex: fc.integer({ min: 0, max: 2 }),
   createdAgo: fc.integer({ min: 0, max: 5 }),
   family: fc.constantFrom("a-", "b-"),
+  // "": a row written around enqueue and the create hook (the default queue)
+  queue: fc.constantFrom("default", "default", "", "emails", "reports"),
 });
 
 describe("claimNext against a model", () => {
@@ -187,7 +242,8 @@ describe("claimNext against a model", () => {
         fc.array(arbitraryRow, { maxLength: 25 }),
         fc.integer({ min: 1, max: 8 }),
         fc.constantFrom("", "a-"),
-        (specs, limit, prefix) => {
+        fc.constantFrom<readonly string[] | null>(null, null, ["emails"], ["default"], ["emails", "default"], ["reports", "emails"]),
+        (specs, limit, prefix, queues) => {
           const rows = specs.map((s, i) => {
             const held = s.state === "live" || s.state === "expired";
             return row({
@@ -202,21 +258,23 @@ describe("claimNext against a model", () => {
               enqueue_index: s.enqueueIndex,
               created: at(s.createdAgo),
               consecutive_orphan_count: 0,
+              queue: s.queue,
             });
           });
           const claimable = rows.filter((r) =>
             r.probe_key.startsWith(prefix) &&
+            (queues === null || queues.includes(r.queue === "" ? "default" : r.queue)) &&
             ((r.status === "pending" && r.run_at <= formatPbDate(NOW)) ||
               (r.status === "running" && !isLeaseLive(r.lease_expires_at, NOW))));
           const expected = claimable.sort(claimOrder).slice(0, limit).map((r) => r.id);
 
           const batch = memoryBatch(rows);
-          const claimed = claimNext(batch, request(limit, prefix), NOW, 5, newToken);
+          const claimed = claimNext(batch, request(limit, prefix, queues), NOW, 5, newToken);
           expect(ids(claimed)).toEqual(expected);
           // Each claimed once, bumped once; nothing else written.
           expect(batch.writes.map((w) => w.id)).toEqual(expected);
           for (const c of claimed) expect(c.patch).toMatchObject({ status: "claimed", claimed_by: "w1", attempts: c.row.attempts + 1 });
-          // The level queries never ask for more than is wanted.
+          // The level queries never ask for more than is wanted (per queue).
           for (const call of batch.calls) if (call.op === "find") expect(call.limit).toBeLessThanOrEqual(limit);
         },
       ),

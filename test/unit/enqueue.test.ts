@@ -6,7 +6,7 @@ import { validateEnqueueRequest, type EnqueueItemFields } from "../../src/lib/va
 import { enqueued, memoryBatch, NOW } from "./support/rows";
 
 const item = (probeKey: string, fields: Partial<EnqueueItemFields> = {}): EnqueueItemFields => ({
-  probeKey, payload: null, runAt: formatPbDate(NOW), priority: 0, maxAttempts: 25, uniqueKey: "", ...fields,
+  probeKey, queue: "default", payload: null, runAt: formatPbDate(NOW), priority: 0, maxAttempts: 25, uniqueKey: "", ...fields,
 });
 
 describe("enqueueJobs", () => {
@@ -20,9 +20,9 @@ describe("enqueueJobs", () => {
     const answer = enqueueJobs(batch, items);
     expect(answer).toEqual(batch.inserts.map((ins, i) => ({ id: ins.id, probeKey: items[i]!.probeKey, created: true })));
     expect(batch.inserts.map((ins) => ins.fields)).toEqual([
-      { probe_key: "a", status: "pending", payload: { n: 1 }, run_at: formatPbDate(NOW + 5000), priority: 7, max_attempts: 0, unique_key: "", enqueue_index: 0 },
-      { probe_key: "b", status: "pending", payload: "123", run_at: formatPbDate(NOW), priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 1 },
-      { probe_key: "a", status: "pending", payload: null, run_at: formatPbDate(NOW), priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 2 },
+      { probe_key: "a", queue: "default", status: "pending", payload: { n: 1 }, run_at: formatPbDate(NOW + 5000), priority: 7, max_attempts: 0, unique_key: "", enqueue_index: 0 },
+      { probe_key: "b", queue: "default", status: "pending", payload: "123", run_at: formatPbDate(NOW), priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 1 },
+      { probe_key: "a", queue: "default", status: "pending", payload: null, run_at: formatPbDate(NOW), priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 2 },
     ]);
     expect(new Set(answer.map((j) => j.id)).size).toBe(3);
   });
@@ -70,7 +70,7 @@ describe("enqueueJobs", () => {
     const valid = validateEnqueueRequest({ jobs: ["x", "y", "z"].map((probeKey) => ({ probeKey })) }, NOW);
     if (!valid.ok) throw new Error(valid.error);
     const ids = enqueueJobs(batch, valid.value).map((j) => j.id);
-    const claimed = claimNext(batch, { workerId: "w", leaseSeconds: 30, limit: 3, probeKeyPrefix: "" }, NOW, 5, () => "t");
+    const claimed = claimNext(batch, { workerId: "w", leaseSeconds: 30, limit: 3, probeKeyPrefix: "", queues: null }, NOW, 5, () => "t");
     expect(claimed.map((c) => c.row.id)).toEqual(ids);
     expect(claimed.map((c) => [c.row.probe_key, c.row.max_attempts, c.patch.attempts])).toEqual([["x", 25, 1], ["y", 25, 1], ["z", 25, 1]]);
   });
@@ -82,7 +82,7 @@ describe("enqueueJobs", () => {
       item("low", { priority: -1 }),
       item("high", { priority: 1 }),
     ]);
-    const claim = (now: number) => claimNext(batch, { workerId: "w", leaseSeconds: 3600, limit: 10, probeKeyPrefix: "" }, now, 5, () => "t");
+    const claim = (now: number) => claimNext(batch, { workerId: "w", leaseSeconds: 3600, limit: 10, probeKeyPrefix: "", queues: null }, now, 5, () => "t");
     expect(claim(NOW).map((c) => c.row.id)).toEqual([high!.id, low!.id]);
     expect(claim(NOW + 59_999)).toEqual([]);
     expect(claim(NOW + 60_000).map((c) => c.row.id)).toEqual([later!.id]);

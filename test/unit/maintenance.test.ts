@@ -30,7 +30,7 @@ describe("enqueueDueSchedules", () => {
     expect(tick.enqueued).toEqual([{ schedule: "nightly", jobId: batch.inserts[0]!.id, created: true }]);
     expect(batch.inserts[0]!.fields).toEqual({
       probe_key: "report", status: "pending", payload: { report: "daily" }, run_at: formatPbDate(minuteStart(NOW)),
-      priority: 5, max_attempts: 3, unique_key: scheduleUniqueKey("nightly", NOW), enqueue_index: 0,
+      priority: 5, max_attempts: 3, unique_key: scheduleUniqueKey("nightly", NOW), enqueue_index: 0, queue: "default",
     });
     expect(batch.schedules.get("s-nightly")!.last_enqueued_for).toBe(formatPbDate(minuteStart(NOW)));
   });

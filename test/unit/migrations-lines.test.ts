@@ -1,6 +1,7 @@
 /**
  * pb_migrations/ (PocketBase 0.22) and pb_migrations_0.23/ (0.23 to 0.40)
- * must build the same collections (probe_jobs, probe_schedules, probe_job_events). Both sets run
+ * must build the same collections (probe_jobs, probe_schedules, probe_job_events,
+ * and the auth collection fleet_workers). Both sets run
  * here in node:vm over small stand-ins of each line's migration API (the calls
  * the files make, as PocketBase names them), up, down and up again; the
  * collections they leave are compared field by field, and the raw SQL they run
@@ -12,6 +13,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
+import { WORKER_FIELDS, WORKER_NAME_PATTERN, WORKERS_COLLECTION } from "../../src/lib/identity";
 import { JOB_COUNTS_REBUILD, JOB_COUNTS_SETUP, JOB_COUNTS_TEARDOWN } from "../../src/lib/job-counts";
 import { FINISHED_SQL, ORPHANED_SQL } from "../../src/lib/queries";
 
@@ -39,10 +41,31 @@ function loadMigrations(folder: string, globals: Record<string, unknown>): Migra
 
 /** What both lines' collections are compared as. */
 interface Shape {
+  type: string;
   fields: Record<string, Record<string, unknown>>;
   indexes: string[];
   rules: unknown[];
+  /** An auth collection's options that both lines have, in one form; null for a base collection. */
+  auth: AuthShape | null;
 }
+
+interface AuthShape {
+  /** Who may manage other records of the collection besides admins (null: admins only). */
+  manageRule: unknown;
+  /** The fields an identity signs in with its password by; [] when password auth is off. */
+  passwordIdentities: string[];
+  oauth2: boolean;
+}
+
+/**
+ * PocketBase 0.22's built-in username of every auth collection (forms/record_upsert.go:
+ * 3 to 150 characters of `^[\w][\w\.\-]*$`, unique, made up when none is given),
+ * written as 0.23+ declares it: 0.23 has no built-in username, so its migration
+ * declares this field and its unique index.
+ */
+const USERNAME_022 = { type: "text", required: true, min: 3, max: 150, pattern: "^[\\w][\\w\\.\\-]*$" };
+/** 0.22's own unique index on that username (its name is 0.22's affair: `_<collection id>_username_idx`), as 0.23's migration declares it. */
+const usernameIndex022 = (collection: string) => `CREATE UNIQUE INDEX \`idx_${collection}_username\` ON \`${collection}\` (\`username\`)`;
 
 /** The steps of this change; everything before them is the schema the queue fields were added to. */
 const QUEUE_STEPS_FROM = "1764460900";
@@ -135,14 +158,36 @@ function migrations022(): Line {
   });
   const shape = (c: Collection022): Shape => {
     const fields: Shape["fields"] = {};
+    const indexes = [...c.indexes];
     // 0.22 gives every collection id, created and updated.
     fields["created"] = { type: "autodate", onCreate: true, onUpdate: false };
     fields["updated"] = { type: "autodate", onCreate: true, onUpdate: true };
+    let auth: AuthShape | null = null;
+    if (c["type"] === "auth") {
+      const o = c["options"] as Record<string, unknown>;
+      // 0.22 builds username and email into every auth collection (and a unique
+      // index on username of its own); 0.23+ declares them. So they are compared
+      // as 0.23 declares them: username by 0.22's fixed rule, email by the
+      // collection's email options.
+      fields["username"] = { ...USERNAME_022 };
+      fields["email"] = {
+        type: "email", required: o["requireEmail"] === true,
+        exceptDomains: o["exceptEmailDomains"] ?? null, onlyDomains: o["onlyEmailDomains"] ?? null,
+      };
+      indexes.unshift(usernameIndex022(c.name));
+      auth = {
+        manageRule: o["manageRule"],
+        passwordIdentities: [...(o["allowUsernameAuth"] === true ? ["username"] : []), ...(o["allowEmailAuth"] === true ? ["email"] : [])],
+        oauth2: o["allowOAuth2Auth"] === true,
+      };
+    }
     for (const f of c.schema.fields) {
       const o = f["options"] as Record<string, unknown>;
       const required = f["required"] === true;
       switch (f["type"]) {
-        case "text": fields[f["name"] as string] = { type: "text", required, max: o["max"] === null ? NO_LIMIT : o["max"] }; break;
+        case "text": fields[f["name"] as string] = {
+          type: "text", required, min: o["min"] ?? 0, max: o["max"] === null ? NO_LIMIT : o["max"], pattern: o["pattern"] ?? "",
+        }; break;
         case "date": fields[f["name"] as string] = { type: "date", required }; break;
         case "number": fields[f["name"] as string] = { type: "number", required, min: o["min"] ?? null, max: o["max"] ?? null, onlyInt: o["noDecimal"] }; break;
         case "bool": fields[f["name"] as string] = { type: "bool", required }; break;
@@ -151,7 +196,7 @@ function migrations022(): Line {
         default: throw new Error(`unexpected 0.22 field type ${String(f["type"])}`);
       }
     }
-    return { fields, indexes: [...c.indexes], rules: RULES.map((r) => c[r]) };
+    return { type: String(c["type"]), fields, indexes, rules: RULES.map((r) => c[r]), auth };
   };
   const line: Line = {
     // The migration's db is the transaction's query builder.
@@ -240,6 +285,7 @@ function migrations023(): Line {
       });
     },
     TextField: typed("text"),
+    EmailField: typed("email"),
     NumberField: typed("number"),
     DateField: typed("date"),
     JSONField: typed("json"),
@@ -248,20 +294,31 @@ function migrations023(): Line {
   });
   const shape = (c: Collection023): Shape => {
     const fields: Shape["fields"] = {};
+    // Only the declared fields: PocketBase adds an auth collection's id, password,
+    // tokenKey, emailVisibility and verified itself (as 0.22 has them built in).
     for (const f of c.fields.list) {
       const required = f["required"] === true;
       switch (f.type()) {
-        case "text": fields[f.name] = { type: "text", required, max: f["max"] }; break;
+        case "text": fields[f.name] = { type: "text", required, min: f["min"] ?? 0, max: f["max"], pattern: f["pattern"] ?? "" }; break;
+        case "email": fields[f.name] = { type: "email", required, exceptDomains: f["exceptDomains"] ?? null, onlyDomains: f["onlyDomains"] ?? null }; break;
         case "date": fields[f.name] = { type: "date", required }; break;
         case "number": fields[f.name] = { type: "number", required, min: f["min"] ?? null, max: f["max"] ?? null, onlyInt: f["onlyInt"] }; break;
         case "bool": fields[f.name] = { type: "bool", required }; break;
         case "select": fields[f.name] = { type: "select", required, maxSelect: f["maxSelect"], values: [...(f["values"] as string[])] }; break;
         case "json": fields[f.name] = { type: "json", required, maxSize: f["maxSize"] }; break;
         case "autodate": fields[f.name] = { type: "autodate", onCreate: f["onCreate"], onUpdate: f["onUpdate"] }; break;
+        // Built in on 0.22 (options.minPasswordLength); declared on 0.23+ for its minimum, compared in its own test.
+        case "password": break;
         default: throw new Error(`unexpected 0.23 field type ${f.type()}`);
       }
     }
-    return { fields, indexes: [...c.indexes], rules: RULES.map((r) => c[r]) };
+    const password = c["passwordAuth"] as { enabled: boolean; identityFields: string[] } | undefined;
+    const auth: AuthShape | null = c["type"] !== "auth" ? null : {
+      manageRule: c["manageRule"],
+      passwordIdentities: password?.enabled === true ? [...password.identityFields] : [],
+      oauth2: (c["oauth2"] as { enabled?: boolean } | undefined)?.enabled === true,
+    };
+    return { type: String(c["type"]), fields, indexes: [...c.indexes], rules: RULES.map((r) => c[r]), auth };
   };
   return {
     run: runner(migrations, () => app),
@@ -281,6 +338,13 @@ const UNIQUE_KEY_INDEX =
 const CLAIM_ORDER_INDEX =
   "CREATE INDEX `idx_probe_jobs_claim_order` ON `probe_jobs` (`status`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`)";
 const BACKFILL = "UPDATE `probe_jobs` SET `run_at` = `created` WHERE `run_at` = '' OR `run_at` IS NULL";
+const QUEUE_CLAIM_INDEX =
+  "CREATE INDEX `idx_probe_jobs_queue_claim` ON `probe_jobs` (`queue`, `status`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`)";
+const QUEUE_BACKFILL = "UPDATE `probe_jobs` SET `queue` = 'default' WHERE `queue` = '' OR `queue` IS NULL";
+/** A text field without a length limit (0.22's max null; 0.23's max lifted to NO_LIMIT). */
+const TEXT = (required: boolean) => ({ type: "text", required, min: 0, max: NO_LIMIT, pattern: "" });
+/** The step that creates fleet_workers (worker identities). */
+const WORKERS_STEP = "1764461101_created_fleet_workers.js";
 const FINISHED_INDEX = "CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`) WHERE " + FINISHED_SQL;
 const ORPHANED_INDEX =
   "CREATE INDEX `idx_probe_jobs_orphaned` ON `probe_jobs` (`consecutive_orphan_count`) WHERE " + ORPHANED_SQL;
@@ -298,18 +362,20 @@ describe("the migrations of both PocketBase lines", () => {
     old.run("up");
     modern.run("up");
     const expected = old.shapes();
-    expect(Object.keys(expected).sort()).toEqual(["probe_job_events", "probe_jobs", "probe_schedules"]);
+    expect(Object.keys(expected).sort()).toEqual([WORKERS_COLLECTION, "probe_job_events", "probe_jobs", "probe_schedules"]);
     expect(modern.shapes()).toEqual(expected);
 
     const jobs = expected["probe_jobs"]!;
+    expect(jobs.type).toBe("base");
+    expect(jobs.auth).toBeNull();
     expect(jobs.rules).toEqual([null, null, null, null, null]);
-    expect(Object.keys(jobs.fields)).toEqual(expect.arrayContaining(["lease_token", ...QUEUE_FIELDS]));
+    expect(Object.keys(jobs.fields)).toEqual(expect.arrayContaining(["lease_token", "queue", ...QUEUE_FIELDS]));
     expect(jobs.fields["status"]!["values"]).toEqual(["pending", "claimed", "running", "done", "failed", "cancelled"]);
     expect(jobs.fields["priority"]).toEqual({ type: "number", required: false, min: -1000, max: 1000, onlyInt: true });
     for (const name of ["attempts", "max_attempts", "enqueue_index"]) {
       expect(jobs.fields[name]).toEqual({ type: "number", required: false, min: 0, max: null, onlyInt: true });
     }
-    for (const name of ["last_error", "unique_key"]) expect(jobs.fields[name]).toEqual({ type: "text", required: false, max: NO_LIMIT });
+    for (const name of ["last_error", "unique_key", "queue"]) expect(jobs.fields[name]).toEqual(TEXT(false));
     for (const name of ["payload", "progress"]) expect(jobs.fields[name]).toEqual({ type: "json", required: false, maxSize: 2000000 });
     expect(jobs.indexes).toEqual([
       "CREATE INDEX `idx_probe_jobs_status_lease` ON `probe_jobs` (`status`, `lease_expires_at`)",
@@ -319,41 +385,107 @@ describe("the migrations of both PocketBase lines", () => {
       UNIQUE_KEY_INDEX,
       FINISHED_INDEX,
       ORPHANED_INDEX,
+      QUEUE_CLAIM_INDEX,
     ]);
     // PocketBase 0.22's index parser cuts a WHERE at its first parenthesis.
     expect(UNIQUE_KEY_INDEX.slice(UNIQUE_KEY_INDEX.indexOf("WHERE"))).not.toMatch(/[()]/);
 
     const events = expected["probe_job_events"]!;
+    expect([events.type, events.auth]).toEqual(["base", null]);
     expect(events.rules).toEqual([null, null, null, null, null]);
     expect(events.indexes).toEqual(["CREATE INDEX `idx_probe_job_events_created` ON `probe_job_events` (`created`)"]);
     expect(Object.keys(events.fields).sort()).toEqual(["changes", "created", "source", "updated"]);
     expect(events.fields["changes"]).toEqual({ type: "json", required: false, maxSize: 2000000 });
 
     const schedules = expected["probe_schedules"]!;
+    expect([schedules.type, schedules.auth]).toEqual(["base", null]);
     expect(schedules.rules).toEqual([null, null, null, null, null]);
     expect(schedules.indexes).toEqual(["CREATE UNIQUE INDEX `idx_probe_schedules_name` ON `probe_schedules` (`name`)"]);
     expect(schedules.fields).toEqual({
       created: { type: "autodate", onCreate: true, onUpdate: false },
       updated: { type: "autodate", onCreate: true, onUpdate: true },
-      name: { type: "text", required: true, max: NO_LIMIT },
-      probe_key: { type: "text", required: true, max: NO_LIMIT },
-      cron: { type: "text", required: true, max: NO_LIMIT },
+      name: TEXT(true),
+      probe_key: TEXT(true),
+      cron: TEXT(true),
       payload: { type: "json", required: false, maxSize: 2000000 },
       priority: { type: "number", required: false, min: -1000, max: 1000, onlyInt: true },
       max_attempts: { type: "number", required: false, min: 0, max: null, onlyInt: true },
       enabled: { type: "bool", required: false },
       last_enqueued_for: { type: "date", required: false },
     });
+
+    // Worker identities: admins (superusers) alone list, view, create, change
+    // and delete them, and no identity manages another (manageRule null).
+    const workers = expected[WORKERS_COLLECTION]!;
+    expect(workers.type).toBe("auth");
+    expect(workers.rules).toEqual([null, null, null, null, null]);
+    expect(workers.auth).toEqual({ manageRule: null, passwordIdentities: ["username"], oauth2: false });
+    expect(workers.indexes).toEqual(["CREATE UNIQUE INDEX `idx_fleet_workers_username` ON `fleet_workers` (`username`)"]);
+    expect(workers.fields).toEqual({
+      created: { type: "autodate", onCreate: true, onUpdate: false },
+      updated: { type: "autodate", onCreate: true, onUpdate: true },
+      username: USERNAME_022,
+      email: { type: "email", required: false, exceptDomains: null, onlyDomains: null },
+      [WORKER_FIELDS.queues]: { type: "json", required: false, maxSize: 65536 },
+      [WORKER_FIELDS.canEnqueue]: { type: "bool", required: false },
+      [WORKER_FIELDS.disabled]: { type: "bool", required: false },
+      [WORKER_FIELDS.lastSeenAt]: { type: "date", required: false },
+    });
+    expect(WORKER_FIELDS.name).toBe("username");
   });
 
-  it("run the same raw SQL: the due-time backfill and the job counts (src/lib/job-counts.ts word for word) up, both undone down", () => {
+  it("give fleet_workers each line's own sign-in settings: a password by username, nothing else", () => {
+    const [old, modern] = [migrations022(), migrations023()];
+    old.run("up");
+    modern.run("up");
+    // 0.22: username and password only, no email needed, no verification (a machine has no mailbox).
+    expect(old.collection(WORKERS_COLLECTION)!["options"]).toMatchObject({
+      allowEmailAuth: false, allowOAuth2Auth: false, allowUsernameAuth: true, manageRule: null, onlyVerified: false, requireEmail: false,
+    });
+    // 0.23+: what 0.22 does not have is off (OTP, MFA, login alerts), and authRule
+    // keeps a disabled identity from signing in or refreshing its token, which
+    // 0.22 cannot (there, the hooks answer its every call 401).
+    expect(modern.collection(WORKERS_COLLECTION)).toMatchObject({
+      manageRule: null,
+      authRule: "disabled = false",
+      passwordAuth: { enabled: true, identityFields: ["username"] },
+      oauth2: { enabled: false },
+      otp: { enabled: false },
+      mfa: { enabled: false },
+      authAlert: { enabled: false },
+    });
+  });
+
+  it("name identities by the rule identity.ts and the CLI check (WORKER_NAME_PATTERN): 0.22's username rule", () => {
+    const rule = new RegExp(USERNAME_022.pattern);
+    const byPocketBase = (name: string) => name.length >= USERNAME_022.min && name.length <= USERNAME_022.max && rule.test(name);
+    for (const name of ["abc", "ab", "w_1", "w.1-a", "_x.", "a".repeat(150), "a".repeat(151), "-ab", ".ab", "a b", "ab/c", "é12", "AB9"]) {
+      expect(WORKER_NAME_PATTERN.test(name), name).toBe(byPocketBase(name));
+    }
+  });
+
+  // 0.22 requires 12-character passwords (options.minPasswordLength); 0.23's
+  // migration declares the password field with the same minimum (PocketBase's
+  // own would be 8).
+  it("keep 0.22's minimum password length on 0.23+", () => {
+    const [old, modern] = [migrations022(), migrations023()];
+    old.run("up");
+    modern.run("up");
+    const declared = (modern.collection(WORKERS_COLLECTION)!["fields"] as FieldsList).getByName("password");
+    // PocketBase 0.23 adds `password` with min 8 when the collection does not declare one.
+    const min023 = declared === null ? 8 : declared["min"];
+    expect(min023).toBe((old.collection(WORKERS_COLLECTION)!["options"] as Record<string, unknown>)["minPasswordLength"]);
+  });
+
+  it("run the same raw SQL: the due-time backfill, the job counts (src/lib/job-counts.ts word for word) and the queue backfill up, the first two undone down", () => {
     const [old, modern] = [migrations022(), migrations023()];
     for (const line of [old, modern]) {
       line.run("up");
       line.run("down");
     }
     expect(old.sql).toEqual([
-      BACKFILL, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD,
+      BACKFILL, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD, QUEUE_BACKFILL,
+      // Down, the queue field goes with its values: no statement.
       ...JOB_COUNTS_TEARDOWN, "UPDATE `probe_jobs` SET `status` = 'failed' WHERE `status` = 'cancelled'",
     ]);
     expect(modern.sql).toEqual(old.sql);
@@ -363,11 +495,13 @@ describe("the migrations of both PocketBase lines", () => {
     it(`are idempotent (${name}): applied again, they leave the collections as they are`, () => {
       const line = make();
       line.run("up");
-      const [jobs, schedules] = [line.collection("probe_jobs"), line.collection("probe_schedules")];
+      const [jobs, schedules, workers] = [line.collection("probe_jobs"), line.collection("probe_schedules"), line.collection(WORKERS_COLLECTION)];
       const shapes = line.shapes();
       line.run("up");
       expect(line.collection("probe_jobs")).toBe(jobs);
       expect(line.collection("probe_schedules")).toBe(schedules);
+      // An existing fleet_workers is never saved again (its records and any admin's changes stay).
+      expect(line.collection(WORKERS_COLLECTION)).toBe(workers);
       expect(line.shapes()).toEqual(shapes);
     });
 
@@ -401,6 +535,26 @@ describe("the migrations of both PocketBase lines", () => {
         line.run("up", isQueueStep);
         expect(line.shapes()).toEqual(after);
       }
+    });
+
+    it(`undo only worker identities when only their step goes down, and named queues with theirs (${name})`, () => {
+      const line = make();
+      line.run("up");
+      const all = line.shapes();
+      line.run("down", (file) => file === WORKERS_STEP);
+      const { [WORKERS_COLLECTION]: _workers, ...others } = all;
+      expect(line.shapes()).toEqual(others);
+      line.run("down", (file) => file === "1764461100_added_probe_jobs_queue.js");
+      const jobs = line.shape("probe_jobs")!;
+      expect(jobs.fields["queue"]).toBeUndefined();
+      expect(jobs.indexes).not.toContain(QUEUE_CLAIM_INDEX);
+      expect(jobs).toEqual({
+        ...all["probe_jobs"],
+        fields: Object.fromEntries(Object.entries(all["probe_jobs"]!.fields).filter(([field]) => field !== "queue")),
+        indexes: all["probe_jobs"]!.indexes.filter((index) => index !== QUEUE_CLAIM_INDEX),
+      });
+      line.run("up");
+      expect(line.shapes()).toEqual(all);
     });
   }
 

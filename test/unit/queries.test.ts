@@ -11,6 +11,7 @@ import {
   liveUniqueKeyQuery,
   pendingDueWhere,
   statsQuery,
+  storedQueueValues,
   statsScanQuery,
   STATS_ROW_SHAPE,
   topPriorityQuery,
@@ -136,6 +137,60 @@ describe("topPriorityQuery", () => {
 
   it("answers the columns of PRIORITY_LEVEL_SHAPE", () => {
     expect([...topPriorityQuery("").sql.matchAll(/ AS (\w+)/g)].map((m) => m[1])).toEqual(["found", "priority"]);
+  });
+});
+
+describe("named queues in the claim queries (FLOW.md)", () => {
+  const DUE = "status = 'pending' AND priority = {:priority} AND run_at <= {:now}";
+
+  it("storedQueueValues asks for a row's \"\" too where the default queue is asked for", () => {
+    expect(storedQueueValues(["emails"])).toEqual(["emails"]);
+    expect(storedQueueValues(["emails", "default"])).toEqual(["emails", "default", ""]);
+    expect(storedQueueValues(["default"])).toEqual(["default", ""]);
+    const asked = ["default"];
+    storedQueueValues(asked);
+    expect(asked).toEqual(["default"]);
+  });
+
+  it("pendingDueWhere narrows a level to one queue by an equality first, which (queue, status, priority, ...) serves", () => {
+    expect(pendingDueWhere(2, NOW, "", "filter", "emails")).toEqual({
+      sql: `queue = {:queue} AND ${DUE}`, params: { queue: "emails", priority: 2, now: NOW_TEXT },
+    });
+    expect(pendingDueWhere(2, NOW, "", "filter", "")).toMatchObject({ params: { queue: "" } });
+    const withPrefix = pendingDueWhere(2, NOW, "a-", "filter", "emails");
+    expect(withPrefix.sql).toBe(`(queue = {:queue} AND ${DUE}) AND ${FILTER_RANGE}`);
+    expectPlaceholdersBound(withPrefix);
+    // Without a queue, the query is as before.
+    expect(pendingDueWhere(2, NOW, "", "filter", undefined)).toEqual(pendingDueWhere(2, NOW, ""));
+  });
+
+  it("topPriorityQuery finds one queue's levels", () => {
+    const top = topPriorityQuery("", undefined, "filter", "emails");
+    expect(top.sql).toMatch(/ WHERE queue = \{:queue\} AND status = 'pending'$/);
+    expect(top.params).toEqual({ queue: "emails" });
+    const below = topPriorityQuery("a-", 5, "filter", "emails");
+    expect(below.sql).toMatch(/WHERE \(queue = \{:queue\} AND status = 'pending' AND priority < \{:below\}\) AND \+probe_key >= /);
+    expect(below.params).toEqual({ queue: "emails", below: 5, prefix: "a-", prefixEnd: "a." });
+    expectPlaceholdersBound(below);
+    expect(topPriorityQuery("", 5, "filter", undefined)).toEqual(topPriorityQuery("", 5));
+  });
+
+  it("expiredLeaseWhere narrows to the queues as stored (null: any), each value bound", () => {
+    expect(expiredLeaseWhere(NOW, "", null)).toEqual(expiredLeaseWhere(NOW, ""));
+    expect(expiredLeaseWhere(NOW, "", ["emails", "default"])).toEqual({
+      sql: `${EXPIRED} AND queue IN ({:queue0}, {:queue1}, {:queue2})`,
+      params: { now: NOW_TEXT, queue0: "emails", queue1: "default", queue2: "" },
+    });
+    const prefixed = expiredLeaseWhere(NOW, "a-", ["emails"]);
+    expect(prefixed.sql).toBe(`(${EXPIRED} AND queue IN ({:queue0})) AND probe_key >= {:prefix} AND probe_key < {:prefixEnd}`);
+    expectPlaceholdersBound(prefixed);
+  });
+
+  it.each(["x' OR 1=1 --", "{:now}", "emails"])("never puts a queue name into the SQL text (%j)", (queue) => {
+    for (const clause of [pendingDueWhere(0, NOW, "", "filter", queue), topPriorityQuery("", 0, "filter", queue), expiredLeaseWhere(NOW, "", [queue])]) {
+      if (queue !== "{:now}") expect(clause.sql).not.toContain(queue);
+      expectPlaceholdersBound(clause);
+    }
   });
 });
 

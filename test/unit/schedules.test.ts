@@ -62,6 +62,8 @@ describe("decideScheduleTick", () => {
       kind: "enqueue",
       item: {
         probeKey: "probe-a",
+        // Schedules have no queue of their own yet: the default one.
+        queue: "default",
         payload: { target: "db" },
         priority: 5,
         maxAttempts: 3,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
 import {
-  DEFAULT_MAX_ATTEMPTS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_PAYLOAD_BYTES, MAX_PROGRESS_BYTES,
-  MAX_RESULT_BYTES,
+  DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, MAX_CLAIM_QUEUES, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_PAYLOAD_BYTES,
+  MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
 } from "../../src/lib/queue";
 import {
   MAX_CLAIM_NEXT_LIMIT,
@@ -196,9 +196,56 @@ describe("validateClaimNextRequest", () => {
     ["an empty prefix", { probeKeyPrefix: "" }, { limit: 1, probeKeyPrefix: "" }],
     ["a prefix", { probeKeyPrefix: "probe-a/" }, { limit: 1, probeKeyPrefix: "probe-a/" }],
   ])("accepts %s", (_name, extra, expected) => {
+    // Without `queue`: any queue (queues null).
     expect(validateClaimNextRequest({ workerId: "w", leaseSeconds: 45, ...extra })).toEqual({
       ok: true,
-      value: { workerId: "w", leaseSeconds: 45, ...expected },
+      value: { workerId: "w", leaseSeconds: 45, ...expected, queues: null },
+    });
+  });
+
+  describe("queue (FLOW.md: a name or an array of 1 to 16 names)", () => {
+    const NAME_ERROR = /^queue must be a queue name or an array of them \(a queue name is 1 to 64 letters/;
+    const COUNT_ERROR = `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
+    const queues = (queue: unknown) => validateClaimNextRequest({ workerId: "w", queue });
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `q${i}`);
+
+    it.each<[string, unknown, readonly string[] | null]>([
+      ["null (any queue, as absent)", null, null],
+      ["a name", "emails", ["emails"]],
+      ["the default queue by name", DEFAULT_QUEUE, [DEFAULT_QUEUE]],
+      ["a name of every allowed character, 64 long", `A0_.:-${"z".repeat(58)}`, [`A0_.:-${"z".repeat(58)}`]],
+      ["an array of one", ["emails"], ["emails"]],
+      ["an array, in its order", ["b", "a"], ["b", "a"]],
+      ["an array naming a queue twice (each once)", ["a", "b", "a"], ["a", "b"]],
+      [`${MAX_CLAIM_QUEUES} names`, names(MAX_CLAIM_QUEUES), names(MAX_CLAIM_QUEUES)],
+    ])("accepts %s", (_name, queue, expected) => {
+      expect(queues(queue)).toEqual({ ok: true, value: { workerId: "w", leaseSeconds: undefined, limit: 1, probeKeyPrefix: "", queues: expected } });
+    });
+
+    it.each<[string, unknown, string | RegExp]>([
+      ["an empty array", [], COUNT_ERROR],
+      [`${MAX_CLAIM_QUEUES + 1} names`, names(MAX_CLAIM_QUEUES + 1), COUNT_ERROR],
+      ["an empty name", "", NAME_ERROR],
+      ["a name starting with a dot", ".hidden", NAME_ERROR],
+      ["a name with a space", "my queue", NAME_ERROR],
+      ["a name with a slash", "a/b", NAME_ERROR],
+      ["a name of 65 characters", "q".repeat(65), NAME_ERROR],
+      ["a non-ASCII name", "é", NAME_ERROR],
+      ["a number", 5, NAME_ERROR],
+      ["an object", { name: "emails" }, NAME_ERROR],
+      ["an array with a bad name", ["emails", "bad name"], NAME_ERROR],
+      ["an array with a null", ["emails", null], NAME_ERROR],
+      ["a nested array", [["emails"]], NAME_ERROR],
+    ])("answers 400 for %s", (_name, queue, error) => {
+      const answer = queues(queue);
+      expect(answer.ok).toBe(false);
+      if (typeof error === "string") expect(answer).toEqual({ ok: false, error });
+      else expect(!answer.ok && answer.error).toMatch(error);
+    });
+
+    it("checks queue after the reference's fields", () => {
+      expect(validateClaimNextRequest({ workerId: "w", limit: 0, queue: [] })).toEqual({ ok: false, error: LIMIT_INVALID });
+      expect(validateClaimNextRequest({ workerId: "w", probeKeyPrefix: 5, queue: [] })).toEqual({ ok: false, error: PREFIX_INVALID });
     });
   });
 });
@@ -330,12 +377,12 @@ describe("validateEnqueueRequest", () => {
     expect(DEFAULT_MAX_ATTEMPTS).toBe(25);
     expect(one({})).toEqual({
       ok: true,
-      value: [{ probeKey: "p", payload: null, runAt: formatPbDate(T), priority: 0, maxAttempts: 25, uniqueKey: "" }],
+      value: [{ probeKey: "p", queue: DEFAULT_QUEUE, payload: null, runAt: formatPbDate(T), priority: 0, maxAttempts: 25, uniqueKey: "" }],
     });
   });
 
   it("reads null as absent for every optional field", () => {
-    expect(one({ payload: null, runAt: null, delaySeconds: null, priority: null, maxAttempts: null, uniqueKey: null }))
+    expect(one({ payload: null, runAt: null, delaySeconds: null, priority: null, maxAttempts: null, uniqueKey: null, queue: null }))
       .toEqual(one({}));
   });
 
@@ -347,8 +394,8 @@ describe("validateEnqueueRequest", () => {
     expect(answer).toEqual({
       ok: true,
       value: [
-        { probeKey: "a", payload: { x: [1] }, runAt: formatPbDate(T), priority: -1000, maxAttempts: 0, uniqueKey: "k" },
-        { probeKey: "b", payload: "123", runAt: formatPbDate(T + 1500), priority: 1000, maxAttempts: 1000, uniqueKey: "" },
+        { probeKey: "a", queue: DEFAULT_QUEUE, payload: { x: [1] }, runAt: formatPbDate(T), priority: -1000, maxAttempts: 0, uniqueKey: "k" },
+        { probeKey: "b", queue: DEFAULT_QUEUE, payload: "123", runAt: formatPbDate(T + 1500), priority: 1000, maxAttempts: 1000, uniqueKey: "" },
       ],
     });
   });
@@ -428,6 +475,39 @@ describe("validateEnqueueRequest", () => {
     const answer = one({ runAt });
     expect(answer.ok).toBe(false);
     expect(!answer.ok && answer.error).toMatch(RUN_AT_ERROR);
+  });
+
+  describe("queue (FLOW.md: absent or null is the default queue; any other value must be a name)", () => {
+    const QUEUE_ERROR = /^jobs\[0\]: queue must be a queue name \(a queue name is 1 to 64 letters, digits and _ \. : -, starting with a letter or digit\)$/;
+
+    it.each<[string, Record<string, unknown>, string]>([
+      ["absent", {}, DEFAULT_QUEUE],
+      ["null", { queue: null }, DEFAULT_QUEUE],
+      ["a name", { queue: "emails" }, "emails"],
+      ["a name with every allowed punctuation", { queue: "tenant-1.emails:high_prio" }, "tenant-1.emails:high_prio"],
+      ["the default queue by name", { queue: DEFAULT_QUEUE }, DEFAULT_QUEUE],
+    ])("takes %s", (_name, item, queue) => {
+      expect(one(item)).toMatchObject({ ok: true, value: [{ queue }] });
+    });
+
+    it.each<[string, unknown]>([
+      ['"" (not the default queue: a 400, as FLOW.md says)', ""],
+      ["a name with a space", "my queue"],
+      ["a name starting with a dash", "-q"],
+      ["a name of 65 characters", "q".repeat(65)],
+      ["a number", 7],
+      ["an array of names", ["emails"]],
+      ["true", true],
+    ])("answers 400 for %s, naming the item", (_name, queue) => {
+      const answer = one({ queue });
+      expect(answer.ok).toBe(false);
+      expect(!answer.ok && answer.error).toMatch(QUEUE_ERROR);
+    });
+
+    it("keeps each item's own queue", () => {
+      expect(enqueue({ probeKey: "a", queue: "q1" }, { probeKey: "b" }, { probeKey: "c", queue: "q2" }))
+        .toMatchObject({ ok: true, value: [{ queue: "q1" }, { queue: DEFAULT_QUEUE }, { queue: "q2" }] });
+    });
   });
 
   it("resolves delaySeconds against the request's time, 0 being now", () => {

@@ -20,6 +20,8 @@
 // the client through a wrapper that counts those calls and their items
 // (scripts/bench/counted-client.mjs), printed every 250 ms as a `calls` line, so
 // the test can tell the batch endpoints carried the load.
+// The Workers sign in as a worker identity (config.worker), so their workerIds
+// are `<record id>/<process>-s<slot>-g<n>`; the Sweeper signs in as the admin.
 // On SIGTERM the process stops its workers (mode "finish") and sweeper, then exits.
 import { countedClient } from "../../../scripts/bench/counted-client.mjs";
 
@@ -27,7 +29,7 @@ const config = JSON.parse(process.env.FLEET_SOAK_CONFIG ?? "{}");
 const { FleetClient, Worker, Sweeper, PermanentJobError } = await import(config.clientModule);
 
 const {
-  url, email, password, prefix, processName, workers: workerCount, concurrency, leaseSeconds,
+  url, email, password, worker: identity, prefix, processName, workers: workerCount, concurrency, leaseSeconds,
   abandonRate, failRate, permanentFailRate, longJobRate, sweepInterval, maxReclaimAttempts, countCalls,
 } = config;
 
@@ -46,9 +48,12 @@ function wait(ms, signal) {
   });
 }
 
+// The Workers hold a worker identity's credential only (issue 19); the
+// Sweeper is the operator's part and signs in as the admin.
 const client = new FleetClient({ url, email, password, timeoutMs: 2_500 });
+const workerClient = new FleetClient({ url, worker: identity, timeoutMs: 2_500 });
 /** countCalls: the client as the Workers see it, the same methods, counted. */
-const counted = countCalls ? countedClient(client) : null;
+const counted = countCalls ? countedClient(workerClient) : null;
 const emitCalls = () => emit({ ev: "calls", ...counted.calls, ...counted.items });
 if (counted) setInterval(emitCalls, 250).unref();
 const live = new Set();
@@ -71,7 +76,7 @@ function watch(emitter, role) {
 
 function startWorker(slot) {
   const workerId = `${processName}-s${slot}-g${generation++}`;
-  const worker = new Worker(counted?.api ?? client, {
+  const worker = new Worker(counted?.api ?? workerClient, {
     workerId,
     concurrency,
     leaseSeconds,

@@ -30,6 +30,7 @@ import { afterAll, beforeAll, expect, inject } from "vitest";
 import { ensurePocketBase } from "../../../scripts/pocketbase/binary.mjs";
 import { startPocketBase } from "../../../scripts/pocketbase/server.mjs";
 import { FleetClient, type JobRecord } from "../../../src/client/index";
+import { WORKER_FIELDS, WORKERS_COLLECTION } from "../../../src/lib/identity";
 import { layout, type Line } from "../support/pocketbase-line";
 
 const repoRoot = resolve(import.meta.dirname, "../../..");
@@ -42,6 +43,21 @@ export const MAX_ATTEMPTS = Number(process.env.SOAK_MAX_ATTEMPTS || 3);
 const MAX_ATTEMPTS_ERROR = "max attempts reached";
 
 type PocketBase = Awaited<ReturnType<typeof startPocketBase>>;
+
+/** The host a fleet process runs as: A2 is host A started again; PA and PB are hosts of their own. */
+const hostOf = (processName: string): string => (processName.startsWith("P") ? processName : processName.slice(0, 1));
+
+/** A fleet_workers record made as the admin: the credential a Worker host holds. */
+async function createIdentity(pb: PocketBase, name: string): Promise<{ identity: string; password: string }> {
+  const password = `soak-${name}-password`;
+  const res = await fetch(`${pb.url}/api/collections/${WORKERS_COLLECTION}/records`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: pb.token },
+    body: JSON.stringify({ [WORKER_FIELDS.name]: name, password, passwordConfirm: password, [WORKER_FIELDS.queues]: [] }),
+  });
+  if (res.status !== 200) throw new Error(`creating the worker identity ${name}: HTTP ${res.status} ${await res.text()}`);
+  return { identity: name, password };
+}
 
 /** One line a fleet process printed (see fleet-process.mjs). */
 export interface SoakEvent {
@@ -139,6 +155,7 @@ export function useSoak(options: SoakOptions) {
   let binary: string;
   let line: Line;
   let pb: PocketBase;
+  const identities = new Map<string, { identity: string; password: string }>();
   const children = new Set<ChildProcess>();
 
   const log = (message: string): void => console.log(`[${options.name}] ${message}`);
@@ -172,6 +189,8 @@ export function useSoak(options: SoakOptions) {
     copyFileSync(layout(line).bundle, join(hooksDir, "fleet.pb.js"));
     pb = await startServer();
     log(`PocketBase ${binary} at ${pb.url} (pid ${pb.pid}), data in ${workDir}`);
+    // One worker identity per host name letter (A1 and A2 are restarts of host A): the Workers never see the admin password.
+    for (const host of ["A", "B", "PA", "PB"]) identities.set(host, await createIdentity(pb, `soak-host-${host.toLowerCase()}`));
   });
 
   afterAll(async () => {
@@ -189,7 +208,7 @@ export function useSoak(options: SoakOptions) {
 
     constructor(readonly name: string, prefix: string, events: SoakEvent[]) {
       const config = {
-        url: pb.url, email: ADMIN.email, password: ADMIN.password, prefix,
+        url: pb.url, email: ADMIN.email, password: ADMIN.password, worker: identities.get(hostOf(name))!, prefix,
         workers: WORKERS_PER_PROCESS, concurrency: options.concurrency, leaseSeconds: LEASE_SECONDS,
         // failRate: thrown errors, released `retry`; permanentFailRate: PermanentJobErrors, released `failed`.
         abandonRate: options.abandonRate, failRate: 0.03, permanentFailRate: 0.01, longJobRate: 0.02,
@@ -289,6 +308,8 @@ export function useSoak(options: SoakOptions) {
     expect(await Promise.all(live.map((p) => p.stop()))).toEqual(live.map(() => 0));
 
     const rows = await client.listJobs({ probeKeyPrefix: prefix });
+    // Every job a Worker holds or held is under a worker identity's record id (the sweepers' holders end in -sweeper).
+    expect(rows.filter((r) => r.claimed_by !== "" && !r.claimed_by.endsWith("-sweeper") && !/^[a-z0-9]{15}\//.test(r.claimed_by)).map((r) => r.claimed_by)).toEqual([]);
     const figures = { ...verify(rows, events, jobs, killedProcs, options.releaseVersionMayBeUnknown === true), seconds, downSeconds };
     log(`${phase}: ${JSON.stringify({ ...figures, ...options.logExtras?.(events) })}`);
     expectQueuePath(figures, jobs);
@@ -343,7 +364,8 @@ function verify(rows: JobRecord[], events: SoakEvent[], jobs: number, killedProc
     list.push(e);
     byJob.set(e.jobId, list);
   }
-  const isKilled = (workerId: string) => killedProcs.some((p) => workerId.startsWith(p + "-"));
+  // A Worker's id is `<identity's record id>/<process>-s<slot>-g<n>` (fleet-process.mjs).
+  const isKilled = (workerId: string) => killedProcs.some((p) => workerId.slice(workerId.indexOf("/") + 1).startsWith(p + "-"));
   let jobsWithoutReleaseLine = 0;
   let doneWithoutResult = 0;
   let failedByWorker = 0;

@@ -93,7 +93,7 @@ export class FakeFleet implements FleetApi {
       id, created: formatPbDate(this.#lastCreatedMs), probe_key: `key-${id}`, status: "pending", claimed_by: "",
       lease_expires_at: "", version: 0, reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "",
       payload: "", progress: "", priority: 0, run_at: "", attempts: 0, max_attempts: 0, last_error: "",
-      dead_lettered_at: "", unique_key: "", enqueue_index: 0, ...fields,
+      dead_lettered_at: "", unique_key: "", enqueue_index: 0, queue: "default", ...fields,
     };
     this.rows.set(id, row);
     return row;

@@ -17,6 +17,7 @@ import {
   FakeDao,
   FakeDb,
   FakeRecord,
+  fakeAuthRecord,
   jobCreateHooks,
   loadHooksWith,
   runCronWith,
@@ -96,6 +97,10 @@ export class FakeRequestEvent {
   }
   hasSuperuserAuth(): boolean {
     return this.#caller === "superuser";
+  }
+  /** The token's record (PocketBase loaded it for this request): a superuser's too on 0.23+, a _superusers record. */
+  get auth(): object | null {
+    return fakeAuthRecord(this.#caller, "record");
   }
   json(status: number, body: unknown): void {
     this.#answer.json(status, body);

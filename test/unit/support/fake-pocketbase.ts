@@ -21,14 +21,18 @@
  * The database half (FakeDb, FakeDao, FakeRecord, and the SQL evaluator that
  * the pure-logic tests' in-memory batch shares) is shared with the 0.23+ fake
  * (./fake-pocketbase-modern.ts); FAKE_POCKETBASE_0_22 is the 0.22 face: its
- * globals, its request context, its admin middleware and its create hook.
+ * globals, its request context (with what its auth loader stored: the admin
+ * or the auth record, see FakeContext.get) and its create hook. fleet_workers
+ * is kept only as far as the hooks write it (FakeDb.workers: the last-seen
+ * stamp); a request's worker record comes with the request (Caller).
  */
 import { randomInt } from "node:crypto";
 import vm from "node:vm";
 import { bulkPatchStatement, jobRowsQuery } from "../../../src/lib/bulk";
 import { deleteOldEventsStatement, JOB_EVENTS_COLLECTION } from "../../../src/lib/job-events";
 import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch } from "../../../src/lib/job-row";
-import { isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
+import { stampLastSeenStatement, WORKERS_COLLECTION } from "../../../src/lib/identity";
+import { formatPbDate, isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
 import {
   expiredLeaseWhere, FAMILY_PROBE_LIMIT, familyProbeQuery, jobByIdWhere, jobsByIdsWhere, liveUniqueKeyQuery, pendingDueWhere,
   statsQuery, statsScanQuery, topPriorityQuery,
@@ -50,7 +54,7 @@ const FIELDS: Record<string, FieldTypes> = {
   [COLLECTION]: {
     date: new Set(["created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "run_at", "dead_lettered_at"]),
     number: new Set(["version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index"]),
-    text: new Set(["probe_key", "status", "claimed_by", "lease_token", "last_error", "unique_key"]),
+    text: new Set(["probe_key", "status", "claimed_by", "lease_token", "last_error", "unique_key", "queue"]),
     json: new Set(["result", "payload", "progress"]),
   },
   // What the batch endpoints save once per transaction (src/lib/bulk.ts).
@@ -99,6 +103,8 @@ export interface StoredRow {
   dead_lettered_at: string;
   unique_key: string;
   enqueue_index: number;
+  /** The job's queue as stored: "default" after the migration's backfill; "" on a row written around enqueue and the create hook. */
+  queue: string;
 }
 
 /** A probe_job_events row as stored (changes: JSON text). */
@@ -170,7 +176,7 @@ function blankRow(): Omit<StoredRow, "id"> {
     created: "", updated: "", probe_key: "", status: "", claimed_by: "", lease_expires_at: "", version: 0,
     claimed_at: "", finished_at: "", requeued_at: "", reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "",
     result: "", payload: "", progress: "", priority: 0, run_at: "", attempts: 0, max_attempts: 0, last_error: "",
-    dead_lettered_at: "", unique_key: "", enqueue_index: 0,
+    dead_lettered_at: "", unique_key: "", enqueue_index: 0, queue: "",
   };
 }
 
@@ -263,13 +269,19 @@ const JUDGED_SELECT = ["probe_jobs.*", LEASE_AS_JUDGED_SQL];
 /** The probe_jobs columns the evaluator reads (a StoredRow, or the pure tests' in-memory row). */
 export type SqlJobRow = Pick<StoredRow,
   "id" | "created" | "probe_key" | "status" | "lease_expires_at" | "priority" | "run_at" | "attempts" |
-  "dead_lettered_at" | "unique_key" | "consecutive_orphan_count" | "finished_at" | "requeued_at">;
+  "dead_lettered_at" | "unique_key" | "consecutive_orphan_count" | "finished_at" | "requeued_at" | "queue">;
 
-/** The tables a query sees: the app's, or a transaction's working copies. */
+/**
+ * The tables a query sees: the app's, or a transaction's working copies.
+ * `workers` (fleet_workers, only the columns the hooks write) is the app's
+ * alone: the hooks stamp last_seen_at outside every transaction, so a
+ * transaction's copy has none and a stamp inside one throws.
+ */
 export interface SqlTables<J extends SqlJobRow = StoredRow> {
   jobs: Map<string, J>;
   schedules: Map<string, StoredSchedule>;
   events: Map<string, StoredEvent>;
+  workers?: Map<string, StoredWorker>;
 }
 
 function isHeld(row: SqlJobRow): boolean {
@@ -322,6 +334,32 @@ function inPrefix(row: SqlJobRow, params: Params): boolean {
   return params["prefixEnd"] === undefined || compareText(row.probe_key, String(params["prefixEnd"])) < 0;
 }
 
+/** The one queue a level query was built for (`queue = {:queue}`), undefined when none was bound. */
+function boundQueue(params: Params): string | undefined {
+  return params["queue"] === undefined ? undefined : String(params["queue"]);
+}
+
+/** `queue = {:queue}` as SQLite compares text: exactly the stored value ("" is not "default" here; the caller asks for both). */
+function inQueue(row: SqlJobRow, queue: string | undefined): boolean {
+  return queue === undefined || row.queue === queue;
+}
+
+/** The values bound as {:queue0}, {:queue1}, ... (expiredLeaseWhere's `queue IN (...)`), in order. */
+function boundQueueList(params: Params): string[] {
+  const values: string[] = [];
+  while (params[`queue${values.length}`] !== undefined) values.push(String(params[`queue${values.length}`]));
+  return values;
+}
+
+/**
+ * The queue lists a bound IN list may have been built from: storedQueueValues
+ * adds "" after the names when the default queue is among them, so the list
+ * asked for is the bound values, or those without that trailing "".
+ */
+function queueListsOf(stored: string[]): string[][] {
+  return stored[stored.length - 1] === "" ? [stored, stored.slice(0, -1)] : [stored];
+}
+
 /** The row test of a record query's condition, for the WHERE shapes src/lib/queries.ts builds (dates compared as text, as SQLite does). */
 export function jobWhere(expression: DbxExpression): (row: SqlJobRow) => boolean {
   if ("hash" in expression) {
@@ -334,12 +372,18 @@ export function jobWhere(expression: DbxExpression): (row: SqlJobRow) => boolean
   const ids = Object.keys(params).filter((name) => /^id\d+$/.test(name)).map((_, i) => String(params[`id${i}`]));
   if (ids.length > 0 && sql === jobsByIdsWhere(ids).sql) return (row) => ids.includes(row.id);
   if (sql === expiredLeaseWhere(0, prefix).sql) return (row) => leaseExpired(row, params) && inPrefix(row, params);
+  const stored = boundQueueList(params);
+  if (stored.length > 0 && queueListsOf(stored).some((queues) => sql === expiredLeaseWhere(0, prefix, queues).sql)) {
+    // `queue IN (...)` over the values as stored (the default queue's "" among them when bound).
+    return (row) => leaseExpired(row, params) && stored.includes(row.queue) && inPrefix(row, params);
+  }
   const priority = params["priority"];
-  if (typeof priority === "number" && (["filter", "range"] as const).some((use) => sql === pendingDueWhere(priority, 0, prefix, use).sql)) {
+  const queue = boundQueue(params);
+  if (typeof priority === "number" && (["filter", "range"] as const).some((use) => sql === pendingDueWhere(priority, 0, prefix, use, queue).sql)) {
     const now = String(params["now"]);
     boundNow(params);
     return (row) => row.status === "pending" && row.priority === params["priority"] &&
-      compareText(row.run_at, now) <= 0 && inPrefix(row, params);
+      compareText(row.run_at, now) <= 0 && inQueue(row, queue) && inPrefix(row, params);
   }
   throw new Error(`fake PocketBase: cannot evaluate WHERE ${sql}`);
 }
@@ -412,9 +456,10 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
     return [{ rows: JSON.stringify(rows) }];
   }
   const below = params["below"] === undefined ? undefined : Number(params["below"]);
-  if ((["filter", "range"] as const).some((use) => sql === topPriorityQuery(prefix, below, use).sql)) {
+  const queue = boundQueue(params);
+  if ((["filter", "range"] as const).some((use) => sql === topPriorityQuery(prefix, below, use, queue).sql)) {
     const levels = jobs
-      .filter((r) => r.status === "pending" && (below === undefined || r.priority < below) && inPrefix(r, params))
+      .filter((r) => r.status === "pending" && (below === undefined || r.priority < below) && inQueue(r, queue) && inPrefix(r, params))
       .map((r) => r.priority);
     return [{ found: levels.length > 0 ? 1 : 0, priority: levels.length > 0 ? Math.max(...levels) : 0 }];
   }
@@ -491,6 +536,14 @@ export function executeStatement(sql: string, params: Params, tables: SqlTables<
       }
       return changed;
     }
+  }
+  if (typeof params["id"] === "string" && sql === stampLastSeenStatement(params["id"], 0).sql) {
+    boundNow(params);
+    if (tables.workers === undefined) throw new Error(`fake PocketBase: ${WORKERS_COLLECTION} stamped inside a transaction (the hooks stamp it outside)`);
+    const worker = tables.workers.get(params["id"]);
+    if (worker === undefined) return 0;
+    worker.last_seen_at = String(params["now"]);
+    return 1;
   }
   // probe_job_completions lives in SQLite's triggers, which this fake has none of (the counted reads answer from the rows).
   if (sql === pruneCompletionsStatement(0).sql) return 0;
@@ -571,6 +624,8 @@ export class FakeDb {
   schedules = new Map<string, StoredSchedule>();
   /** probe_job_events, in insertion order. */
   events = new Map<string, StoredEvent>();
+  /** fleet_workers: only what the hooks read and write (the adapters get a request's record from PocketBase, as FakeWorker). */
+  workers = new Map<string, StoredWorker>();
   env: Record<string, string> = {};
   logs: { level: "info" | "error"; message: string; attrs: unknown[] }[] = [];
   /** $app.store(): one per process, shared by the loader and every pooled runtime. */
@@ -611,10 +666,33 @@ export class FakeDb {
       updated: created,
       // The create hook stamps a row's due time at its creation.
       run_at: fields.created ?? created,
+      // As the migration backfilled it, enqueue writes it and the create hook stamps it.
+      queue: "default",
       ...fields,
     };
     this.rows.set(row.id, row);
     return clone(row);
+  }
+
+  /**
+   * A fleet_workers record as an admin made it (fields as stored; last seen
+   * now unless given, so no stamp is due). Pass it (or worker(id) later) as a
+   * request's caller: PocketBase loads the token's record for each request.
+   */
+  addWorker(fields: Partial<StoredWorker> = {}): StoredWorker {
+    const worker: StoredWorker = {
+      id: `wrk${String(this.workers.size + 1).padStart(12, "0")}`,
+      queues: "", can_enqueue: false, disabled: false, last_seen_at: formatPbDate(Date.now()),
+      ...fields,
+    };
+    this.workers.set(worker.id, worker);
+    return { ...worker };
+  }
+
+  worker(id: string): StoredWorker {
+    const worker = this.workers.get(id);
+    if (!worker) throw new Error(`no worker ${id}`);
+    return { ...worker };
   }
 
   addSchedule(fields: Partial<StoredSchedule> & { name: string }): StoredSchedule {
@@ -692,7 +770,7 @@ export class FakeDao {
     if (this.#txTables) return this.#txTables;
     // PocketBase has one writer connection: the app dao inside a transaction deadlocks (issue #4859).
     if (this.#db.openTransaction) throw new Error("fake PocketBase: $app.dao() used inside runInTransaction (deadlocks PocketBase)");
-    return { jobs: this.#db.rows, schedules: this.#db.schedules, events: this.#db.events };
+    return { jobs: this.#db.rows, schedules: this.#db.schedules, events: this.#db.events, workers: this.#db.workers };
   }
 
   findCollectionByNameOrId(name: string): FakeCollection {
@@ -848,8 +926,45 @@ function judgedLease(text: string): string {
 /** What PocketBase could not parse as a request body (invalid JSON, another content type, ...). */
 export const UNPARSEABLE_BODY: unique symbol = Symbol("a body PocketBase cannot parse");
 
-/** Who sends a request: a superuser (0.22: an admin), an auth record of another collection, or no valid token. */
-export type Caller = "superuser" | "user" | "none";
+/**
+ * Who sends a request: a superuser (0.22: an admin), an auth record of another
+ * collection, no valid token, or a fleet_workers record (its fields as stored).
+ */
+export type Caller = "superuser" | "user" | "none" | FakeWorker;
+
+export interface FakeWorker {
+  id: string;
+  /** The json field's text as PocketBase reads it ("" when empty). */
+  queues?: string;
+  can_enqueue?: boolean;
+  disabled?: boolean;
+  /** Default: now (so no last-seen stamp is due). */
+  last_seen_at?: string;
+}
+
+/** A fleet_workers row as FakeDb keeps it: the fields identity.ts reads, and last_seen_at the hooks stamp. */
+export type StoredWorker = Required<FakeWorker>;
+
+/**
+ * The request's auth record as both APIs offer it (models.Record on 0.22,
+ * core.Record on 0.23+): its collection, id and typed getters; a json field's
+ * getString is its JSON text, a date's is PocketBase's text ("" when empty).
+ * `superuser`: what 0.23+ loads for a superuser's token (a _superusers
+ * record); 0.22 keeps admins apart (c.get("admin")), so its authRecord is null.
+ */
+export function fakeAuthRecord(caller: Caller, superuser: "record" | "none" = "none"): object | null {
+  if (caller === "none" || (caller === "superuser" && superuser === "none")) return null;
+  const collection = caller === "superuser" ? "_superusers" : caller === "user" ? "users" : WORKERS_COLLECTION;
+  const fields: Record<string, unknown> = typeof caller === "string" ? {} : {
+    queues: "", can_enqueue: false, disabled: false, last_seen_at: formatPbDate(Date.now()), ...caller,
+  };
+  return {
+    id: caller === "superuser" ? "sup000000000001" : caller === "user" ? "user00000000001" : caller.id,
+    collection: () => ({ name: collection }),
+    getString: (field: string) => String(fields[field] ?? ""),
+    getBool: (field: string) => fields[field] === true,
+  };
+}
 
 export interface FakeRequest {
   /** The JSON body as PocketBase parsed it, or UNPARSEABLE_BODY. */
@@ -892,7 +1007,15 @@ export class FakeContext {
     readonly query: Record<string, string> = {},
     /** The request's declared body length (http.Request.ContentLength). */
     readonly contentLength = 0,
+    readonly caller: Caller = "superuser",
   ) {}
+
+  /** What 0.22's LoadAuthContext middleware stored: `admin` (a models.Admin) or `authRecord`. */
+  get(key: string): unknown {
+    if (key === "admin") return this.caller === "superuser" ? { id: "admin0000000001" } : null;
+    if (key === "authRecord") return fakeAuthRecord(this.caller);
+    return null;
+  }
 
   get response(): FakeResponse | null {
     return this.#answer.response;
@@ -918,9 +1041,11 @@ export interface FakeMiddleware {
 }
 
 /**
- * What `$apis.requireAdminAuth()` returns while the file loads; 0.22 routes must
- * carry it. Like PocketBase 0.22 (apis/middlewares.go), anyone but an admin gets
- * 401 with this body.
+ * What `$apis.requireAdminAuth()` returns while the file loads. The bundle no
+ * longer adds it (a worker identity must get past it: serve decides), so a
+ * route registered with it shows up in the bundle test's middleware check.
+ * Like PocketBase 0.22 (apis/middlewares.go), anyone but an admin gets 401
+ * with this body, which serve answers word for word (ADMIN_ONLY_ANSWER).
  */
 export const ADMIN_AUTH: FakeMiddleware = Object.freeze({
   middleware: "requireAdminAuth",
@@ -1099,10 +1224,11 @@ export interface FakePocketBase {
   installHooks(hooks: LoadedHooks, db: FakeDb): void;
 }
 
-/** PocketBase 0.22: `(c) => ...` handlers on an echo.Context, admin auth by middleware. */
+/** PocketBase 0.22: `(c) => ...` handlers on an echo.Context; who may call is the bundle's own check (serve). */
 export const FAKE_POCKETBASE_0_22: FakePocketBase = {
   api: "0.22",
-  routeMiddlewares: [ADMIN_AUTH],
+  // None: serve() decides who may call (esbuild.config.mjs).
+  routeMiddlewares: [],
   loadHooks(source, env = {}, db = new FakeDb()) {
     const { logger, store } = runtimeBasics(db);
     return loadHooksWith(source, {
@@ -1115,7 +1241,8 @@ export const FAKE_POCKETBASE_0_22: FakePocketBase = {
   runRoute(route, db, request = {}, runtime = vm.createContext(pocketBaseGlobals(db))) {
     // PocketBase 0.22 reads a body it cannot parse as {}.
     const data = request.body === UNPARSEABLE_BODY ? {} : request.body ?? {};
-    return runRouteWith(route, request.caller ?? "superuser", new FakeContext(data, request.query ?? {}, request.contentLength ?? 0),
+    const caller = request.caller ?? "superuser";
+    return runRouteWith(route, caller, new FakeContext(data, request.query ?? {}, request.contentLength ?? 0, caller),
       runtime, request.contentLength ?? 0);
   },
   runCron(cron, db) {

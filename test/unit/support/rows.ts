@@ -38,6 +38,8 @@ export function row(overrides: Partial<JobRow> = {}): JobRow {
     dead_lettered_at: "",
     unique_key: "",
     enqueue_index: 0,
+    // As the migration backfilled it (a row written around enqueue and the create hook has "": tests say so).
+    queue: "default",
     ...overrides,
   };
 }

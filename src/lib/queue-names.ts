@@ -1,0 +1,16 @@
+/**
+ * Named queues (FLOW.md "Fields on probe_jobs"): the name rule and the
+ * default queue. Its own module, free of anything else: the dashboard and
+ * the CLI's copy read it without the rest of the queue's limits.
+ */
+
+/** The queue of a job enqueued without one, and of a row whose `queue` is "". */
+export const DEFAULT_QUEUE = "default";
+/** A queue's name. */
+export const QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+/** claim-next's `queue`: a name or an array of 1 to this many. */
+export const MAX_CLAIM_QUEUES = 16;
+
+export function isQueueName(value: unknown): value is string {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
