@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HOOKS_LINES } from "../scripts/pocketbase/lines.mjs";
-import { adminAuth } from "../scripts/pocketbase/server.mjs";
+import { adminAuth, requestJson } from "../scripts/pocketbase/server.mjs";
 
 // Restated from src/lib/identity.ts and src/lib/queue.ts (bin/ cannot import
 // TypeScript); test/unit/cli-worker-arguments.test.ts checks they are equal.
@@ -199,25 +199,11 @@ export function adminCredentials(env = process.env) {
 
 /** One request; a server that cannot be reached is a sentence. */
 async function request(url, method, path, { token, body } = {}) {
-  let response;
   try {
-    response = await fetch(url + path, {
-      method,
-      headers: { ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...(token ? { Authorization: token } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
+    return await requestJson(url, method, path, { token, body, timeoutMs: REQUEST_TIMEOUT_MS });
   } catch (error) {
     throw unreachable(url, error);
   }
-  const text = await response.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: response.status, json, text };
 }
 
 function unreachable(url, error) {

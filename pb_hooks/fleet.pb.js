@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 0c1c3d5e2dd7"] || (globalThis["pbFleet POST /api/fleet/claim 0c1c3d5e2dd7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 742959c20ef3"] || (globalThis["pbFleet POST /api/fleet/claim 742959c20ef3"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -452,7 +452,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -573,7 +573,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew f430214cbc86"] || (globalThis["pbFleet POST /api/fleet/renew f430214cbc86"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 2448903b9a0d"] || (globalThis["pbFleet POST /api/fleet/renew 2448903b9a0d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -957,7 +957,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -1091,7 +1091,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 006626f056c1"] || (globalThis["pbFleet POST /api/fleet/release 006626f056c1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 2a4371e346e2"] || (globalThis["pbFleet POST /api/fleet/release 2a4371e346e2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1547,7 +1547,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -1700,7 +1700,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 19ff57b944a6"] || (globalThis["pbFleet POST /api/fleet/claim-next 19ff57b944a6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 361578cd590e"] || (globalThis["pbFleet POST /api/fleet/claim-next 361578cd590e"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2394,7 +2394,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -2589,7 +2589,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep dcb1327bd17a"] || (globalThis["pbFleet POST /api/fleet/sweep dcb1327bd17a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep af2c6fe2af3f"] || (globalThis["pbFleet POST /api/fleet/sweep af2c6fe2af3f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -3141,7 +3141,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -3273,7 +3273,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 421aedce5684"] || (globalThis["pbFleet GET /api/fleet/stats 421aedce5684"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats c298736c9bb1"] || (globalThis["pbFleet GET /api/fleet/stats c298736c9bb1"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3671,7 +3671,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function queryOne(query, shape) {
   return readOne($app.dao().db(), query, shape);
@@ -3784,7 +3784,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 495c40126b28"] || (globalThis["pbFleet GET /api/fleet/completions 495c40126b28"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 3a4669e0ec4c"] || (globalThis["pbFleet GET /api/fleet/completions 3a4669e0ec4c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4086,7 +4086,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function queryOne(query, shape) {
   return readOne($app.dao().db(), query, shape);
@@ -4210,7 +4210,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 865717004be2"] || (globalThis["pbFleet POST /api/fleet/enqueue 865717004be2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 764ae20786e2"] || (globalThis["pbFleet POST /api/fleet/enqueue 764ae20786e2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4579,7 +4579,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -4789,7 +4789,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel b5de50ea660c"] || (globalThis["pbFleet POST /api/fleet/cancel b5de50ea660c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 06f1aa4685e4"] || (globalThis["pbFleet POST /api/fleet/cancel 06f1aa4685e4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5184,7 +5184,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -5282,7 +5282,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 29ed0e8d1b47"] || (globalThis["pbFleet POST /api/fleet/retry 29ed0e8d1b47"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 593c76dd2ae0"] || (globalThis["pbFleet POST /api/fleet/retry 593c76dd2ae0"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5690,7 +5690,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -5792,7 +5792,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 94a319c81471"] || (globalThis["pbFleet POST /api/fleet/maintenance 94a319c81471"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 309fdc30a4ad"] || (globalThis["pbFleet POST /api/fleet/maintenance 309fdc30a4ad"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6178,7 +6178,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -6588,7 +6588,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat ca3e8ff80ad6"] || (globalThis["pbFleet POST /api/fleet/heartbeat ca3e8ff80ad6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 38fafea7b957"] || (globalThis["pbFleet POST /api/fleet/heartbeat 38fafea7b957"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7088,7 +7088,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {
@@ -7274,7 +7274,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete d90f6937f625"] || (globalThis["pbFleet POST /api/fleet/complete d90f6937f625"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete ef9ce7f96e50"] || (globalThis["pbFleet POST /api/fleet/complete ef9ce7f96e50"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7862,7 +7862,7 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 var STORE = {
   transaction(body) {

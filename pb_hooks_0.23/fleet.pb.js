@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 63944f9732bd"] || (globalThis["pbFleet POST /api/fleet/claim 63944f9732bd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim d794e9255cd4"] || (globalThis["pbFleet POST /api/fleet/claim d794e9255cd4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -453,7 +453,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -757,7 +757,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -771,7 +771,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew b808592d233a"] || (globalThis["pbFleet POST /api/fleet/renew b808592d233a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew c808c748aa63"] || (globalThis["pbFleet POST /api/fleet/renew c808c748aa63"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1156,7 +1156,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -1473,7 +1473,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -1487,7 +1487,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 497d2e99b5f9"] || (globalThis["pbFleet POST /api/fleet/release 497d2e99b5f9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 9d064bd50909"] || (globalThis["pbFleet POST /api/fleet/release 9d064bd50909"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1944,7 +1944,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -2280,7 +2280,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -2294,7 +2294,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 3c11b0ff97f5"] || (globalThis["pbFleet POST /api/fleet/claim-next 3c11b0ff97f5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 4e67b2930e1f"] || (globalThis["pbFleet POST /api/fleet/claim-next 4e67b2930e1f"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2989,7 +2989,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -3367,7 +3367,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -3381,7 +3381,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep edfaeea8565b"] || (globalThis["pbFleet POST /api/fleet/sweep edfaeea8565b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 3013bc7104db"] || (globalThis["pbFleet POST /api/fleet/sweep 3013bc7104db"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -3934,7 +3934,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -4249,7 +4249,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -4263,7 +4263,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats dcdc5e712024"] || (globalThis["pbFleet GET /api/fleet/stats dcdc5e712024"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 77369b85b1de"] || (globalThis["pbFleet GET /api/fleet/stats 77369b85b1de"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4662,7 +4662,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -4973,7 +4973,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -4987,7 +4987,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions f89faec511d8"] || (globalThis["pbFleet GET /api/fleet/completions f89faec511d8"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 6ac70da7128c"] || (globalThis["pbFleet GET /api/fleet/completions 6ac70da7128c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5290,7 +5290,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -5612,7 +5612,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -5626,7 +5626,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue be28b7bd80df"] || (globalThis["pbFleet POST /api/fleet/enqueue be28b7bd80df"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 6d4788529510"] || (globalThis["pbFleet POST /api/fleet/enqueue 6d4788529510"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5996,7 +5996,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -6389,7 +6389,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -6403,7 +6403,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 12cf93540a9a"] || (globalThis["pbFleet POST /api/fleet/cancel 12cf93540a9a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 6a54c6c2c68a"] || (globalThis["pbFleet POST /api/fleet/cancel 6a54c6c2c68a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6799,7 +6799,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -7080,7 +7080,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -7094,7 +7094,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry fb051641ac96"] || (globalThis["pbFleet POST /api/fleet/retry fb051641ac96"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry e951a18b1a91"] || (globalThis["pbFleet POST /api/fleet/retry e951a18b1a91"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7503,7 +7503,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -7788,7 +7788,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -7802,7 +7802,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 827f72e3cd82"] || (globalThis["pbFleet POST /api/fleet/maintenance 827f72e3cd82"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 08088f36acb3"] || (globalThis["pbFleet POST /api/fleet/maintenance 08088f36acb3"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -8189,7 +8189,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -8782,7 +8782,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -8796,7 +8796,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 892dd6f12f17"] || (globalThis["pbFleet POST /api/fleet/heartbeat 892dd6f12f17"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat f50cb7f51720"] || (globalThis["pbFleet POST /api/fleet/heartbeat f50cb7f51720"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9297,7 +9297,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -9666,7 +9666,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -9680,7 +9680,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 5aa445c53a94"] || (globalThis["pbFleet POST /api/fleet/complete 5aa445c53a94"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete e4e8d76ddb0d"] || (globalThis["pbFleet POST /api/fleet/complete e4e8d76ddb0d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -10269,7 +10269,7 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function bodyOverLimit(e) {
   try {
@@ -10748,7 +10748,7 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);

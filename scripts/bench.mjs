@@ -18,7 +18,13 @@
 // 8 pb-fleet Workers of concurrency 50 in Node processes of their own against
 // the per-job lifecycle of the same fleet shape, checks every job was done
 // exactly once, and with --profile reports where PocketBase's CPU goes (a
-// pprof-enabled build, scripts/bench/profile.mjs). Three retention phases
+// pprof-enabled build, scripts/bench/profile.mjs). The identity phase
+// (scripts/bench/identity.mjs, issue 19) runs claim-next (limit 10) + complete
+// at W=8 and W=1 with a worker identity's token against the admin token (and
+// the admin token again: an A/A control), in many short rounds of a rotating
+// order, on one pb-fleet server per version of --versions, and reports the
+// worker/admin ratios of CPU per job and of jobs/s against 1.05, with
+// PocketBase's own price of each token (GET /api/health) as context. Three retention phases
 // (scripts/bench/retention.mjs, issue 18) close a run: steady (a sustained
 // 500 jobs/s for --steadyMinutes with PB_FLEET_KEEP_DONE=2m, sampled every
 // minute), retained (per-call cost at 1,000 vs --retainedRows finished rows)
@@ -49,6 +55,7 @@ import { runBatchedPhase } from "./bench/batched.mjs";
 import { runClaimNext100kPhase, runEnqueuePhase } from "./bench/queue.mjs";
 import { runVersions } from "./bench/versions.mjs";
 import { runPrunePhase, runRetainedPhase, runSteadyPhase } from "./bench/retention.mjs";
+import { identityTargets, runIdentityPhase, withIdentitySection } from "./bench/identity.mjs";
 import { createJobPool } from "./bench/workloads.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -58,11 +65,14 @@ const REFERENCE_HOOKS = resolve(REPO, "../shared/reference/fleet-claim.pb.js");
 const DEFAULT_LINE_VERSIONS = [DEFAULT_PB_VERSION, NEWEST_TESTED_MODERN_VERSION];
 
 /** Every phase, in the order a run does them. */
-const PHASES = ["contention", "endpoints", "lifecycle", "claim-next", "hooks-pool", "versions", "enqueue", "claim-next-100k", "batched", "steady", "retained", "prune"];
+const PHASES = ["contention", "endpoints", "lifecycle", "claim-next", "hooks-pool", "versions", "enqueue", "claim-next-100k", "batched", "identity", "steady", "retained", "prune"];
 /** The retention phases (issue 18, scripts/bench/retention.mjs). */
 const RETENTION_PHASES = ["steady", "retained", "prune"];
-/** --quick's phases unless --phases says otherwise: the rot check leaves out the 100k-row seeding, the client fleets and the retention phases. */
-const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-100k" && p !== "batched" && !RETENTION_PHASES.includes(p));
+/**
+ * --quick's phases unless --phases says otherwise: the rot check leaves out the 100k-row seeding, the client fleets,
+ * the identity phase (its own servers; `--quick --phases identity` runs it short) and the retention phases.
+ */
+const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-100k" && p !== "batched" && p !== "identity" && !RETENTION_PHASES.includes(p));
 /** The steady phase's default length (the issue's full run: --steadyMinutes 60) and the retained phase's default row count. */
 const DEFAULT_STEADY_MINUTES = 10;
 const DEFAULT_RETAINED_ROWS = 10_000_000;
@@ -74,14 +84,15 @@ const DEFAULT_BASELINE_REV = "9d957f6";
 
 const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--versions <v,v,...>] [--baseline <rev>] [--profile] [--json <path>] [--latest <path>] [--verbose] [--help]
   --quick            a rot check: fewer rounds, fewer worker counts, short durations (well under a minute);
-                     without --phases it leaves out enqueue, claim-next-100k and batched
-                     (with them: 1,000 jobs, 10,000 rows, 2,000 jobs per fleet run)
+                     without --phases it leaves out enqueue, claim-next-100k, batched, identity and the retention phases
+                     (with them: 1,000 jobs, 10,000 rows, 2,000 jobs per fleet run, 4 identity rounds)
   --phases <list>    run only these phases (default: all): ${PHASES.join(", ")}.
                      A run of a subset writes no bench/LATEST.md unless --latest is given.
   --baseline <rev>   the git revision whose pb-fleet (hooks bundle and migrations) is claim-next-100k's baseline
                      (default: ${DEFAULT_BASELINE_REV}, main before the queue contract); skipped with a note when git or the revision is missing
   --versions <list>  PocketBase versions for the per-version phase, one pb-fleet server each, compared
-                     with the first 0.22.x of the list (default: ${DEFAULT_LINE_VERSIONS.join(",")}; with --quick: PB_VERSION's only).
+                     with the first 0.22.x of the list, and for the identity phase (worker token vs admin token,
+                     one server per version) (default: ${DEFAULT_LINE_VERSIONS.join(",")}; with --quick: PB_VERSION's only).
                      Each is got like PB_VERSION (cache, go install, release); POCKETBASE_BIN is not used for them.
   --profile          batched phase: also load a PocketBase built with Go's net/http/pprof (built on demand into
                      the cache, scripts/bench/profile.mjs; PB_PROFILE_VERSION, default: the run's version) and report where its CPU goes
@@ -122,6 +133,12 @@ const CONFIGS = {
     // retained: `calls` sequential calls per cell, fewer (at least minCalls) when a cell passes cellMs; chunk: rows per INSERT statement.
     retained: { small: 1000, rows: DEFAULT_RETAINED_ROWS, chunk: 200_000, backlog: 2000, reps: 5, calls: 40, minCalls: 5, cellMs: 8000, limit: 10, hooksPool: 100, ratioLimit: 1.5 },
     prune: { rows: 200_000, events: 100_000, chunk: 50_000, workers: 8, baselineSeconds: 20, capSeconds: 300, backlog: 60_000, seedMarginSeconds: 90, hooksPool: 100 },
+    // Issue 19: per round and W, the admin and the worker token back to back (the order rotating by round); a cell ends at durationMs or maxJobs.
+    // Many short rounds rather than a few long ones: a pair of cells half a second apart sees nearly the same load from the rest of the machine.
+    // control: a third cell per round with the admin token again (an A/A test: the design's noise floor, shown beside the ratios).
+    // tokenRounds: then GET /api/health with each token (and none), W=tokenWorkers, tokenMs a cell: PocketBase's own price of each token (context).
+    identity: { workers: [8, 1], rounds: 40, durationMs: 500, maxJobs: 1200, limit: 10, warmupLoops: 40, leaseSeconds: 300, hooksPool: 25, ratioLimit: 1.05, control: true,
+      tokenRounds: 10, tokenWorkers: 4, tokenMs: 300 },
   },
   quick: {
     warmup: { requests: 100 },
@@ -143,6 +160,8 @@ const CONFIGS = {
     },
     retained: { small: 1000, rows: 20_000, chunk: 10_000, backlog: 500, reps: 2, calls: 10, minCalls: 3, cellMs: 2000, limit: 10, hooksPool: 100, ratioLimit: 1.5 },
     prune: { rows: 5000, events: 2000, chunk: 5000, workers: 4, baselineSeconds: 3, capSeconds: 30, backlog: 3000, seedMarginSeconds: 10, hooksPool: 100 },
+    identity: { workers: [8, 1], rounds: 4, durationMs: 300, maxJobs: 400, limit: 10, warmupLoops: 10, leaseSeconds: 300, hooksPool: 25, ratioLimit: 1.05, control: true,
+      tokenRounds: 3, tokenWorkers: 4, tokenMs: 200 },
   },
 };
 
@@ -477,6 +496,14 @@ async function main() {
       batched = await runBatchedPhase(ctx, queueEnv, b, profile);
     }
 
+    let identity = null;
+    if (want("identity")) {
+      rss.enter("identity");
+      const id = config.identity;
+      log(`identity: PocketBase ${lineVersions.join(", ")}, claim-next (limit ${id.limit}) + complete at W=${id.workers.join(",")}, worker token vs admin token, ${id.rounds} rounds`);
+      identity = await runIdentityPhase(ctx, queueEnv, id, lineVersions);
+    }
+
     let steady = null;
     if (want("steady")) {
       rss.enter("steady");
@@ -547,7 +574,7 @@ async function main() {
     failures.push(...versions.failures);
     for (const r of enqueue?.rows ?? []) if (r.failureCount) failures.push(`enqueue phase, ${r.variant}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     failures.push(...(batched?.failures ?? []));
-    for (const r of [steady, retained, prune]) failures.push(...(r?.failures ?? []));
+    for (const r of [steady, retained, prune, identity]) failures.push(...(r?.failures ?? []));
     for (const r of claimNext100k?.results ?? []) {
       if (r.failureCount) failures.push(`claim-next-100k ${r.variant} limit=${r.limit} W=${r.workers}${r.prefix ? " prefix" : ""}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     }
@@ -587,6 +614,10 @@ async function main() {
       run.phases = phases;
       run.batched = batched;
     }
+    if (want("identity")) {
+      run.phases = phases;
+      run.identity = identity;
+    }
     if (RETENTION_PHASES.some(want)) {
       run.phases = phases;
       run.steady = steady;
@@ -599,7 +630,7 @@ async function main() {
     const jsonPath = resolve(cli.json ?? join(REPO, "bench", "results", `${mach.date.replace(/[:.]/g, "-")}-${mode}${partial ? "-partial" : ""}.json`));
     await mkdir(dirname(jsonPath), { recursive: true });
     await writeFile(jsonPath, `${JSON.stringify(run, null, 2)}\n`);
-    const report = renderReport(run);
+    const report = withIdentitySection(renderReport(run), run.identity);
     console.log(report);
     console.log(`JSON: ${relative(process.cwd(), jsonPath) || jsonPath}`);
     const latestPath = cli.latest ?? (mode === "full" && !partial ? join(REPO, "bench", "LATEST.md") : null);
@@ -739,6 +770,9 @@ function evaluateTargets(run) {
       pass: null,
     });
   }
+
+  // Issue 19: worker token against admin token, per version and W.
+  if (run.identity) targets.push(...identityTargets(run.identity));
 
   // Cost ratios (above 1: the first costs more per call), judged <= 1.2x.
   const cn = run.claimNext100k;

@@ -84,12 +84,20 @@ export async function waitForHealth(url, timeoutMs = 20000) {
   throw new Error(`PocketBase at ${url} was not healthy within ${timeoutMs / 1000} s (last: ${last})`);
 }
 
-async function postJson(url, path, body, token) {
+function postJson(url, path, body, token) {
+  return requestJson(url, "POST", path, { body, token });
+}
+
+/**
+ * One JSON request to PocketBase: its status, its body parsed (null when not
+ * JSON) and as text. Rejects as fetch does (unreachable, timed out).
+ */
+export async function requestJson(url, method, path, { body, token, timeoutMs = 10_000 } = {}) {
   const response = await fetch(new URL(path, url), {
-    method: "POST",
-    headers: { "Content-Type": "application/json", ...(token ? { Authorization: token } : {}) },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    method,
+    headers: { ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...(token ? { Authorization: token } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await response.text();
   let json = null;

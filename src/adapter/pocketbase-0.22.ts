@@ -46,7 +46,8 @@ export function serve(c: echo.Context, handler: RouteHandler, access: RouteAcces
 function callerAuth(c: echo.Context): CallerAuth {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord") as models.Record | null | undefined;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  // tableName() is the collection's name as a plain string: no wrapper of the whole collection model.
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 
 // ---- transactions ----------------------------------------------------------------------

@@ -51,7 +51,8 @@ export function serve(e: core.RequestEvent, handler: RouteHandler, access: Route
 function callerAuth(e: core.RequestEvent): CallerAuth {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.collection().name === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  // tableName() is the collection's name as a plain string: no wrapper of the whole collection model.
+  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
 }
 
 /**

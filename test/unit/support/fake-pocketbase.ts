@@ -960,7 +960,7 @@ export function fakeAuthRecord(caller: Caller, superuser: "record" | "none" = "n
   };
   return {
     id: caller === "superuser" ? "sup000000000001" : caller === "user" ? "user00000000001" : caller.id,
-    collection: () => ({ name: collection }),
+    tableName: () => collection,
     getString: (field: string) => String(fields[field] ?? ""),
     getBool: (field: string) => fields[field] === true,
   };
