@@ -73,13 +73,14 @@ class Session {
       ...opts,
       token: opts.token === undefined ? this.server.token : opts.token,
     });
+    const t1 = Date.now();
     const previous = this.row;
     if (this.jobId !== "") this.row = await getJob(this.jobId, this.server);
     this.transcript.push({
       step: `${label} ${JSON.stringify(body)}${opts.rawBody !== undefined ? ` raw ${JSON.stringify(opts.rawBody)}` : ""}`,
       status: res.status,
       body: this.comparableBody(res.body),
-      row: this.row && this.comparableRow(this.row, previous, t0),
+      row: this.row && this.comparableRow(this.row, previous, t0, t1),
     });
   }
 
@@ -93,7 +94,7 @@ class Session {
     return { ...rest, job };
   }
 
-  private comparableRow(row: JobRecord, previous: JobRecord | null, t0: number): Record<string, unknown> {
+  private comparableRow(row: JobRecord, previous: JobRecord | null, t0: number, t1 = t0): Record<string, unknown> {
     const dates: Record<string, unknown> = {};
     for (const field of DATE_FIELDS) {
       const value = row[field];
@@ -110,9 +111,22 @@ class Session {
       result: row.result,
       ...dates,
       // Whole seconds from the request to the lease's end: 30, 1, 3600, ... (negative when lapsed).
-      lease_seconds: dates["lease_expires_at"] === "<new>" && leaseEnd !== null ? Math.round((leaseEnd - t0) / 1000) : null,
+      lease_seconds: dates["lease_expires_at"] === "<new>" && leaseEnd !== null ? wholeLeaseSeconds(leaseEnd, t0, t1) : null,
     };
   }
+}
+
+/**
+ * The lease's length in whole seconds: the server stamped it at some moment
+ * between sending the request (t0) and its answer (t1), so the smallest whole
+ * number of seconds that ends at the lease from within that span (100 ms of
+ * clock slack). Rounding from t0 alone read 31 for a 30 s lease on a loaded
+ * machine whose server took the request up 600 ms late.
+ */
+function wholeLeaseSeconds(leaseEnd: number, t0: number, t1: number): number {
+  const shortest = Math.ceil((leaseEnd - t1) / 1000 - 0.1);
+  const longest = Math.floor((leaseEnd - t0) / 1000 + 0.1);
+  return shortest <= longest ? shortest : Math.round((leaseEnd - t0) / 1000);
 }
 
 type Scenario = (s: Session) => Promise<void>;
