@@ -23,6 +23,7 @@ export const WORKER_FIELDS = {
 };
 export const WORKER_NAME_PATTERN = /^[\w][\w.-]{2,149}$/;
 export const QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+export const MAX_CLAIM_QUEUES = 16;
 
 export const DEFAULT_URL = "http://127.0.0.1:8090";
 /** Random bytes of a generated password: 32 base64url characters, within bcrypt's 72 bytes and 0.22's minimum of 12. */
@@ -152,7 +153,11 @@ export function parseQueues(text) {
       );
     }
   }
-  return [...new Set(names)];
+  const unique = [...new Set(names)];
+  if (unique.length > MAX_CLAIM_QUEUES) {
+    throw usage(`--queues names ${unique.length} queues; an identity takes at most ${MAX_CLAIM_QUEUES} (the server refuses more): give fewer.`);
+  }
+  return unique;
 }
 
 function parseUrl(text, origin) {

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 742959c20ef3"] || (globalThis["pbFleet POST /api/fleet/claim 742959c20ef3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 0c8f6e8a1b61"] || (globalThis["pbFleet POST /api/fleet/claim 0c8f6e8a1b61"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -50,6 +50,10 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -175,7 +179,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -190,6 +194,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -197,21 +202,24 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
 var QUEUE_NOT_ALLOWED = { kind: "refused", reason: "queue_not_allowed" };
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function mayTakeQueue(caller, queue) {
   if (caller.kind === "admin" || caller.queues.length === 0) return true;
-  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+  return caller.queues.indexOf(storedQueueName(queue)) !== -1;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -296,14 +304,14 @@ function newLeaseToken() {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -443,7 +451,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -452,7 +460,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -573,7 +583,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 2448903b9a0d"] || (globalThis["pbFleet POST /api/fleet/renew 2448903b9a0d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew a97b3e263b78"] || (globalThis["pbFleet POST /api/fleet/renew a97b3e263b78"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -617,6 +627,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -688,7 +699,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -703,6 +714,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -710,16 +722,19 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -801,14 +816,14 @@ function jobView(row, patch) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -948,7 +963,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -957,7 +972,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -1091,7 +1108,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 2a4371e346e2"] || (globalThis["pbFleet POST /api/fleet/release 2a4371e346e2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 8f7fbaeee8ce"] || (globalThis["pbFleet POST /api/fleet/release 8f7fbaeee8ce"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1128,6 +1145,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -1275,7 +1293,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -1290,6 +1308,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -1297,16 +1316,19 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -1388,14 +1410,14 @@ function jobView(row, patch) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -1538,7 +1560,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -1547,7 +1569,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -1700,7 +1724,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 361578cd590e"] || (globalThis["pbFleet POST /api/fleet/claim-next 361578cd590e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 6578a81626ee"] || (globalThis["pbFleet POST /api/fleet/claim-next 6578a81626ee"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -1794,6 +1818,9 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -1919,7 +1946,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -1934,6 +1961,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -1941,18 +1969,20 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
 }
 function mayTakeQueue(caller, queue) {
   if (caller.kind === "admin" || caller.queues.length === 0) return true;
-  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+  return caller.queues.indexOf(storedQueueName(queue)) !== -1;
 }
 function claimQueues(caller, asked) {
   if (caller.kind === "admin" || caller.queues.length === 0) return { queues: asked };
@@ -1964,6 +1994,7 @@ function queueRefusal(queue) {
   return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -2065,7 +2096,7 @@ function queueJobView(row, patch) {
   return view;
 }
 function queueOf(row) {
-  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
+  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
@@ -2078,14 +2109,14 @@ function getenv(name) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -2385,7 +2416,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -2394,7 +2425,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -2589,7 +2622,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep af2c6fe2af3f"] || (globalThis["pbFleet POST /api/fleet/sweep af2c6fe2af3f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 264f308d617d"] || (globalThis["pbFleet POST /api/fleet/sweep 264f308d617d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -2656,6 +2689,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -2760,7 +2794,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -2775,6 +2809,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -2782,11 +2817,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -2871,14 +2907,14 @@ function getenv(name) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -3132,7 +3168,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -3141,7 +3177,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -3273,7 +3311,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats c298736c9bb1"] || (globalThis["pbFleet GET /api/fleet/stats c298736c9bb1"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 1d8a33bee960"] || (globalThis["pbFleet GET /api/fleet/stats 1d8a33bee960"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3331,6 +3369,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -3372,7 +3411,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -3387,6 +3426,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -3394,11 +3434,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -3472,14 +3513,14 @@ function storeGet(key) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function executeStatement(db, statement) {
@@ -3662,7 +3703,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -3671,7 +3712,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 function queryOne(query, shape) {
   return readOne($app.dao().db(), query, shape);
@@ -3784,7 +3827,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 3a4669e0ec4c"] || (globalThis["pbFleet GET /api/fleet/completions 3a4669e0ec4c"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 3abce07588f2"] || (globalThis["pbFleet GET /api/fleet/completions 3abce07588f2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3814,6 +3857,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -3855,7 +3899,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -3870,6 +3914,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -3877,11 +3922,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -3949,14 +3995,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function executeStatement(db, statement) {
@@ -4077,7 +4123,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -4086,7 +4132,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 function queryOne(query, shape) {
   return readOne($app.dao().db(), query, shape);
@@ -4210,7 +4258,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 764ae20786e2"] || (globalThis["pbFleet POST /api/fleet/enqueue 764ae20786e2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 02efe19e7684"] || (globalThis["pbFleet POST /api/fleet/enqueue 02efe19e7684"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4242,6 +4290,10 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -4296,7 +4348,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -4311,6 +4363,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -4318,13 +4371,13 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function mayTakeQueue(caller, queue) {
   if (caller.kind === "admin" || caller.queues.length === 0) return true;
-  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+  return caller.queues.indexOf(storedQueueName(queue)) !== -1;
 }
 function enqueueRefusal(caller, queues) {
   for (const queue of queues) if (!mayTakeQueue(caller, queue)) return queueRefusal(queue);
@@ -4334,6 +4387,7 @@ function queueRefusal(queue) {
   return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -4403,14 +4457,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -4570,7 +4624,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -4579,7 +4633,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -4789,7 +4845,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 06f1aa4685e4"] || (globalThis["pbFleet POST /api/fleet/cancel 06f1aa4685e4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 9460964d51e4"] || (globalThis["pbFleet POST /api/fleet/cancel 9460964d51e4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -4821,6 +4877,10 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -4878,7 +4938,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -4893,6 +4953,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -4900,11 +4961,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -5006,21 +5068,21 @@ function queueJobView(row, patch) {
   return view;
 }
 function queueOf(row) {
-  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
+  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -5175,7 +5237,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -5184,7 +5246,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -5282,7 +5346,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 593c76dd2ae0"] || (globalThis["pbFleet POST /api/fleet/retry 593c76dd2ae0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry bd90b4a8789f"] || (globalThis["pbFleet POST /api/fleet/retry bd90b4a8789f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5314,6 +5378,10 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -5376,7 +5444,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -5391,6 +5459,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -5398,11 +5467,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -5504,21 +5574,21 @@ function queueJobView(row, patch) {
   return view;
 }
 function queueOf(row) {
-  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
+  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -5681,7 +5751,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -5690,7 +5760,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -5792,7 +5864,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 309fdc30a4ad"] || (globalThis["pbFleet POST /api/fleet/maintenance 309fdc30a4ad"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance a5f26fbc67fa"] || (globalThis["pbFleet POST /api/fleet/maintenance a5f26fbc67fa"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5838,6 +5910,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -5887,7 +5960,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -5902,6 +5975,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -5909,11 +5983,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -5994,14 +6069,14 @@ function getenv(name) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -6169,7 +6244,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -6178,7 +6253,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -6588,7 +6665,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 38fafea7b957"] || (globalThis["pbFleet POST /api/fleet/heartbeat 38fafea7b957"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 5c02fd8bcddc"] || (globalThis["pbFleet POST /api/fleet/heartbeat 5c02fd8bcddc"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6654,6 +6731,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -6727,7 +6805,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -6742,6 +6820,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -6749,20 +6828,23 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
 function batchWorkerIdRefusal(caller, items) {
   const first = items[0];
   return first === void 0 ? null : workerIdRefusal(caller, first.workerId);
 }
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -6844,14 +6926,14 @@ function jobView(row, patch) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -7079,7 +7161,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -7088,7 +7170,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -7274,7 +7358,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete ef9ce7f96e50"] || (globalThis["pbFleet POST /api/fleet/complete ef9ce7f96e50"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete b62053759bab"] || (globalThis["pbFleet POST /api/fleet/complete b62053759bab"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7345,6 +7429,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -7494,7 +7579,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -7509,6 +7594,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -7516,20 +7602,23 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
 function batchWorkerIdRefusal(caller, items) {
   const first = items[0];
   return first === void 0 ? null : workerIdRefusal(caller, first.workerId);
 }
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -7614,14 +7703,14 @@ function getenv(name) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -7853,7 +7942,7 @@ function serve(c, handler, access) {
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -7862,7 +7951,9 @@ function serve(c, handler, access) {
 function callerAuth(c) {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord");
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 var STORE = {
   transaction(body) {
@@ -8158,7 +8249,7 @@ return route;
 });
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created e73ca479c0ac"] || (globalThis["pbFleet onModelBeforeCreate job-created e73ca479c0ac"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created 1887a22a0e7f"] || (globalThis["pbFleet onModelBeforeCreate job-created 1887a22a0e7f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -8172,6 +8263,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+var MAX_CLAIM_QUEUES = 16;
 
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -8184,6 +8276,9 @@ function dueTimeOnCreate(runAt, nowMs) {
 function queueOnCreate(queue) {
   return queue === "" ? DEFAULT_QUEUE : null;
 }
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -8325,9 +8420,15 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -8603,6 +8704,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+var MAX_CLAIM_QUEUES = 16;
 
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -8670,6 +8772,9 @@ function giveUpPatch(row, nowMs) {
     version: row.version + 1
   };
 }
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -9071,9 +9176,15 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -9224,6 +9335,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+var MAX_CLAIM_QUEUES = 16;
 
 // src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
@@ -9249,6 +9361,9 @@ function utf8ByteLength(text) {
 function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";

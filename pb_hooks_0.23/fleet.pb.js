@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim d794e9255cd4"] || (globalThis["pbFleet POST /api/fleet/claim d794e9255cd4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim bf18478c8bbb"] || (globalThis["pbFleet POST /api/fleet/claim bf18478c8bbb"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -50,6 +50,10 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -175,7 +179,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -190,6 +194,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -197,21 +202,24 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
 var QUEUE_NOT_ALLOWED = { kind: "refused", reason: "queue_not_allowed" };
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function mayTakeQueue(caller, queue) {
   if (caller.kind === "admin" || caller.queues.length === 0) return true;
-  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+  return caller.queues.indexOf(storedQueueName(queue)) !== -1;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -296,14 +304,14 @@ function newLeaseToken() {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -453,7 +461,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -583,6 +593,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -609,7 +620,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -624,6 +635,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -631,7 +643,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -671,14 +683,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -757,7 +769,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -771,7 +785,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew c808c748aa63"] || (globalThis["pbFleet POST /api/fleet/renew c808c748aa63"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 67a3d4b28329"] || (globalThis["pbFleet POST /api/fleet/renew 67a3d4b28329"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -815,6 +829,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -886,7 +901,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -901,6 +916,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -908,16 +924,19 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -999,14 +1018,14 @@ function jobView(row, patch) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -1156,7 +1175,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -1299,6 +1320,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -1325,7 +1347,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -1340,6 +1362,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -1347,7 +1370,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -1387,14 +1410,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -1473,7 +1496,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -1487,7 +1512,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 9d064bd50909"] || (globalThis["pbFleet POST /api/fleet/release 9d064bd50909"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 5aa29c40af7b"] || (globalThis["pbFleet POST /api/fleet/release 5aa29c40af7b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1524,6 +1549,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -1671,7 +1697,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -1686,6 +1712,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -1693,16 +1720,19 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -1784,14 +1814,14 @@ function jobView(row, patch) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -1944,7 +1974,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -2106,6 +2138,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -2132,7 +2165,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -2147,6 +2180,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -2154,7 +2188,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -2194,14 +2228,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -2280,7 +2314,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -2294,7 +2330,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 4e67b2930e1f"] || (globalThis["pbFleet POST /api/fleet/claim-next 4e67b2930e1f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 33190e2c32fe"] || (globalThis["pbFleet POST /api/fleet/claim-next 33190e2c32fe"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2388,6 +2424,9 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -2513,7 +2552,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -2528,6 +2567,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -2535,18 +2575,20 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
+}
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
 }
 function mayTakeQueue(caller, queue) {
   if (caller.kind === "admin" || caller.queues.length === 0) return true;
-  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+  return caller.queues.indexOf(storedQueueName(queue)) !== -1;
 }
 function claimQueues(caller, asked) {
   if (caller.kind === "admin" || caller.queues.length === 0) return { queues: asked };
@@ -2558,6 +2600,7 @@ function queueRefusal(queue) {
   return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -2659,7 +2702,7 @@ function queueJobView(row, patch) {
   return view;
 }
 function queueOf(row) {
-  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
+  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
@@ -2672,14 +2715,14 @@ function getenv(name) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -2989,7 +3032,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -3193,6 +3238,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -3219,7 +3265,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -3234,6 +3280,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -3241,7 +3288,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -3281,14 +3328,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -3367,7 +3414,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -3381,7 +3430,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 3013bc7104db"] || (globalThis["pbFleet POST /api/fleet/sweep 3013bc7104db"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep e7bf4a1b71ab"] || (globalThis["pbFleet POST /api/fleet/sweep e7bf4a1b71ab"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -3448,6 +3497,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -3552,7 +3602,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -3567,6 +3617,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -3574,11 +3625,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -3663,14 +3715,14 @@ function getenv(name) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -3934,7 +3986,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -4075,6 +4129,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -4101,7 +4156,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -4116,6 +4171,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -4123,7 +4179,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -4163,14 +4219,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -4249,7 +4305,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -4263,7 +4321,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 77369b85b1de"] || (globalThis["pbFleet GET /api/fleet/stats 77369b85b1de"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 83cea7ea8c6a"] || (globalThis["pbFleet GET /api/fleet/stats 83cea7ea8c6a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4321,6 +4379,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -4362,7 +4421,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -4377,6 +4436,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -4384,11 +4444,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -4462,14 +4523,14 @@ function storeGet(key) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function executeStatement(db, statement) {
@@ -4662,7 +4723,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -4799,6 +4862,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -4825,7 +4889,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -4840,6 +4904,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -4847,7 +4912,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -4887,14 +4952,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -4973,7 +5038,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -4987,7 +5054,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 6ac70da7128c"] || (globalThis["pbFleet GET /api/fleet/completions 6ac70da7128c"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions a6d9288aa46b"] || (globalThis["pbFleet GET /api/fleet/completions a6d9288aa46b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5017,6 +5084,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -5058,7 +5126,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -5073,6 +5141,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -5080,11 +5149,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -5152,14 +5222,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function executeStatement(db, statement) {
@@ -5290,7 +5360,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -5438,6 +5510,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -5464,7 +5537,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -5479,6 +5552,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -5486,7 +5560,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -5526,14 +5600,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -5612,7 +5686,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -5626,7 +5702,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 6d4788529510"] || (globalThis["pbFleet POST /api/fleet/enqueue 6d4788529510"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue f18dbcbb43b9"] || (globalThis["pbFleet POST /api/fleet/enqueue f18dbcbb43b9"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5658,6 +5734,10 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -5712,7 +5792,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -5727,6 +5807,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -5734,13 +5815,13 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function mayTakeQueue(caller, queue) {
   if (caller.kind === "admin" || caller.queues.length === 0) return true;
-  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+  return caller.queues.indexOf(storedQueueName(queue)) !== -1;
 }
 function enqueueRefusal(caller, queues) {
   for (const queue of queues) if (!mayTakeQueue(caller, queue)) return queueRefusal(queue);
@@ -5750,6 +5831,7 @@ function queueRefusal(queue) {
   return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -5819,14 +5901,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -5996,7 +6078,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -6215,6 +6299,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -6241,7 +6326,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -6256,6 +6341,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -6263,7 +6349,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -6303,14 +6389,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -6389,7 +6475,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -6403,7 +6491,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 6a54c6c2c68a"] || (globalThis["pbFleet POST /api/fleet/cancel 6a54c6c2c68a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 8c6e3d16bc83"] || (globalThis["pbFleet POST /api/fleet/cancel 8c6e3d16bc83"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6435,6 +6523,10 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -6492,7 +6584,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -6507,6 +6599,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -6514,11 +6607,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -6620,21 +6714,21 @@ function queueJobView(row, patch) {
   return view;
 }
 function queueOf(row) {
-  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
+  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -6799,7 +6893,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -6906,6 +7002,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -6932,7 +7029,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -6947,6 +7044,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -6954,7 +7052,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -6994,14 +7092,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -7080,7 +7178,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -7094,7 +7194,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry e951a18b1a91"] || (globalThis["pbFleet POST /api/fleet/retry e951a18b1a91"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry cf8c9be8f105"] || (globalThis["pbFleet POST /api/fleet/retry cf8c9be8f105"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7126,6 +7226,10 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -7188,7 +7292,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -7203,6 +7307,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -7210,11 +7315,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -7316,21 +7422,21 @@ function queueJobView(row, patch) {
   return view;
 }
 function queueOf(row) {
-  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
+  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -7503,7 +7609,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -7614,6 +7722,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -7640,7 +7749,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -7655,6 +7764,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -7662,7 +7772,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -7702,14 +7812,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -7788,7 +7898,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -7802,7 +7914,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 08088f36acb3"] || (globalThis["pbFleet POST /api/fleet/maintenance 08088f36acb3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance a74d6d2ad6e5"] || (globalThis["pbFleet POST /api/fleet/maintenance a74d6d2ad6e5"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7848,6 +7960,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -7897,7 +8010,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -7912,6 +8025,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -7919,11 +8033,12 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -8004,14 +8119,14 @@ function getenv(name) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -8189,7 +8304,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -8608,6 +8725,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -8634,7 +8752,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -8649,6 +8767,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -8656,7 +8775,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -8696,14 +8815,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -8782,7 +8901,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -8796,7 +8917,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat f50cb7f51720"] || (globalThis["pbFleet POST /api/fleet/heartbeat f50cb7f51720"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 0791500275f6"] || (globalThis["pbFleet POST /api/fleet/heartbeat 0791500275f6"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8862,6 +8983,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -8935,7 +9057,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -8950,6 +9072,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -8957,20 +9080,23 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
 function batchWorkerIdRefusal(caller, items) {
   const first = items[0];
   return first === void 0 ? null : workerIdRefusal(caller, first.workerId);
 }
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -9052,14 +9178,14 @@ function jobView(row, patch) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -9297,7 +9423,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -9492,6 +9620,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -9518,7 +9647,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -9533,6 +9662,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -9540,7 +9670,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -9580,14 +9710,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -9666,7 +9796,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -9680,7 +9812,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete e4e8d76ddb0d"] || (globalThis["pbFleet POST /api/fleet/complete e4e8d76ddb0d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 51119bcf2cc5"] || (globalThis["pbFleet POST /api/fleet/complete 51119bcf2cc5"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9751,6 +9883,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -9900,7 +10033,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -9915,6 +10048,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -9922,20 +10056,23 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
 function workerIdRefusal(caller, workerId) {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
 function batchWorkerIdRefusal(caller, items) {
   const first = items[0];
   return first === void 0 ? null : workerIdRefusal(caller, first.workerId);
 }
+function isOwnWorkerId(identityId, workerId) {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }
@@ -10020,14 +10157,14 @@ function getenv(name) {
 function logError(message, err) {
   $app.logger().error(message, "error", String(err));
 }
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 function readRow(rec) {
@@ -10269,7 +10406,9 @@ function serve(e, handler, access) {
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function bodyOverLimit(e) {
   try {
@@ -10574,6 +10713,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -10600,7 +10740,7 @@ var WORKER_DISABLED = {
 };
 var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
-var QUEUES_UNREADABLE = "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
   if (auth.kind === "admin") return { caller: { kind: "admin" } };
   if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
@@ -10615,6 +10755,7 @@ function forbidden(error) {
   return { status: 403, body: { error } };
 }
 function parseWorkerQueues(text) {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value;
   try {
@@ -10622,7 +10763,7 @@ function parseWorkerQueues(text) {
   } catch (e) {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
@@ -10662,14 +10803,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 
 // src/adapter/runtime.ts
-function workerAuth(rec) {
+function workerAuth(rec, hasField) {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt)
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
 
@@ -10748,7 +10889,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
@@ -10762,7 +10905,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created ccc12807e676"] || (globalThis["pbFleet onRecordCreate job-created ccc12807e676"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created 6717d9ea8223"] || (globalThis["pbFleet onRecordCreate job-created 6717d9ea8223"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -10776,6 +10919,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+var MAX_CLAIM_QUEUES = 16;
 
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -10788,6 +10932,9 @@ function dueTimeOnCreate(runAt, nowMs) {
 function queueOnCreate(queue) {
   return queue === "" ? DEFAULT_QUEUE : null;
 }
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -10929,9 +11076,15 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -11207,6 +11360,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+var MAX_CLAIM_QUEUES = 16;
 
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
@@ -11274,6 +11428,9 @@ function giveUpPatch(row, nowMs) {
     version: row.version + 1
   };
 }
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -11660,9 +11817,15 @@ var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9]
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
@@ -11813,6 +11976,7 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+var MAX_CLAIM_QUEUES = 16;
 
 // src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
@@ -11838,6 +12002,9 @@ function utf8ByteLength(text) {
 function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
+
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/adapter/contract.ts
 var JOBS_COLLECTION = "probe_jobs";

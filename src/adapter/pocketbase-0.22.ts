@@ -35,7 +35,9 @@ export function serve(c: echo.Context, handler: RouteHandler, access: RouteAcces
     body: () => $apis.requestInfo(c).data,
     query: (name) => c.queryParam(name),
     execute: (statement) => {
-      executeStatement($app.dao().db(), statement);
+      // The single-connection writer: 0.22's db() is the concurrent pool, whose write
+      // beside an open transaction made that transaction fail ("database is locked").
+      executeStatement($app.dao().nonconcurrentDB(), statement);
     },
   }, access, handler, logError);
   if ("text" in reply) return c.string(reply.status, reply.text);
@@ -47,7 +49,9 @@ function callerAuth(c: echo.Context): CallerAuth {
   if (c.get("admin")) return { kind: "admin" };
   const rec = c.get("authRecord") as models.Record | null | undefined;
   // tableName() is the collection's name as a plain string: no wrapper of the whole collection model.
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
 
 // ---- transactions ----------------------------------------------------------------------

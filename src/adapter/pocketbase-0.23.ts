@@ -52,7 +52,9 @@ function callerAuth(e: core.RequestEvent): CallerAuth {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
   // tableName() is the collection's name as a plain string: no wrapper of the whole collection model.
-  return rec && rec.tableName() === WORKERS_COLLECTION ? workerAuth(rec) : { kind: "none" };
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const fields = rec.collection().fields;
+  return workerAuth(rec, (name) => !!fields.getByName(name));
 }
 
 /**

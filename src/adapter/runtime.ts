@@ -50,15 +50,21 @@ interface AuthRecordFields {
   getBool(field: string): boolean;
 }
 
-/** A fleet_workers record (the request's auth record) as identity.ts reads it: PocketBase loaded it for this request. */
-export function workerAuth(rec: AuthRecordFields): CallerAuth {
+/**
+ * A fleet_workers record (the request's auth record) as identity.ts reads it:
+ * PocketBase loaded it for this request. `hasField` tells a field the
+ * collection lacks (an admin removed it) from an empty one, so a missing
+ * `queues` or `disabled` fails closed instead of reading as "every queue" or
+ * "enabled".
+ */
+export function workerAuth(rec: AuthRecordFields, hasField: (name: string) => boolean): CallerAuth {
   return {
     kind: "worker",
     id: rec.id,
-    queuesJson: rec.getString(WORKER_FIELDS.queues),
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
     canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
-    disabled: rec.getBool(WORKER_FIELDS.disabled),
-    lastSeenAt: rec.getString(WORKER_FIELDS.lastSeenAt),
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null,
   };
 }
 

@@ -73,11 +73,8 @@ export {
   MAX_PRIORITY,
   MAX_MAX_ATTEMPTS,
   DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_QUEUE,
-  QUEUE_NAME_PATTERN,
-  MAX_CLAIM_QUEUES,
-  isQueueName,
 } from "../lib/queue.js";
+export { DEFAULT_QUEUE, QUEUE_NAME_PATTERN, MAX_CLAIM_QUEUES, isQueueName } from "../lib/queue-names.js";
 /** The auth collection of worker identities. */
 export { WORKERS_COLLECTION } from "../lib/identity.js";
 export { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";

@@ -6,9 +6,10 @@
  * option before any request is sent.
  */
 import {
-  MAX_CLAIM_QUEUES, MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
-  MIN_PRIORITY, QUEUE_NAME_PATTERN, isQueueName, jsonByteLength, utf8ByteLength,
+  MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
+  MIN_PRIORITY, jsonByteLength, utf8ByteLength,
 } from "../lib/queue.js";
+import { MAX_CLAIM_QUEUES, QUEUE_NAME_PATTERN, isQueueName } from "../lib/queue-names.js";
 import { RELEASE_TARGETS, type CompleteItem, type EnqueueItem, type HeartbeatItem } from "../lib/types.js";
 import { reservedWorkerIdError } from "../lib/validate.js";
 

@@ -24,6 +24,7 @@
  * (see WorkerOptions.workerId).
  */
 import { hostname } from "node:os";
+import { isOwnWorkerId } from "../lib/identity.js";
 import { DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS } from "../lib/lease.js";
 import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES } from "../lib/queue.js";
 import type {
@@ -1003,7 +1004,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
  * kept, any other is put after `${id}/`.
  */
 export function identityWorkerId(identityId: string, configured: string): string {
-  return configured === identityId || configured.startsWith(`${identityId}/`) ? configured : `${identityId}/${configured}`;
+  return isOwnWorkerId(identityId, configured) ? configured : `${identityId}/${configured}`;
 }
 
 /** Whether a claim answer comes from a server with the queue: its job view carries `attempts`. */

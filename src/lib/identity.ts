@@ -6,7 +6,7 @@
  * Pure: the adapters read the token's record into a CallerAuth; the handlers
  * ask here what it may do.
  */
-import { DEFAULT_QUEUE, isQueueName } from "./queue-names.js";
+import { isQueueName, MAX_CLAIM_QUEUES, storedQueueName } from "./queue-names.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import type { WhereClause } from "./queries.js";
 import type { ClaimDecision } from "./transitions.js";
@@ -35,12 +35,13 @@ export type CallerAuth =
   | {
     kind: "worker";
     id: string;
-    /** The `queues` field as JSON text (PocketBase's reading of a json field). */
-    queuesJson: string;
+    /** The `queues` field as JSON text (PocketBase's reading of a json field); null when the collection has no such field. */
+    queuesJson: string | null;
     canEnqueue: boolean;
+    /** True too when the collection has no `disabled` field: a rule no one can read is not "enabled". */
     disabled: boolean;
-    /** PocketBase's text form, "" when never. */
-    lastSeenAt: string;
+    /** PocketBase's text form, "" when never; null when the collection has no such field (nothing to stamp). */
+    lastSeenAt: string | null;
   }
   /** No token, a token that did not verify, or a record of another auth collection. */
   | { kind: "none" };
@@ -68,7 +69,8 @@ export const ADMIN_ONLY = "this route is for admins: a worker identity may call 
   "complete, and enqueue when its can_enqueue is on";
 export const ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 export const QUEUES_UNREADABLE =
-  "this worker identity's queues field is not a JSON array of queue names: an admin must correct it (nothing was written)";
+  `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: ` +
+  "an admin must correct it (nothing was written)";
 
 /** The caller a request is served as, or why it is refused. Decided before the body is read. */
 export function authorize(auth: CallerAuth, access: RouteAccess): { caller: Caller } | AccessRefusal {
@@ -87,8 +89,14 @@ export function forbidden(error: string): AccessRefusal {
   return { status: 403, body: { error } };
 }
 
-/** A `queues` field's JSON text as names; empty (every queue) for an empty field, null, or []; null when unreadable. */
-export function parseWorkerQueues(text: string): string[] | null {
+/**
+ * A `queues` field's JSON text as names: empty (every queue) for an empty
+ * field, null, or []; null (unreadable: the identity is refused) for a
+ * missing field, anything but an array of queue names, or more names than
+ * claim-next takes (MAX_CLAIM_QUEUES: each is a walk of its own index).
+ */
+export function parseWorkerQueues(text: string | null): string[] | null {
+  if (text === null) return null;
   if (text === "" || text === "null") return [];
   let value: unknown;
   try {
@@ -96,7 +104,7 @@ export function parseWorkerQueues(text: string): string[] | null {
   } catch {
     return null;
   }
-  if (!Array.isArray(value)) return null;
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value as string[];
 }
@@ -108,8 +116,7 @@ export function parseWorkerQueues(text: string): string[] | null {
  * token. Answers the 403's message, or null when allowed.
  */
 export function workerIdRefusal(caller: Caller, workerId: string): string | null {
-  if (caller.kind === "admin") return null;
-  if (workerId === caller.id || workerId.slice(0, caller.id.length + 1) === `${caller.id}/`) return null;
+  if (caller.kind === "admin" || isOwnWorkerId(caller.id, workerId)) return null;
   return `workerId must be this worker identity's id (${caller.id}) or begin with "${caller.id}/" (nothing was written)`;
 }
 
@@ -122,10 +129,15 @@ export function batchWorkerIdRefusal(caller: Caller, items: readonly { workerId:
 /** A claim by id of a job of a queue the identity does not take: refused, nothing written. */
 export const QUEUE_NOT_ALLOWED: ClaimDecision = { kind: "refused", reason: "queue_not_allowed" };
 
+/** The workerId rule itself (the client builds its Workers' ids by it too). */
+export function isOwnWorkerId(identityId: string, workerId: string): boolean {
+  return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
+}
+
 /** Whether the caller may take jobs of a queue (a row's "" reads as the default queue). */
 export function mayTakeQueue(caller: Caller, queue: string): boolean {
   if (caller.kind === "admin" || caller.queues.length === 0) return true;
-  return caller.queues.indexOf(queue === "" ? DEFAULT_QUEUE : queue) !== -1;
+  return caller.queues.indexOf(storedQueueName(queue)) !== -1;
 }
 
 /**
@@ -150,7 +162,8 @@ function queueRefusal(queue: string): string {
 }
 
 /** Whether the hooks should stamp the identity's last activity now. */
-export function lastSeenIsStale(lastSeenAt: string, nowMs: number): boolean {
+export function lastSeenIsStale(lastSeenAt: string | null, nowMs: number): boolean {
+  if (lastSeenAt === null) return false; // no such field: nothing to stamp
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
   return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
 }

@@ -4,7 +4,7 @@
  * and the adapter writes the returned patch back.
  */
 import type { WhereClause } from "./queries.js";
-import { DEFAULT_QUEUE } from "./queue-names.js";
+import { storedQueueName } from "./queue-names.js";
 import type { JobStatus, JobView, QueueJobView } from "./types.js";
 
 export interface JobRow {
@@ -160,7 +160,7 @@ export function queueJobView(row: JobRow, patch?: JobPatch): QueueJobView {
   return view;
 }
 
-/** A row's queue; "" (a row written around enqueue) is the default queue. */
+/** A row's queue (storedQueueName). */
 export function queueOf(row: JobRow): string {
-  return row.queue === "" ? DEFAULT_QUEUE : row.queue;
+  return storedQueueName(row.queue);
 }

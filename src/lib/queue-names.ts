@@ -11,6 +11,11 @@ export const QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 /** claim-next's `queue`: a name or an array of 1 to this many. */
 export const MAX_CLAIM_QUEUES = 16;
 
+/** A row's queue as stored: "" (a row written around enqueue) is the default queue. */
+export function storedQueueName(stored: string): string {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+
 export function isQueueName(value: unknown): value is string {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }

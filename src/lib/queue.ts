@@ -4,8 +4,6 @@
  * names are in ./queue-names.ts.
  */
 
-export { DEFAULT_QUEUE, isQueueName, MAX_CLAIM_QUEUES, QUEUE_NAME_PATTERN } from "./queue-names.js";
-
 /** Jobs one POST /api/fleet/enqueue writes at most (all or nothing). */
 export const MAX_ENQUEUE_JOBS = 1000;
 /** Items of one POST /api/fleet/heartbeat or /complete (one transaction). */

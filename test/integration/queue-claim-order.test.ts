@@ -98,26 +98,15 @@ function describeJob(j: Enqueued | undefined): string {
   return `${j.row.probe_key} (call ${j.call} item ${j.index}, priority ${j.row.priority}, run_at ${j.row.run_at}, created ${j.row.created}, id ${j.id})`;
 }
 
-/**
- * Sequential claim-next calls of `limit` until the prefix answers nothing
- * twice in a row; each job with the time its answer arrived. (Twice: a
- * claim-next whose transaction rolled back answers nothing too, by contract,
- * and one did once in CI under a full parallel suite.)
- */
+/** Sequential claim-next calls of `limit` until the prefix answers nothing; each job with the time its answer arrived. */
 async function drain(prefix: string, workerId: string): Promise<{ job: ClaimedJob["job"]; answeredAt: number }[]> {
   const out: { job: ClaimedJob["job"]; answeredAt: number }[] = [];
-  let empty = 0;
   for (let calls = 0; calls < 1000; calls++) {
     const res = await claimNext({ workerId, limit: 100, probeKeyPrefix: prefix, leaseSeconds: 600 });
     const answeredAt = Date.now();
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const jobs = (res.body as { jobs: ClaimedJob[] }).jobs;
-    if (jobs.length === 0) {
-      if (++empty === 2) return out;
-      await new Promise((r) => setTimeout(r, 250));
-      continue;
-    }
-    empty = 0;
+    if (jobs.length === 0) return out;
     for (const { job } of jobs) out.push({ job, answeredAt });
   }
   throw new Error("claim-next never ran dry");

@@ -295,6 +295,21 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       },
     );
 
+    it("fails closed when the collection lacks a field: no `queues` is a 403, no `disabled` a 401 (not every queue, not enabled)", () => {
+      const job = db.insert();
+      const noQueues = db.addWorker({ queues: '["x"]', missing: ["queues"] });
+      const noDisabled = db.addWorker({ missing: ["disabled"] });
+      const before = written();
+      for (const path of WORKER_ROUTES) {
+        expect(call(path, noQueues, { jobId: job.id, workerId: noQueues.id }), path).toEqual({ status: 403, body: { error: QUEUES_UNREADABLE } });
+        expect(call(path, noDisabled, { jobId: job.id, workerId: noDisabled.id }), path).toEqual({ status: 401, body: WORKER_DISABLED });
+      }
+      expect(written()).toEqual(before);
+      // More queues than claim-next takes is unreadable too.
+      const many = db.addWorker({ queues: JSON.stringify(Array.from({ length: 17 }, (_, i) => `q${i}`)) });
+      expect(call("/api/fleet/claim-next", many, { workerId: many.id })).toEqual({ status: 403, body: { error: QUEUES_UNREADABLE } });
+    });
+
     it.each<[string, (id: string) => string]>([
       ["another identity's id", () => "wrk000000000099"],
       ["another identity's id and a suffix", () => "wrk000000000099/host-1"],

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import * as cli from "../../bin/worker-commands.mjs";
 import { WORKER_FIELDS, WORKER_NAME_PATTERN, WORKERS_COLLECTION } from "../../src/lib/identity";
-import { QUEUE_NAME_PATTERN } from "../../src/lib/queue";
+import { MAX_CLAIM_QUEUES, QUEUE_NAME_PATTERN } from "../../src/lib/queue-names";
 import { freePort } from "../../scripts/pocketbase/server.mjs";
 
 const repoRoot = resolve(import.meta.dirname, "../..");
@@ -32,6 +32,7 @@ describe("the CLI's copies of the identity and queue rules", () => {
     expect(cli.WORKER_NAME_PATTERN.source).toBe(WORKER_NAME_PATTERN.source);
     expect(cli.WORKER_NAME_PATTERN.flags).toBe(WORKER_NAME_PATTERN.flags);
     expect(cli.QUEUE_NAME_PATTERN.source).toBe(QUEUE_NAME_PATTERN.source);
+    expect(cli.MAX_CLAIM_QUEUES).toBe(MAX_CLAIM_QUEUES);
     expect(cli.QUEUE_NAME_PATTERN.flags).toBe(QUEUE_NAME_PATTERN.flags);
     expect(cli.WORKERS_COLLECTION).toBe(WORKERS_COLLECTION);
     expect(cli.WORKER_FIELDS).toEqual(WORKER_FIELDS);
@@ -89,6 +90,7 @@ describe("worker commands refused before any request", () => {
     { args: ["worker", "create", "ok-name", "--queues", "a,,b"], message: /"" in --queues is not a queue name: .*\(two commas in a row\?\)/ },
     { args: ["worker", "create", "ok-name", "--queues", "emails,bad queue"], message: /"bad queue" in --queues is not a queue name: 1 to 64 letters/ },
     { args: ["worker", "create", "ok-name", "--queues", "q".repeat(65)], message: /in --queues is not a queue name/ },
+    { args: ["worker", "create", "ok-name", "--queues", Array.from({ length: 17 }, (_, i) => `q${i}`).join(",")], message: /--queues names 17 queues; an identity takes at most 16/ },
     { args: ["worker", "create", "ok-name", "--queues", "-a"], message: /--queues needs queue names/ },
     { args: ["worker", "create", "ok-name", "--can-enqueue", "--can-enqueue"], message: /--can-enqueue is given twice/ },
     { args: ["worker", "list", "--url"], message: /--url needs the server's address/ },

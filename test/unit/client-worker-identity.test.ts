@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { FleetAuthError, FleetForbiddenError, FleetHttpError } from "../../src/client/errors";
 import { FleetClient, WORKER_AUTH_PATHS, type FleetClientOptions } from "../../src/client/fleet-client";
-import { MAX_CLAIM_QUEUES } from "../../src/lib/queue";
+import { MAX_CLAIM_QUEUES } from "../../src/lib/queue-names";
 
 interface Seen {
   method: string;

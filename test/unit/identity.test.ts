@@ -98,6 +98,13 @@ describe("parseWorkerQueues", () => {
   ])("answers null for %j (unreadable)", (text) => {
     expect(parseWorkerQueues(text)).toBeNull();
   });
+
+  it("answers null for a collection without the field, and for more names than claim-next takes (16)", () => {
+    expect(parseWorkerQueues(null)).toBeNull();
+    const names = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => `q${i}`));
+    expect(parseWorkerQueues(names(16))).toHaveLength(16);
+    expect(parseWorkerQueues(names(17))).toBeNull();
+  });
 });
 
 describe("workerIdRefusal", () => {

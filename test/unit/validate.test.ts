@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
 import {
-  DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, MAX_CLAIM_QUEUES, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_PAYLOAD_BYTES,
+  DEFAULT_MAX_ATTEMPTS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_PAYLOAD_BYTES,
   MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
 } from "../../src/lib/queue";
+import { DEFAULT_QUEUE, MAX_CLAIM_QUEUES } from "../../src/lib/queue-names";
 import {
   MAX_CLAIM_NEXT_LIMIT,
   parseZonedInstant,

@@ -837,7 +837,28 @@ export class FakeDao {
     this.#db.events = working.events;
   }
 
+  /**
+   * 0.22's db() outside a transaction is the concurrent pool: a write there
+   * beside an open transaction makes that transaction fail on a real server
+   * ("database is locked"), so this fake refuses it; nonconcurrentDB() is the
+   * single writer. (0.23+'s $app.db() routes writes to the writer itself.)
+   */
   db(): FakeBuilder {
+    return this.#builder(this.#txTables === null && this.#concurrentWritesRefused);
+  }
+
+  nonconcurrentDB(): FakeBuilder {
+    return this.#builder(false);
+  }
+
+  /** Set by the 0.22 fake: its app dao's db() is the concurrent pool. */
+  #concurrentWritesRefused = false;
+  refuseConcurrentWrites(): this {
+    this.#concurrentWritesRefused = true;
+    return this;
+  }
+
+  #builder(writesRefused: boolean): FakeBuilder {
     const db = this.#db;
     const failing = () => {
       if (db.failQueries) throw new Error("fake PocketBase: database is locked (armed by the test)");
@@ -859,6 +880,7 @@ export class FakeDao {
           },
           execute: () => {
             failing();
+            if (writesRefused) throw new Error("fake PocketBase: a write through 0.22's concurrent pool ($app.dao().db()): use nonconcurrentDB()");
             db.executes++;
             if (db.executes === db.failExecuteNumber) throw new Error("fake PocketBase: database is locked (armed by the test)");
             const changed = executeStatement(sql, params, this.#tables());
@@ -940,10 +962,12 @@ export interface FakeWorker {
   disabled?: boolean;
   /** Default: now (so no last-seen stamp is due). */
   last_seen_at?: string;
+  /** Fields the collection lacks (an admin removed them): callerAuth must fail closed. */
+  missing?: string[];
 }
 
 /** A fleet_workers row as FakeDb keeps it: the fields identity.ts reads, and last_seen_at the hooks stamp. */
-export type StoredWorker = Required<FakeWorker>;
+export type StoredWorker = Required<Omit<FakeWorker, "missing">> & Pick<FakeWorker, "missing">;
 
 /**
  * The request's auth record as both APIs offer it (models.Record on 0.22,
@@ -961,6 +985,11 @@ export function fakeAuthRecord(caller: Caller, superuser: "record" | "none" = "n
   return {
     id: caller === "superuser" ? "sup000000000001" : caller === "user" ? "user00000000001" : caller.id,
     tableName: () => collection,
+    // The collection model, as far as callerAuth reads it (0.22: schema; 0.23+: fields): which fields it has.
+    collection: () => {
+      const has = (name: string) => (name in fields || name === "id") && !(typeof caller === "object" && caller.missing?.includes(name));
+      return { name: collection, schema: { getFieldByName: (n: string) => (has(n) ? { name: n } : null) }, fields: { getByName: (n: string) => (has(n) ? { name: n } : null) } };
+    },
     getString: (field: string) => String(fields[field] ?? ""),
     getBool: (field: string) => fields[field] === true,
   };
@@ -1087,7 +1116,7 @@ export function runtimeBasics(db: FakeDb) {
 
 /** The only globals a 0.22 handler's runtime has here: PocketBase's, stubbed over one FakeDb. */
 export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
-  const appDao = new FakeDao(db);
+  const appDao = new FakeDao(db).refuseConcurrentWrites();
   const { logger, store, ...globals } = runtimeBasics(db);
   return {
     ...globals,
