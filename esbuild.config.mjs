@@ -35,6 +35,10 @@ export const HOOKS_BUNDLES = [
     routeMiddlewares: [],
     // Fires before a probe_jobs record is inserted, `created` already set.
     jobCreateHook: "onModelBeforeCreate",
+    // PocketBase's own account requests a worker identity must not make (src/handlers/routes.ts WORKER_ACCOUNT_HOOKS).
+    accountRequestHooks: [
+      "onRecordBeforeRequestEmailChangeRequest", "onRecordBeforeRequestPasswordResetRequest", "onRecordBeforeRequestVerificationRequest",
+    ],
   },
   {
     ...bundleFiles("0.23"),
@@ -47,6 +51,8 @@ export const HOOKS_BUNDLES = [
     builtMiddlewares: [{ export: "refuseOversizedBody", priority: -995, id: "pbFleetBodyLimit" }],
     // Wraps the insert of a probe_jobs record; the handler calls e.next().
     jobCreateHook: "onRecordCreate",
+    // The same requests on 0.23+ (the handler answers by throwing, without e.next()).
+    accountRequestHooks: ["onRecordRequestEmailChangeRequest", "onRecordRequestPasswordResetRequest", "onRecordRequestVerificationRequest"],
   },
 ];
 
@@ -80,8 +86,8 @@ const CONTEXT_PARAM = "__context";
 export async function routeTable() {
   const result = await esbuild.build({ entryPoints: [ROUTE_TABLE], bundle: true, write: false, format: "esm", logLevel: "silent" });
   const url = "data:text/javascript;base64," + Buffer.from(result.outputFiles[0].text).toString("base64");
-  const { ROUTES, CRONS, JOB_CREATE_HOOKS } = await import(url);
-  return { ROUTES, CRONS, JOB_CREATE_HOOKS };
+  const { ROUTES, CRONS, JOB_CREATE_HOOKS, WORKER_ACCOUNT_HOOK } = await import(url);
+  return { ROUTES, CRONS, JOB_CREATE_HOOKS, WORKER_ACCOUNT_HOOK };
 }
 
 const handlerModule = (name) => JSON.stringify(`./src/handlers/${name}.ts`);
@@ -141,7 +147,7 @@ function functionEntry(module, name) {
 
 /** The hooks file of one bundle (HOOKS_BUNDLES; the 0.22 one by default). */
 export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
-  const { ROUTES, CRONS, JOB_CREATE_HOOKS } = await routeTable();
+  const { ROUTES, CRONS, JOB_CREATE_HOOKS, WORKER_ACCOUNT_HOOK } = await routeTable();
   const parts = [banner(bundle)];
   const built = [];
   for (const m of bundle.builtMiddlewares ?? []) {
@@ -160,6 +166,11 @@ export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
     const body = builtOncePerRuntime(`${bundle.jobCreateHook} ${hook.module}`,
       await bundleEntry(bundle, functionEntry(hook.module, hook.handler)));
     parts.push(`${bundle.jobCreateHook}((${CONTEXT_PARAM}) => {\n${body}(${CONTEXT_PARAM});\n}, "probe_jobs");\n`);
+  }
+  for (const registrar of bundle.accountRequestHooks) {
+    const { module, handler, collection } = WORKER_ACCOUNT_HOOK;
+    const body = builtOncePerRuntime(`${registrar} ${module}`, await bundleEntry(bundle, functionEntry(module, handler)));
+    parts.push(`${registrar}((${CONTEXT_PARAM}) => {\n${body}(${CONTEXT_PARAM});\n}, ${JSON.stringify(collection)});\n`);
   }
   for (const cron of CRONS) {
     const schedule = `(() => {\n${await bundleEntry(bundle, functionEntry(cron.module, cron.schedule))}\n})()()`;

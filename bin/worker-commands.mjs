@@ -405,7 +405,11 @@ async function rotate(session, name, out) {
   const record = await existingWorker(session, name);
   const password = newPassword();
   // A new password also gives the record a new tokenKey, so its old tokens stop verifying.
-  const answer = await request(session.url, "PATCH", `${RECORDS}/${record.id}`, { token: session.token, body: { password, passwordConfirm: password } });
+  const answer = await request(session.url, "PATCH", `${RECORDS}/${record.id}`, {
+    token: session.token,
+    // And no email: an address on the record is the one way PocketBase could mail a way back in (the hooks refuse it too).
+    body: { password, passwordConfirm: password, email: "" },
+  });
   if (answer.status !== 200) throw unexpected(`changing the password of the worker identity ${name}`, answer);
   out(`New password for the worker identity ${name} at ${session.url}: its old password and tokens no longer work.`);
   printSecret(out, session, answer.json, password);

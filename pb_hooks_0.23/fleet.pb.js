@@ -5702,7 +5702,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue f18dbcbb43b9"] || (globalThis["pbFleet POST /api/fleet/enqueue f18dbcbb43b9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue bb3863bbbe2d"] || (globalThis["pbFleet POST /api/fleet/enqueue bb3863bbbe2d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5773,6 +5773,9 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/schedules.ts
+var SCHEDULE_KEY_PREFIX = "pb-fleet-schedule:";
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -5823,9 +5826,19 @@ function mayTakeQueue(caller, queue) {
   if (caller.kind === "admin" || caller.queues.length === 0) return true;
   return caller.queues.indexOf(storedQueueName(queue)) !== -1;
 }
-function enqueueRefusal(caller, queues) {
-  for (const queue of queues) if (!mayTakeQueue(caller, queue)) return queueRefusal(queue);
+function enqueueRefusal(caller, items) {
+  if (caller.kind === "admin") return null;
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    if (!mayTakeQueue(caller, item.queue)) return queueRefusal(item.queue);
+    if (item.uniqueKey.slice(0, SCHEDULE_KEY_PREFIX.length) === SCHEDULE_KEY_PREFIX) {
+      return `jobs[${index}]: a uniqueKey beginning "${SCHEDULE_KEY_PREFIX}" is the server's own (its schedules'): pick another`;
+    }
+  }
   return null;
+}
+function isRestricted(caller) {
+  return caller.kind === "worker" && caller.queues.length > 0;
 }
 function queueRefusal(queue) {
   return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
@@ -6010,11 +6023,11 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
-    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
     params: { uniqueKey }
   };
 }
-var ID_SHAPE = { id: "" };
+var LIVE_KEY_SHAPE = { id: "", queue: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 
 // src/adapter/transactions.ts
@@ -6142,7 +6155,7 @@ function enqueueJobs(batch, items) {
     const item = items[index];
     const key = item.uniqueKey;
     if (key !== "") {
-      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), ID_SHAPE)) == null ? void 0 : _a.id;
+      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), LIVE_KEY_SHAPE)) == null ? void 0 : _a.id;
       if (known !== void 0) {
         idByUniqueKey[key] = known;
         answer.push({ id: known, probeKey: item.probeKey, created: false });
@@ -6164,6 +6177,17 @@ function enqueueJobs(batch, items) {
     answer.push({ id, probeKey: item.probeKey, created: true });
   }
   return answer;
+}
+function uniqueKeyAcrossQueues(batch, items, mayTake) {
+  for (let index = 0; index < items.length; index++) {
+    const key = items[index].uniqueKey;
+    if (key === "") continue;
+    const holder = batch.queryOne(liveUniqueKeyQuery(key), LIVE_KEY_SHAPE);
+    if (holder !== null && !mayTake(storedQueueName(holder.queue))) {
+      return `jobs[${index}]: its uniqueKey is held by a live job of a queue this worker identity does not take (nothing was written)`;
+    }
+  }
+  return null;
 }
 
 // src/lib/validate.ts
@@ -6273,11 +6297,16 @@ function parseZonedInstant(text) {
 function handleEnqueue(req) {
   const valid = validateEnqueueRequest(req.body(), Date.now());
   if (!valid.ok) return json(400, { error: valid.error });
-  const refused = enqueueRefusal(req.caller, valid.value.map((item) => item.queue));
+  const caller = req.caller;
+  const refused = enqueueRefusal(caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
-  const jobs = updateJobs((batch) => enqueueJobs(batch, valid.value));
-  if (jobs === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer = { jobs };
+  const outcome = updateJobs((batch) => {
+    const hidden = isRestricted(caller) ? uniqueKeyAcrossQueues(batch, valid.value, (queue) => mayTakeQueue(caller, queue)) : null;
+    return hidden !== null ? { refused: hidden } : { jobs: enqueueJobs(batch, valid.value) };
+  });
+  if (outcome === null) return json(503, { error: TRANSACTION_FAILED });
+  if ("refused" in outcome) return json(403, { error: outcome.refused });
+  const answer = { jobs: outcome.jobs };
   return json(200, answer);
 }
 
@@ -7194,7 +7223,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry cf8c9be8f105"] || (globalThis["pbFleet POST /api/fleet/retry cf8c9be8f105"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry a96947c9754e"] || (globalThis["pbFleet POST /api/fleet/retry a96947c9754e"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7541,7 +7570,7 @@ function jobByIdWhere(jobId) {
 }
 function liveUniqueKeyQuery(uniqueKey) {
   return {
-    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
     params: { uniqueKey }
   };
 }
@@ -7914,7 +7943,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance a74d6d2ad6e5"] || (globalThis["pbFleet POST /api/fleet/maintenance a74d6d2ad6e5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 9e0431898c50"] || (globalThis["pbFleet POST /api/fleet/maintenance 9e0431898c50"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7989,6 +8018,163 @@ function utf8ByteLength(text) {
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
+}
+
+// src/lib/cron.ts
+var MACROS = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *"
+};
+var FIELDS = [
+  { name: "minute", min: 0, max: 59 },
+  { name: "hour", min: 0, max: 23 },
+  { name: "day of month", min: 1, max: 31 },
+  { name: "month", min: 1, max: 12 },
+  { name: "day of week", min: 0, max: 6 }
+];
+function atoi(text) {
+  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
+}
+function parseCron(expression) {
+  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
+  const segments = expanded.split(" ");
+  if (segments.length !== FIELDS.length) {
+    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
+  }
+  const sets = [];
+  for (let i = 0; i < FIELDS.length; i++) {
+    const field = FIELDS[i];
+    const values = /* @__PURE__ */ new Set();
+    for (const part of segments[i].split(",")) {
+      const error = addCronPart(values, part, field.min, field.max);
+      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
+    }
+    sets.push(values);
+  }
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
+  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
+}
+function addCronPart(values, part, min, max) {
+  const stepParts = part.split("/");
+  if (stepParts.length > 2) return "a step is written */n or a-b/n";
+  let step = 1;
+  if (stepParts.length === 2) {
+    const parsed = atoi(stepParts[1]);
+    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
+    step = parsed;
+  }
+  let low = min;
+  let high = max;
+  const range = stepParts[0];
+  if (range !== "*") {
+    const bounds = range.split("-");
+    if (bounds.length > 2) return "a range is written a-b";
+    const first = atoi(bounds[0]);
+    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
+    low = first;
+    high = first;
+    if (bounds.length === 1) {
+      if (step !== 1) return "a step needs * or a range before it";
+    } else {
+      const last = atoi(bounds[1]);
+      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
+      high = last;
+    }
+  }
+  for (let v = low; v <= high; v += step) values.add(v);
+  return null;
+}
+function cronMatchesMinute(schedule, epochMs) {
+  const t = new Date(epochMs);
+  return schedule.minutes.has(t.getUTCMinutes()) && schedule.hours.has(t.getUTCHours()) && schedule.daysOfMonth.has(t.getUTCDate()) && schedule.daysOfWeek.has(t.getUTCDay()) && schedule.months.has(t.getUTCMonth() + 1);
+}
+
+// src/lib/schedules.ts
+var SCHEDULES_PER_TICK = 100;
+function enabledSchedulesQuery(minuteMs, limit = SCHEDULES_PER_TICK, afterName = "") {
+  return {
+    // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
+    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
+    params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) }
+  };
+}
+var SCHEDULE_COLUMNS_SHAPE = {
+  id: "",
+  name: "",
+  probe_key: "",
+  cron: "",
+  payload: "",
+  priority: 0,
+  max_attempts: 0,
+  enabled: false,
+  last_enqueued_for: ""
+};
+var SCHEDULE_PAGES_PER_TICK = 10;
+function markScheduleStatement(id, patch) {
+  return {
+    sql: "UPDATE probe_schedules SET last_enqueued_for = {:minute} WHERE id = {:id}",
+    params: { id, minute: patch.last_enqueued_for }
+  };
+}
+var MINUTE_MS = 6e4;
+function minuteStart(epochMs) {
+  return Math.floor(epochMs / MINUTE_MS) * MINUTE_MS;
+}
+function scheduleUniqueKey(name, minuteMs) {
+  return `${SCHEDULE_KEY_PREFIX}${name}:${new Date(minuteStart(minuteMs)).toISOString().slice(0, 16)}Z`;
+}
+var SCHEDULE_KEY_PREFIX = "pb-fleet-schedule:";
+function decideScheduleTick(row, nowMs) {
+  var _a;
+  if (row.enabled !== true) return { kind: "skip", reason: "disabled" };
+  const parsed = parseCron(row.cron);
+  if (!parsed.ok) return invalid(row, `cron ${JSON.stringify(row.cron)} is not a valid cron expression: ${parsed.error}`);
+  const minute = minuteStart(nowMs);
+  if (!cronMatchesMinute(parsed.schedule, minute)) return { kind: "skip", reason: "not_due" };
+  const last = row.last_enqueued_for === "" ? null : parsePbDate(row.last_enqueued_for);
+  if (last !== null && last >= minute) return { kind: "skip", reason: "already_enqueued" };
+  const payload = (_a = row.payload) != null ? _a : null;
+  const error = scheduleFieldError(row, payload);
+  if (error !== null) return invalid(row, error);
+  return {
+    kind: "enqueue",
+    item: {
+      probeKey: row.probe_key,
+      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
+      queue: DEFAULT_QUEUE,
+      payload,
+      priority: row.priority,
+      maxAttempts: row.max_attempts,
+      uniqueKey: scheduleUniqueKey(row.name, minute),
+      runAt: formatPbDate(minute)
+    },
+    patch: { last_enqueued_for: formatPbDate(minute) }
+  };
+}
+function invalid(row, error) {
+  return {
+    kind: "skip",
+    reason: "invalid",
+    error: `probe_schedules ${JSON.stringify(row.name)} (id ${row.id}): ${error}; nothing enqueued`
+  };
+}
+function scheduleFieldError(row, payload) {
+  if (typeof row.name !== "string" || row.name === "") return "name is empty";
+  if (typeof row.probe_key !== "string" || row.probe_key === "") return "probe_key is empty";
+  if (!Number.isInteger(row.priority) || row.priority < MIN_PRIORITY || row.priority > MAX_PRIORITY) {
+    return `priority ${row.priority} is not an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
+    return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
+  }
+  const bytes = jsonByteLength(payload);
+  if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
+  return null;
 }
 
 // src/lib/identity.ts
@@ -8235,11 +8421,11 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
-    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
     params: { uniqueKey }
   };
 }
-var ID_SHAPE = { id: "" };
+var LIVE_KEY_SHAPE = { id: "", queue: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 var FINISHED_SQL = "finished_at != ''";
 
@@ -8368,7 +8554,7 @@ function enqueueJobs(batch, items) {
     const item = items[index];
     const key = item.uniqueKey;
     if (key !== "") {
-      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), ID_SHAPE)) == null ? void 0 : _a.id;
+      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), LIVE_KEY_SHAPE)) == null ? void 0 : _a.id;
       if (known !== void 0) {
         idByUniqueKey[key] = known;
         answer.push({ id: known, probeKey: item.probeKey, created: false });
@@ -8460,162 +8646,6 @@ function expiredIdsQuery(retentionClass, cutoff, limit) {
 function deleteExpiredQuery(retentionClass, cutoff, limit) {
   const ids = expiredIdsQuery(retentionClass, cutoff, limit);
   return { sql: `DELETE FROM probe_jobs WHERE id IN (${ids.sql})`, params: ids.params };
-}
-
-// src/lib/cron.ts
-var MACROS = {
-  "@yearly": "0 0 1 1 *",
-  "@annually": "0 0 1 1 *",
-  "@monthly": "0 0 1 * *",
-  "@weekly": "0 0 * * 0",
-  "@daily": "0 0 * * *",
-  "@midnight": "0 0 * * *",
-  "@hourly": "0 * * * *"
-};
-var FIELDS = [
-  { name: "minute", min: 0, max: 59 },
-  { name: "hour", min: 0, max: 23 },
-  { name: "day of month", min: 1, max: 31 },
-  { name: "month", min: 1, max: 12 },
-  { name: "day of week", min: 0, max: 6 }
-];
-function atoi(text) {
-  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
-}
-function parseCron(expression) {
-  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
-  const segments = expanded.split(" ");
-  if (segments.length !== FIELDS.length) {
-    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
-  }
-  const sets = [];
-  for (let i = 0; i < FIELDS.length; i++) {
-    const field = FIELDS[i];
-    const values = /* @__PURE__ */ new Set();
-    for (const part of segments[i].split(",")) {
-      const error = addCronPart(values, part, field.min, field.max);
-      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
-    }
-    sets.push(values);
-  }
-  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
-  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
-}
-function addCronPart(values, part, min, max) {
-  const stepParts = part.split("/");
-  if (stepParts.length > 2) return "a step is written */n or a-b/n";
-  let step = 1;
-  if (stepParts.length === 2) {
-    const parsed = atoi(stepParts[1]);
-    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
-    step = parsed;
-  }
-  let low = min;
-  let high = max;
-  const range = stepParts[0];
-  if (range !== "*") {
-    const bounds = range.split("-");
-    if (bounds.length > 2) return "a range is written a-b";
-    const first = atoi(bounds[0]);
-    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
-    low = first;
-    high = first;
-    if (bounds.length === 1) {
-      if (step !== 1) return "a step needs * or a range before it";
-    } else {
-      const last = atoi(bounds[1]);
-      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
-      high = last;
-    }
-  }
-  for (let v = low; v <= high; v += step) values.add(v);
-  return null;
-}
-function cronMatchesMinute(schedule, epochMs) {
-  const t = new Date(epochMs);
-  return schedule.minutes.has(t.getUTCMinutes()) && schedule.hours.has(t.getUTCHours()) && schedule.daysOfMonth.has(t.getUTCDate()) && schedule.daysOfWeek.has(t.getUTCDay()) && schedule.months.has(t.getUTCMonth() + 1);
-}
-
-// src/lib/schedules.ts
-var SCHEDULES_PER_TICK = 100;
-function enabledSchedulesQuery(minuteMs, limit = SCHEDULES_PER_TICK, afterName = "") {
-  return {
-    // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
-    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
-    params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) }
-  };
-}
-var SCHEDULE_COLUMNS_SHAPE = {
-  id: "",
-  name: "",
-  probe_key: "",
-  cron: "",
-  payload: "",
-  priority: 0,
-  max_attempts: 0,
-  enabled: false,
-  last_enqueued_for: ""
-};
-var SCHEDULE_PAGES_PER_TICK = 10;
-function markScheduleStatement(id, patch) {
-  return {
-    sql: "UPDATE probe_schedules SET last_enqueued_for = {:minute} WHERE id = {:id}",
-    params: { id, minute: patch.last_enqueued_for }
-  };
-}
-var MINUTE_MS = 6e4;
-function minuteStart(epochMs) {
-  return Math.floor(epochMs / MINUTE_MS) * MINUTE_MS;
-}
-function scheduleUniqueKey(name, minuteMs) {
-  return `pb-fleet-schedule:${name}:${new Date(minuteStart(minuteMs)).toISOString().slice(0, 16)}Z`;
-}
-function decideScheduleTick(row, nowMs) {
-  var _a;
-  if (row.enabled !== true) return { kind: "skip", reason: "disabled" };
-  const parsed = parseCron(row.cron);
-  if (!parsed.ok) return invalid(row, `cron ${JSON.stringify(row.cron)} is not a valid cron expression: ${parsed.error}`);
-  const minute = minuteStart(nowMs);
-  if (!cronMatchesMinute(parsed.schedule, minute)) return { kind: "skip", reason: "not_due" };
-  const last = row.last_enqueued_for === "" ? null : parsePbDate(row.last_enqueued_for);
-  if (last !== null && last >= minute) return { kind: "skip", reason: "already_enqueued" };
-  const payload = (_a = row.payload) != null ? _a : null;
-  const error = scheduleFieldError(row, payload);
-  if (error !== null) return invalid(row, error);
-  return {
-    kind: "enqueue",
-    item: {
-      probeKey: row.probe_key,
-      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
-      queue: DEFAULT_QUEUE,
-      payload,
-      priority: row.priority,
-      maxAttempts: row.max_attempts,
-      uniqueKey: scheduleUniqueKey(row.name, minute),
-      runAt: formatPbDate(minute)
-    },
-    patch: { last_enqueued_for: formatPbDate(minute) }
-  };
-}
-function invalid(row, error) {
-  return {
-    kind: "skip",
-    reason: "invalid",
-    error: `probe_schedules ${JSON.stringify(row.name)} (id ${row.id}): ${error}; nothing enqueued`
-  };
-}
-function scheduleFieldError(row, payload) {
-  if (typeof row.name !== "string" || row.name === "") return "name is empty";
-  if (typeof row.probe_key !== "string" || row.probe_key === "") return "probe_key is empty";
-  if (!Number.isInteger(row.priority) || row.priority < MIN_PRIORITY || row.priority > MAX_PRIORITY) {
-    return `priority ${row.priority} is not an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
-  }
-  if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
-    return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
-  }
-  const bytes = jsonByteLength(payload);
-  if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
-  return null;
 }
 
 // src/lib/maintenance.ts
@@ -11045,6 +11075,384 @@ return stampDueTime;
 })()))(__context);
 }, "probe_jobs");
 
+onRecordRequestEmailChangeRequest((__context) => {
+return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 22129b07a391"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 22129b07a391"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key",
+  "queue"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
+];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
+];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/adapter/pocketbase-0.23.ts
+function refuseAccountRequest() {
+  throw new ForbiddenError(ACCOUNT_REQUEST_REFUSED);
+}
+return refuseAccountRequest;
+})()))(__context);
+}, "fleet_workers");
+
+onRecordRequestPasswordResetRequest((__context) => {
+return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 22129b07a391"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 22129b07a391"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key",
+  "queue"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
+];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
+];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/adapter/pocketbase-0.23.ts
+function refuseAccountRequest() {
+  throw new ForbiddenError(ACCOUNT_REQUEST_REFUSED);
+}
+return refuseAccountRequest;
+})()))(__context);
+}, "fleet_workers");
+
+onRecordRequestVerificationRequest((__context) => {
+return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 22129b07a391"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 22129b07a391"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/identity.ts
+var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key",
+  "queue"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
+];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
+];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/adapter/pocketbase-0.23.ts
+function refuseAccountRequest() {
+  throw new ForbiddenError(ACCOUNT_REQUEST_REFUSED);
+}
+return refuseAccountRequest;
+})()))(__context);
+}, "fleet_workers");
+
 cronAdd("pb-fleet-sweeper", (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -11082,6 +11490,80 @@ var MAX_CLAIM_QUEUES = 16;
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/cron.ts
+var MACROS = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *"
+};
+var FIELDS = [
+  { name: "minute", min: 0, max: 59 },
+  { name: "hour", min: 0, max: 23 },
+  { name: "day of month", min: 1, max: 31 },
+  { name: "month", min: 1, max: 12 },
+  { name: "day of week", min: 0, max: 6 }
+];
+function atoi(text) {
+  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
+}
+function parseCron(expression) {
+  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
+  const segments = expanded.split(" ");
+  if (segments.length !== FIELDS.length) {
+    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
+  }
+  const sets = [];
+  for (let i = 0; i < FIELDS.length; i++) {
+    const field = FIELDS[i];
+    const values = /* @__PURE__ */ new Set();
+    for (const part of segments[i].split(",")) {
+      const error = addCronPart(values, part, field.min, field.max);
+      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
+    }
+    sets.push(values);
+  }
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
+  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
+}
+function cronScheduleError(expression) {
+  const parsed = parseCron(expression);
+  return parsed.ok ? null : parsed.error;
+}
+function addCronPart(values, part, min, max) {
+  const stepParts = part.split("/");
+  if (stepParts.length > 2) return "a step is written */n or a-b/n";
+  let step = 1;
+  if (stepParts.length === 2) {
+    const parsed = atoi(stepParts[1]);
+    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
+    step = parsed;
+  }
+  let low = min;
+  let high = max;
+  const range = stepParts[0];
+  if (range !== "*") {
+    const bounds = range.split("-");
+    if (bounds.length > 2) return "a range is written a-b";
+    const first = atoi(bounds[0]);
+    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
+    low = first;
+    high = first;
+    if (bounds.length === 1) {
+      if (step !== 1) return "a step needs * or a range before it";
+    } else {
+      const last = atoi(bounds[1]);
+      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
+      high = last;
+    }
+  }
+  for (let v = low; v <= high; v += step) values.add(v);
+  return null;
+}
 
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
@@ -11193,80 +11675,6 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-
-// src/lib/cron.ts
-var MACROS = {
-  "@yearly": "0 0 1 1 *",
-  "@annually": "0 0 1 1 *",
-  "@monthly": "0 0 1 * *",
-  "@weekly": "0 0 * * 0",
-  "@daily": "0 0 * * *",
-  "@midnight": "0 0 * * *",
-  "@hourly": "0 * * * *"
-};
-var FIELDS = [
-  { name: "minute", min: 0, max: 59 },
-  { name: "hour", min: 0, max: 23 },
-  { name: "day of month", min: 1, max: 31 },
-  { name: "month", min: 1, max: 12 },
-  { name: "day of week", min: 0, max: 6 }
-];
-function atoi(text) {
-  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
-}
-function parseCron(expression) {
-  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
-  const segments = expanded.split(" ");
-  if (segments.length !== FIELDS.length) {
-    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
-  }
-  const sets = [];
-  for (let i = 0; i < FIELDS.length; i++) {
-    const field = FIELDS[i];
-    const values = /* @__PURE__ */ new Set();
-    for (const part of segments[i].split(",")) {
-      const error = addCronPart(values, part, field.min, field.max);
-      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
-    }
-    sets.push(values);
-  }
-  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
-  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
-}
-function cronScheduleError(expression) {
-  const parsed = parseCron(expression);
-  return parsed.ok ? null : parsed.error;
-}
-function addCronPart(values, part, min, max) {
-  const stepParts = part.split("/");
-  if (stepParts.length > 2) return "a step is written */n or a-b/n";
-  let step = 1;
-  if (stepParts.length === 2) {
-    const parsed = atoi(stepParts[1]);
-    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
-    step = parsed;
-  }
-  let low = min;
-  let high = max;
-  const range = stepParts[0];
-  if (range !== "*") {
-    const bounds = range.split("-");
-    if (bounds.length > 2) return "a range is written a-b";
-    const first = atoi(bounds[0]);
-    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
-    low = first;
-    high = first;
-    if (bounds.length === 1) {
-      if (step !== 1) return "a step needs * or a range before it";
-    } else {
-      const last = atoi(bounds[1]);
-      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
-      high = last;
-    }
-  }
-  for (let v = low; v <= high; v += step) values.add(v);
-  return null;
-}
 
 // src/handlers/sweep.ts
 function sweeperScheduleAtLoad() {
@@ -12003,6 +12411,163 @@ function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
 
+// src/lib/cron.ts
+var MACROS = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *"
+};
+var FIELDS = [
+  { name: "minute", min: 0, max: 59 },
+  { name: "hour", min: 0, max: 23 },
+  { name: "day of month", min: 1, max: 31 },
+  { name: "month", min: 1, max: 12 },
+  { name: "day of week", min: 0, max: 6 }
+];
+function atoi(text) {
+  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
+}
+function parseCron(expression) {
+  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
+  const segments = expanded.split(" ");
+  if (segments.length !== FIELDS.length) {
+    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
+  }
+  const sets = [];
+  for (let i = 0; i < FIELDS.length; i++) {
+    const field = FIELDS[i];
+    const values = /* @__PURE__ */ new Set();
+    for (const part of segments[i].split(",")) {
+      const error = addCronPart(values, part, field.min, field.max);
+      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
+    }
+    sets.push(values);
+  }
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
+  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
+}
+function addCronPart(values, part, min, max) {
+  const stepParts = part.split("/");
+  if (stepParts.length > 2) return "a step is written */n or a-b/n";
+  let step = 1;
+  if (stepParts.length === 2) {
+    const parsed = atoi(stepParts[1]);
+    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
+    step = parsed;
+  }
+  let low = min;
+  let high = max;
+  const range = stepParts[0];
+  if (range !== "*") {
+    const bounds = range.split("-");
+    if (bounds.length > 2) return "a range is written a-b";
+    const first = atoi(bounds[0]);
+    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
+    low = first;
+    high = first;
+    if (bounds.length === 1) {
+      if (step !== 1) return "a step needs * or a range before it";
+    } else {
+      const last = atoi(bounds[1]);
+      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
+      high = last;
+    }
+  }
+  for (let v = low; v <= high; v += step) values.add(v);
+  return null;
+}
+function cronMatchesMinute(schedule, epochMs) {
+  const t = new Date(epochMs);
+  return schedule.minutes.has(t.getUTCMinutes()) && schedule.hours.has(t.getUTCHours()) && schedule.daysOfMonth.has(t.getUTCDate()) && schedule.daysOfWeek.has(t.getUTCDay()) && schedule.months.has(t.getUTCMonth() + 1);
+}
+
+// src/lib/schedules.ts
+var SCHEDULES_PER_TICK = 100;
+function enabledSchedulesQuery(minuteMs, limit = SCHEDULES_PER_TICK, afterName = "") {
+  return {
+    // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
+    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
+    params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) }
+  };
+}
+var SCHEDULE_COLUMNS_SHAPE = {
+  id: "",
+  name: "",
+  probe_key: "",
+  cron: "",
+  payload: "",
+  priority: 0,
+  max_attempts: 0,
+  enabled: false,
+  last_enqueued_for: ""
+};
+var SCHEDULE_PAGES_PER_TICK = 10;
+function markScheduleStatement(id, patch) {
+  return {
+    sql: "UPDATE probe_schedules SET last_enqueued_for = {:minute} WHERE id = {:id}",
+    params: { id, minute: patch.last_enqueued_for }
+  };
+}
+var MINUTE_MS = 6e4;
+function minuteStart(epochMs) {
+  return Math.floor(epochMs / MINUTE_MS) * MINUTE_MS;
+}
+function scheduleUniqueKey(name, minuteMs) {
+  return `${SCHEDULE_KEY_PREFIX}${name}:${new Date(minuteStart(minuteMs)).toISOString().slice(0, 16)}Z`;
+}
+var SCHEDULE_KEY_PREFIX = "pb-fleet-schedule:";
+function decideScheduleTick(row, nowMs) {
+  var _a;
+  if (row.enabled !== true) return { kind: "skip", reason: "disabled" };
+  const parsed = parseCron(row.cron);
+  if (!parsed.ok) return invalid(row, `cron ${JSON.stringify(row.cron)} is not a valid cron expression: ${parsed.error}`);
+  const minute = minuteStart(nowMs);
+  if (!cronMatchesMinute(parsed.schedule, minute)) return { kind: "skip", reason: "not_due" };
+  const last = row.last_enqueued_for === "" ? null : parsePbDate(row.last_enqueued_for);
+  if (last !== null && last >= minute) return { kind: "skip", reason: "already_enqueued" };
+  const payload = (_a = row.payload) != null ? _a : null;
+  const error = scheduleFieldError(row, payload);
+  if (error !== null) return invalid(row, error);
+  return {
+    kind: "enqueue",
+    item: {
+      probeKey: row.probe_key,
+      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
+      queue: DEFAULT_QUEUE,
+      payload,
+      priority: row.priority,
+      maxAttempts: row.max_attempts,
+      uniqueKey: scheduleUniqueKey(row.name, minute),
+      runAt: formatPbDate(minute)
+    },
+    patch: { last_enqueued_for: formatPbDate(minute) }
+  };
+}
+function invalid(row, error) {
+  return {
+    kind: "skip",
+    reason: "invalid",
+    error: `probe_schedules ${JSON.stringify(row.name)} (id ${row.id}): ${error}; nothing enqueued`
+  };
+}
+function scheduleFieldError(row, payload) {
+  if (typeof row.name !== "string" || row.name === "") return "name is empty";
+  if (typeof row.probe_key !== "string" || row.probe_key === "") return "probe_key is empty";
+  if (!Number.isInteger(row.priority) || row.priority < MIN_PRIORITY || row.priority > MAX_PRIORITY) {
+    return `priority ${row.priority} is not an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
+    return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
+  }
+  const bytes = jsonByteLength(payload);
+  if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
+  return null;
+}
+
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
@@ -12161,11 +12726,11 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
-    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
     params: { uniqueKey }
   };
 }
-var ID_SHAPE = { id: "" };
+var LIVE_KEY_SHAPE = { id: "", queue: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 var FINISHED_SQL = "finished_at != ''";
 
@@ -12256,7 +12821,7 @@ function enqueueJobs(batch, items) {
     const item = items[index];
     const key = item.uniqueKey;
     if (key !== "") {
-      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), ID_SHAPE)) == null ? void 0 : _a.id;
+      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), LIVE_KEY_SHAPE)) == null ? void 0 : _a.id;
       if (known !== void 0) {
         idByUniqueKey[key] = known;
         answer.push({ id: known, probeKey: item.probeKey, created: false });
@@ -12348,162 +12913,6 @@ function expiredIdsQuery(retentionClass, cutoff, limit) {
 function deleteExpiredQuery(retentionClass, cutoff, limit) {
   const ids = expiredIdsQuery(retentionClass, cutoff, limit);
   return { sql: `DELETE FROM probe_jobs WHERE id IN (${ids.sql})`, params: ids.params };
-}
-
-// src/lib/cron.ts
-var MACROS = {
-  "@yearly": "0 0 1 1 *",
-  "@annually": "0 0 1 1 *",
-  "@monthly": "0 0 1 * *",
-  "@weekly": "0 0 * * 0",
-  "@daily": "0 0 * * *",
-  "@midnight": "0 0 * * *",
-  "@hourly": "0 * * * *"
-};
-var FIELDS = [
-  { name: "minute", min: 0, max: 59 },
-  { name: "hour", min: 0, max: 23 },
-  { name: "day of month", min: 1, max: 31 },
-  { name: "month", min: 1, max: 12 },
-  { name: "day of week", min: 0, max: 6 }
-];
-function atoi(text) {
-  return /^[+-]?\d+$/.test(text) ? Number(text) : null;
-}
-function parseCron(expression) {
-  const expanded = Object.prototype.hasOwnProperty.call(MACROS, expression) ? MACROS[expression] : expression;
-  const segments = expanded.split(" ");
-  if (segments.length !== FIELDS.length) {
-    return { ok: false, error: "it must be a macro (@hourly, @daily, ...) or exactly 5 fields separated by single spaces" };
-  }
-  const sets = [];
-  for (let i = 0; i < FIELDS.length; i++) {
-    const field = FIELDS[i];
-    const values = /* @__PURE__ */ new Set();
-    for (const part of segments[i].split(",")) {
-      const error = addCronPart(values, part, field.min, field.max);
-      if (error !== null) return { ok: false, error: `${field.name} field ${JSON.stringify(segments[i])}: ${error}` };
-    }
-    sets.push(values);
-  }
-  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets;
-  return { ok: true, schedule: { minutes, hours, daysOfMonth, months, daysOfWeek } };
-}
-function addCronPart(values, part, min, max) {
-  const stepParts = part.split("/");
-  if (stepParts.length > 2) return "a step is written */n or a-b/n";
-  let step = 1;
-  if (stepParts.length === 2) {
-    const parsed = atoi(stepParts[1]);
-    if (parsed === null || parsed < 1 || parsed > max) return `the step must be a number from 1 to ${max}`;
-    step = parsed;
-  }
-  let low = min;
-  let high = max;
-  const range = stepParts[0];
-  if (range !== "*") {
-    const bounds = range.split("-");
-    if (bounds.length > 2) return "a range is written a-b";
-    const first = atoi(bounds[0]);
-    if (first === null || first < min || first > max) return `values must be numbers from ${min} to ${max}`;
-    low = first;
-    high = first;
-    if (bounds.length === 1) {
-      if (step !== 1) return "a step needs * or a range before it";
-    } else {
-      const last = atoi(bounds[1]);
-      if (last === null || last < first || last > max) return `a range must end between its start and ${max}`;
-      high = last;
-    }
-  }
-  for (let v = low; v <= high; v += step) values.add(v);
-  return null;
-}
-function cronMatchesMinute(schedule, epochMs) {
-  const t = new Date(epochMs);
-  return schedule.minutes.has(t.getUTCMinutes()) && schedule.hours.has(t.getUTCHours()) && schedule.daysOfMonth.has(t.getUTCDate()) && schedule.daysOfWeek.has(t.getUTCDay()) && schedule.months.has(t.getUTCMonth() + 1);
-}
-
-// src/lib/schedules.ts
-var SCHEDULES_PER_TICK = 100;
-function enabledSchedulesQuery(minuteMs, limit = SCHEDULES_PER_TICK, afterName = "") {
-  return {
-    // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
-    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
-    params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) }
-  };
-}
-var SCHEDULE_COLUMNS_SHAPE = {
-  id: "",
-  name: "",
-  probe_key: "",
-  cron: "",
-  payload: "",
-  priority: 0,
-  max_attempts: 0,
-  enabled: false,
-  last_enqueued_for: ""
-};
-var SCHEDULE_PAGES_PER_TICK = 10;
-function markScheduleStatement(id, patch) {
-  return {
-    sql: "UPDATE probe_schedules SET last_enqueued_for = {:minute} WHERE id = {:id}",
-    params: { id, minute: patch.last_enqueued_for }
-  };
-}
-var MINUTE_MS = 6e4;
-function minuteStart(epochMs) {
-  return Math.floor(epochMs / MINUTE_MS) * MINUTE_MS;
-}
-function scheduleUniqueKey(name, minuteMs) {
-  return `pb-fleet-schedule:${name}:${new Date(minuteStart(minuteMs)).toISOString().slice(0, 16)}Z`;
-}
-function decideScheduleTick(row, nowMs) {
-  var _a;
-  if (row.enabled !== true) return { kind: "skip", reason: "disabled" };
-  const parsed = parseCron(row.cron);
-  if (!parsed.ok) return invalid(row, `cron ${JSON.stringify(row.cron)} is not a valid cron expression: ${parsed.error}`);
-  const minute = minuteStart(nowMs);
-  if (!cronMatchesMinute(parsed.schedule, minute)) return { kind: "skip", reason: "not_due" };
-  const last = row.last_enqueued_for === "" ? null : parsePbDate(row.last_enqueued_for);
-  if (last !== null && last >= minute) return { kind: "skip", reason: "already_enqueued" };
-  const payload = (_a = row.payload) != null ? _a : null;
-  const error = scheduleFieldError(row, payload);
-  if (error !== null) return invalid(row, error);
-  return {
-    kind: "enqueue",
-    item: {
-      probeKey: row.probe_key,
-      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
-      queue: DEFAULT_QUEUE,
-      payload,
-      priority: row.priority,
-      maxAttempts: row.max_attempts,
-      uniqueKey: scheduleUniqueKey(row.name, minute),
-      runAt: formatPbDate(minute)
-    },
-    patch: { last_enqueued_for: formatPbDate(minute) }
-  };
-}
-function invalid(row, error) {
-  return {
-    kind: "skip",
-    reason: "invalid",
-    error: `probe_schedules ${JSON.stringify(row.name)} (id ${row.id}): ${error}; nothing enqueued`
-  };
-}
-function scheduleFieldError(row, payload) {
-  if (typeof row.name !== "string" || row.name === "") return "name is empty";
-  if (typeof row.probe_key !== "string" || row.probe_key === "") return "probe_key is empty";
-  if (!Number.isInteger(row.priority) || row.priority < MIN_PRIORITY || row.priority > MAX_PRIORITY) {
-    return `priority ${row.priority} is not an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
-  }
-  if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
-    return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
-  }
-  const bytes = jsonByteLength(payload);
-  if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
-  return null;
 }
 
 // src/lib/maintenance.ts

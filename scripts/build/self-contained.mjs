@@ -29,6 +29,7 @@ export const PB_RUNTIME_GLOBALS = [
 /** Exist only while a 0.22 hooks file loads: usable at its top level, never inside a handler. */
 export const PB_LOADER_ONLY_GLOBALS = [
   "routerAdd", "routerUse", "routerPre", "cronAdd", "cronRemove", "migrate", "onModelBeforeCreate",
+  "onRecordBeforeRequestEmailChangeRequest", "onRecordBeforeRequestPasswordResetRequest", "onRecordBeforeRequestVerificationRequest",
 ];
 
 /**
@@ -55,9 +56,13 @@ export const PB_MODERN_RUNTIME_GLOBALS = [
 
 /**
  * Exist only while a 0.23+ hooks file loads (routerAdd, routerUse, cronAdd and
- * the on* hooks: this bundle registers onRecordCreate); `migrate` only in migrations.
+ * the on* hooks: this bundle registers onRecordCreate and the account request
+ * hooks); `migrate` only in migrations.
  */
-export const PB_MODERN_LOADER_ONLY_GLOBALS = ["routerAdd", "routerUse", "cronAdd", "migrate", "onRecordCreate"];
+export const PB_MODERN_LOADER_ONLY_GLOBALS = [
+  "routerAdd", "routerUse", "cronAdd", "migrate", "onRecordCreate",
+  "onRecordRequestEmailChangeRequest", "onRecordRequestPasswordResetRequest", "onRecordRequestVerificationRequest",
+];
 
 /**
  * The globals of each hooks API pb-fleet builds a bundle for (esbuild.config.mjs's `api`).
@@ -77,7 +82,9 @@ export const JS_BUILTINS = vm
   .filter((name) => !GOJA_LACKS.includes(name));
 
 /** The top-level calls a bundle may make: each registers handlers (the record create hooks of either API among them). */
-const REGISTRARS = new Set(["routerAdd", "routerUse", "routerPre", "cronAdd", "onModelBeforeCreate", "onRecordCreate"]);
+const REGISTRARS = new Set([
+  ...[...PB_LOADER_ONLY_GLOBALS, ...PB_MODERN_LOADER_ONLY_GLOBALS].filter((name) => name !== "migrate" && name !== "cronRemove"),
+]);
 
 function isFunctionNode(node) {
   return node.type === "ArrowFunctionExpression" || node.type === "FunctionExpression";

@@ -15,7 +15,7 @@ import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import { dueTimeOnCreate, queueOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.22.js";
-import { WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
+import { ACCOUNT_REQUEST_REFUSED, WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
 import { answerRequest, JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
 import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields, workerAuth } from "./runtime.js";
 import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
@@ -166,4 +166,13 @@ export function stampDueTime(e: core.ModelEvent): void {
   if (runAt !== null) rec.set("run_at", runAt);
   const queue = queueOnCreate(rec.getString("queue"));
   if (queue !== null) rec.set("queue", queue);
+}
+
+/**
+ * PocketBase's own email change, password reset and verification requests of
+ * a fleet_workers record (the bundle registers this for them): refused with a
+ * 403, before PocketBase sends any mail.
+ */
+export function refuseAccountRequest(): void {
+  throw new ForbiddenError(ACCOUNT_REQUEST_REFUSED);
 }

@@ -14,7 +14,7 @@ import type { JobBatch, JobPatch, JobRow, JobUpdate } from "../lib/job-row.js";
 import { dueTimeOnCreate, queueOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.23.js";
-import { authorize, WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
+import { ACCOUNT_REQUEST_REFUSED, authorize, WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
 import { answerRequest, JOBS_COLLECTION, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
 import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields, workerAuth } from "./runtime.js";
 import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
@@ -179,4 +179,13 @@ export function stampDueTime(e: core.RecordEvent): void {
   const queue = queueOnCreate(e.record!.getString("queue"));
   if (queue !== null) e.record!.set("queue", queue);
   e.next();
+}
+
+/**
+ * PocketBase's own email change, password reset and verification requests of
+ * a fleet_workers record (the bundle registers this for them): refused with a
+ * 403, before PocketBase sends any mail.
+ */
+export function refuseAccountRequest(): void {
+  throw new ForbiddenError(ACCOUNT_REQUEST_REFUSED);
 }

@@ -4,8 +4,8 @@
  * items are written in one transaction.
  */
 import { json, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
-import { enqueueJobs } from "../lib/enqueue.js";
-import { enqueueRefusal } from "../lib/identity.js";
+import { enqueueJobs, uniqueKeyAcrossQueues } from "../lib/enqueue.js";
+import { enqueueRefusal, isRestricted, mayTakeQueue } from "../lib/identity.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 import type { EnqueueResponse } from "../lib/types.js";
 import { validateEnqueueRequest } from "../lib/validate.js";
@@ -13,10 +13,15 @@ import { validateEnqueueRequest } from "../lib/validate.js";
 export function handleEnqueue(req: FleetRequest): Reply {
   const valid = validateEnqueueRequest(req.body(), Date.now());
   if (!valid.ok) return json(400, { error: valid.error });
-  const refused = enqueueRefusal(req.caller, valid.value.map((item) => item.queue));
+  const caller = req.caller;
+  const refused = enqueueRefusal(caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
-  const jobs = updateJobs((batch) => enqueueJobs(batch, valid.value));
-  if (jobs === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer: EnqueueResponse = { jobs };
+  const outcome = updateJobs((batch) => {
+    const hidden = isRestricted(caller) ? uniqueKeyAcrossQueues(batch, valid.value, (queue) => mayTakeQueue(caller, queue)) : null;
+    return hidden !== null ? { refused: hidden } : { jobs: enqueueJobs(batch, valid.value) };
+  });
+  if (outcome === null) return json(503, { error: TRANSACTION_FAILED });
+  if ("refused" in outcome) return json(403, { error: outcome.refused });
+  const answer: EnqueueResponse = { jobs: outcome.jobs };
   return json(200, answer);
 }

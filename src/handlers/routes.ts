@@ -5,7 +5,7 @@
  * function alone into its own closure. Every route takes an admin token; the
  * worker routes take a worker identity's token too (src/lib/identity.ts).
  */
-import type { RouteAccess } from "../lib/identity.js";
+import { WORKERS_COLLECTION, type RouteAccess } from "../lib/identity.js";
 
 export interface RouteEntry {
   method: "GET" | "POST";
@@ -54,6 +54,14 @@ export interface JobCreateHookEntry {
 export const JOB_CREATE_HOOKS: readonly JobCreateHookEntry[] = [
   { module: "job-created", handler: "stampDueTime" },
 ];
+
+/**
+ * What PocketBase's own email change, password reset and verification
+ * requests of a fleet_workers record run instead (each bundle registers it
+ * with its API's request hooks): a refusal. An identity that put its own
+ * address on its record could reset a password an admin has just rotated.
+ */
+export const WORKER_ACCOUNT_HOOK = { module: "worker-account", handler: "refuseAccountRequest", collection: WORKERS_COLLECTION } as const;
 
 export const CRONS: readonly CronEntry[] = [
   { id: "pb-fleet-sweeper", module: "sweep", schedule: "sweeperScheduleAtLoad", job: "runScheduledSweep" },

@@ -9,6 +9,7 @@
 import { isQueueName, MAX_CLAIM_QUEUES, storedQueueName } from "./queue-names.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import type { WhereClause } from "./queries.js";
+import { SCHEDULE_KEY_PREFIX } from "./schedules.js";
 import type { ClaimDecision } from "./transitions.js";
 
 export const WORKERS_COLLECTION = "fleet_workers";
@@ -68,6 +69,9 @@ export const WORKER_DISABLED = {
 export const ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, " +
   "complete, and enqueue when its can_enqueue is on";
 export const ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+export const ACCOUNT_REQUEST_REFUSED =
+  "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; " +
+  "an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 export const QUEUES_UNREADABLE =
   `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: ` +
   "an admin must correct it (nothing was written)";
@@ -151,10 +155,26 @@ export function claimQueues(caller: Caller, asked: readonly string[] | null): { 
   return { queues: asked };
 }
 
-/** The 403's message for an enqueue into a queue the identity does not take (its items are all or nothing). */
-export function enqueueRefusal(caller: Caller, queues: readonly string[]): string | null {
-  for (const queue of queues) if (!mayTakeQueue(caller, queue)) return queueRefusal(queue);
+/**
+ * The 403's message for an identity's enqueue (its items are all or nothing):
+ * an item of a queue it does not take, or with a uniqueKey of the server's
+ * own (a schedule's: taking one would stop that scheduled job).
+ */
+export function enqueueRefusal(caller: Caller, items: readonly { queue: string; uniqueKey: string }[]): string | null {
+  if (caller.kind === "admin") return null;
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index] as { queue: string; uniqueKey: string };
+    if (!mayTakeQueue(caller, item.queue)) return queueRefusal(item.queue);
+    if (item.uniqueKey.slice(0, SCHEDULE_KEY_PREFIX.length) === SCHEDULE_KEY_PREFIX) {
+      return `jobs[${index}]: a uniqueKey beginning "${SCHEDULE_KEY_PREFIX}" is the server's own (its schedules'): pick another`;
+    }
+  }
   return null;
+}
+
+/** Whether an identity's enqueue must be checked for unique keys held across its queues (uniqueKeyAcrossQueues). */
+export function isRestricted(caller: Caller): boolean {
+  return caller.kind === "worker" && caller.queues.length > 0;
 }
 
 function queueRefusal(queue: string): string {

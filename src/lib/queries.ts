@@ -172,11 +172,13 @@ export function firstInClaimOrder<T extends Candidate>(candidates: T[], limit: n
  */
 export function liveUniqueKeyQuery(uniqueKey: string): WhereClause {
   return {
-    sql: `SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
     params: { uniqueKey },
   };
 }
 export const ID_SHAPE = { id: "" };
+/** liveUniqueKeyQuery's columns: the job holding the key, and its queue as stored. */
+export const LIVE_KEY_SHAPE = { id: "", queue: "" };
 
 /** The partial unique index's condition (the migration creates it with this text). */
 export const LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";

@@ -82,8 +82,11 @@ export function minuteStart(epochMs: number): number {
  * fixed-width part, so a name containing ':' cannot make two keys collide.
  */
 export function scheduleUniqueKey(name: string, minuteMs: number): string {
-  return `pb-fleet-schedule:${name}:${new Date(minuteStart(minuteMs)).toISOString().slice(0, 16)}Z`;
+  return `${SCHEDULE_KEY_PREFIX}${name}:${new Date(minuteStart(minuteMs)).toISOString().slice(0, 16)}Z`;
 }
+
+/** The start of every schedule's unique key: the server's own (a worker identity may not enqueue one). */
+export const SCHEDULE_KEY_PREFIX = "pb-fleet-schedule:";
 
 /** What an enqueueing tick writes to the schedule row, with the job. */
 export interface SchedulePatch {

@@ -175,9 +175,12 @@ describe("worker disable, enable, rotate and revoke", () => {
     expect((await signIn(name, password)).status).toBe(400);
   });
 
-  it("rotate prints a new password; the old password and the old token stop working", async () => {
+  it("rotate prints a new password; the old password and the old token stop working; an email on the record is cleared", async () => {
     const name = uniqueName();
     const { id, password: old } = await created(name);
+    // An address someone put on the record (the one way PocketBase could mail the identity a way back in).
+    expect((await api("PATCH", `${RECORDS}/${id}`, { body: { email: `${name}@example.com` } })).status).toBe(200);
+    expect((await recordNamed(name))["email"]).toBe(`${name}@example.com`);
     const oldToken = (await signIn(name, old)).body.token as string;
     expect((await refresh(oldToken)).status).toBe(200);
 
@@ -192,6 +195,7 @@ describe("worker disable, enable, rotate and revoke", () => {
     const fresh = await signIn(name, secret.password);
     expect(fresh.status).toBe(200);
     expect(fresh.body.record.id).toBe(id);
+    expect((await recordNamed(name))["email"]).toBe("");
   });
 });
 

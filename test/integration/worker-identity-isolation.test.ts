@@ -92,3 +92,23 @@ describe("an identity restricted to queue x", () => {
     expect(admin.body.jobs).toHaveLength(60);
   });
 });
+
+describe("an identity restricted to queue x, enqueueing", () => {
+  it("cannot learn or take a live job of queue y through a uniqueKey, nor take a schedule's key; in x, dedupe works as for anyone", async () => {
+    const x = await createWorkerIdentity({ queues: ["x"], canEnqueue: true });
+    const key = randomKey("shared-key");
+    const [yJob] = await enqueueOk([{ probeKey: randomKey("y-job"), queue: "y", uniqueKey: key }]);
+    const prefix = randomKey("x-enqueue") + "/";
+    const across = await post("/api/fleet/enqueue", { jobs: [{ probeKey: `${prefix}a`, queue: "x" }, { probeKey: `${prefix}b`, queue: "x", uniqueKey: key }] }, { token: x.token });
+    expect(across.status, JSON.stringify(across.body)).toBe(403);
+    expect(JSON.stringify(across.body)).not.toContain(yJob!.id);
+    expect(await listJobsByPrefix(prefix)).toEqual([]);
+    const schedule = await post("/api/fleet/enqueue", { jobs: [{ probeKey: `${prefix}s`, queue: "x", uniqueKey: "pb-fleet-schedule:nightly:2030-01-01T00:00Z" }] }, { token: x.token });
+    expect(schedule.status).toBe(403);
+    // Its own queue's keys dedupe as they do for an admin.
+    const own = randomKey("own-key");
+    const first = await post("/api/fleet/enqueue", { jobs: [{ probeKey: `${prefix}c`, queue: "x", uniqueKey: own }] }, { token: x.token });
+    const again = await post("/api/fleet/enqueue", { jobs: [{ probeKey: `${prefix}d`, queue: "x", uniqueKey: own }] }, { token: x.token });
+    expect(again.body.jobs[0]).toEqual({ id: first.body.jobs[0].id, probeKey: `${prefix}d`, created: false });
+  });
+});

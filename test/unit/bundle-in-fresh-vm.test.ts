@@ -14,15 +14,18 @@ import { HOOKS_BUNDLES } from "../../esbuild.config.mjs";
 import { CRONS, JOB_CREATE_HOOKS, ROUTES } from "../../src/handlers/routes";
 import { LAST_SEEN_FAILED } from "../../src/adapter/contract";
 import {
-  ADMIN_ONLY, ENQUEUE_NOT_ALLOWED, LAST_SEEN_EVERY_MS, QUEUES_UNREADABLE, WORKER_DISABLED, type RouteAccess,
+  ACCOUNT_REQUEST_REFUSED, ADMIN_ONLY, ENQUEUE_NOT_ALLOWED, LAST_SEEN_EVERY_MS, QUEUES_UNREADABLE, WORKER_DISABLED, type RouteAccess,
 } from "../../src/lib/identity";
 import { MAX_ATTEMPTS_ERROR, MAX_REQUEST_BODY_BYTES, REQUEST_TOO_LARGE, TRANSACTION_FAILED } from "../../src/lib/queue";
 import { minuteStart, scheduleUniqueKey } from "../../src/lib/schedules";
 import { STATS_UNAVAILABLE } from "../../src/lib/stats";
 import {
+  accountRequestHooksOf,
   ADMIN_ONLY_ANSWER,
   FAKE_POCKETBASE_0_22,
   FakeDb,
+  FakeForbiddenError,
+  runHookWith,
   pbDate,
   UNPARSEABLE_BODY,
   type CapturedRoute,
@@ -182,6 +185,27 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       }
       expect(db.saves).toBe(0);
       expect(db.row(job.id)).toEqual(job);
+    });
+  });
+
+  describe("PocketBase's account requests of a worker identity", () => {
+    it("registers a refusal for each of email change, password reset and verification, for fleet_workers only", () => {
+      expect(hooks.accountHooks.map((h) => h.registrar)).toEqual([...accountRequestHooksOf(api)]);
+      for (const hook of hooks.accountHooks) {
+        expect(hook.collections, hook.registrar).toEqual(["fleet_workers"]);
+        // A fresh runtime, as PocketBase runs a hook: it throws PocketBase's 403 before any mail.
+        const runtime = fake.pooledRuntime(new FakeDb());
+        let thrown: unknown = null;
+        try {
+          runHookWith(hook, runtime, { record: null, next: () => {
+            throw new Error(`${hook.registrar} went on (e.next())`);
+          } });
+        } catch (err) {
+          thrown = err;
+        }
+        expect(thrown, hook.registrar).toBeInstanceOf(FakeForbiddenError);
+        expect((thrown as Error).message).toBe(ACCOUNT_REQUEST_REFUSED);
+      }
     });
   });
 

@@ -4,6 +4,7 @@
  * same rules through both adapters' serve().
  */
 import { describe, expect, it, vi } from "vitest";
+import { SCHEDULE_KEY_PREFIX, scheduleUniqueKey } from "../../src/lib/schedules";
 import { answerRequest, json, LAST_SEEN_FAILED, type FleetRequest, type IncomingRequest } from "../../src/adapter/contract";
 import { claimAnswer } from "../../src/lib/answers";
 import {
@@ -195,18 +196,29 @@ describe("claimQueues", () => {
 });
 
 describe("enqueueRefusal", () => {
+  const items = (queues: string[], uniqueKey = "") => queues.map((queue) => ({ queue, uniqueKey }));
+
   it("lets an admin, and an identity with no queues, enqueue into any queue", () => {
-    expect(enqueueRefusal(admin, ["a", "b", "default"])).toBeNull();
-    expect(enqueueRefusal(anyQueue, ["a", "b", "default"])).toBeNull();
+    expect(enqueueRefusal(admin, items(["a", "b", "default"]))).toBeNull();
+    expect(enqueueRefusal(anyQueue, items(["a", "b", "default"]))).toBeNull();
   });
 
   it("lets an identity enqueue only into its queues: the first item beyond them refuses the whole call", () => {
-    expect(enqueueRefusal(withDefault, [])).toBeNull();
-    expect(enqueueRefusal(withDefault, ["emails", "default", "emails"])).toBeNull();
-    expect(enqueueRefusal(withDefault, ["emails", "reports", "other"])).toBe(
+    expect(enqueueRefusal(withDefault, items([]))).toBeNull();
+    expect(enqueueRefusal(withDefault, items(["emails", "default", "emails"]))).toBeNull();
+    expect(enqueueRefusal(withDefault, items(["emails", "reports", "other"]))).toBe(
       "queue reports is not among this worker identity's queues (nothing was written)",
     );
-    expect(enqueueRefusal(emailsOnly, ["default"])).toBe("queue default is not among this worker identity's queues (nothing was written)");
+    expect(enqueueRefusal(emailsOnly, items(["default"]))).toBe("queue default is not among this worker identity's queues (nothing was written)");
+  });
+
+  it("refuses an identity a uniqueKey of the server's schedules (taking one would stop that scheduled job); an admin may", () => {
+    const key = scheduleUniqueKey("nightly", Date.UTC(2026, 11, 2, 2, 0));
+    expect(enqueueRefusal(anyQueue, items(["default"], key))).toBe(
+      `jobs[0]: a uniqueKey beginning "${SCHEDULE_KEY_PREFIX}" is the server's own (its schedules'): pick another`,
+    );
+    expect(enqueueRefusal(anyQueue, items(["default"], "nightly-report"))).toBeNull();
+    expect(enqueueRefusal(admin, items(["default"], key))).toBeNull();
   });
 });
 

@@ -197,7 +197,7 @@ describe("named queues in the claim queries (FLOW.md)", () => {
 describe("liveUniqueKeyQuery", () => {
   it("repeats the partial unique index's condition word for word, the key bound", () => {
     const query = liveUniqueKeyQuery("k' OR 1=1");
-    expect(query.sql).toBe(`SELECT id FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`);
+    expect(query.sql).toBe(`SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`);
     expect(query.params).toEqual({ uniqueKey: "k' OR 1=1" });
     expect(LIVE_UNIQUE_KEY_SQL).toBe("unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'");
   });

@@ -26,13 +26,15 @@ routerAdd("POST", "/api/leak", (c) => {
 const route = (body: string) => `routerAdd("GET", "/api/x", (c) => {\n${body}\n}, $apis.requireAdminAuth());\n`;
 
 describe("checkSelfContained", { timeout: 20_000 }, () => {
-  it.each(HOOKS_BUNDLES.map((b) => [b.api, b.output, b.jobCreateHook] as const))("passes the committed %s bundle, with one handler per route, create hook and cron", (api, output, createHook) => {
+  it.each(HOOKS_BUNDLES.map((b) => [b.api, b.output, b.jobCreateHook, b.accountRequestHooks] as const))("passes the committed %s bundle, with one handler per route, create hook, account request hook and cron", (api, output, createHook, accountHooks) => {
     const { violations, handlers } = checkSelfContained(readFileSync(output, "utf8"), api);
     expect(violations).toEqual([]);
     expect(handlers.map((h) => h.name)).toEqual([
       ...ROUTES.map((r) => `routerAdd(${JSON.stringify(r.method)}, ${JSON.stringify(r.path)})`),
       // Each API's own create hook on probe_jobs: onModelBeforeCreate (0.22), onRecordCreate (0.23+).
       ...JOB_CREATE_HOOKS.map(() => `${createHook}("probe_jobs")`),
+      // PocketBase's own account requests of a worker identity, refused (routes.ts WORKER_ACCOUNT_HOOK).
+      ...accountHooks.map((hook: string) => `${hook}("fleet_workers")`),
       ...CRONS.map((c) => `cronAdd(${JSON.stringify(c.id)})`),
     ]);
     for (const h of handlers) {
@@ -118,7 +120,8 @@ describe("checkSelfContained", { timeout: 20_000 }, () => {
 
 // Spawns node and parses 40 kB: allow for a loaded 2-core machine.
 describe("scripts/check-self-contained.mjs", { timeout: 20_000 }, () => {
-  const HANDLERS = ROUTES.length + JOB_CREATE_HOOKS.length + CRONS.length;
+  // Each line registers three account request hooks (esbuild.config.mjs accountRequestHooks).
+  const HANDLERS = ROUTES.length + JOB_CREATE_HOOKS.length + HOOKS_BUNDLES[0]!.accountRequestHooks.length + CRONS.length;
   const dir = mkdtempSync(join(tmpdir(), "pb-fleet-check-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const cli = (file: string) =>

@@ -17,7 +17,9 @@ import {
   FakeDao,
   FakeDb,
   FakeRecord,
+  accountRequestHooksOf,
   fakeAuthRecord,
+  FakeForbiddenError,
   jobCreateHooks,
   loadHooksWith,
   runCronWith,
@@ -154,6 +156,7 @@ export function modernGlobals(db: FakeDb): Record<string, unknown> {
     ...globals,
     $app: new FakeApp(db),
     $apis: { requireSuperuserAuth: () => SUPERUSER_AUTH },
+    ForbiddenError: FakeForbiddenError,
   };
 }
 
@@ -168,7 +171,7 @@ export const FAKE_POCKETBASE_0_23: FakePocketBase = {
       $apis: { requireSuperuserAuth: () => SUPERUSER_AUTH },
       $os: { getenv: (name: string) => env[name] ?? "" },
       $app: new FakeApp(db),
-    }, "onRecordCreate");
+    }, "onRecordCreate", accountRequestHooksOf("0.23"));
   },
   pooledRuntime: (db) => vm.createContext(modernGlobals(db)),
   runRoute(route, db, request = {}, runtime = vm.createContext(modernGlobals(db))) {

@@ -40,6 +40,7 @@ import {
 import { JOB_COUNTS_READY_QUERY, pruneCompletionsStatement } from "../../../src/lib/job-counts";
 import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
+import { HOOKS_BUNDLES } from "../../../esbuild.config.mjs";
 
 const COLLECTION = "probe_jobs";
 
@@ -468,7 +469,7 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
   }
   if (typeof params["uniqueKey"] === "string" && sql === liveUniqueKeyQuery(params["uniqueKey"]).sql) {
     const holder = jobs.find((r) => holdsUniqueKey(r) && r.unique_key === params["uniqueKey"]);
-    return holder ? [{ id: holder.id }] : [];
+    return holder ? [{ id: holder.id, queue: holder.queue }] : [];
   }
   // The counts table is exact by construction (SQLite triggers): here it is the rows themselves.
   if (sql === statsQuery(0, 0).sql) return [answerStats(jobs, params)];
@@ -1121,6 +1122,7 @@ export function pocketBaseGlobals(db: FakeDb): Record<string, unknown> {
   return {
     ...globals,
     $app: { dao: () => appDao, logger, store },
+    ForbiddenError: FakeForbiddenError,
     $apis: {
       requestInfo: (c: FakeContext) => ({ data: c.data }),
       requireAdminAuth: () => ADMIN_AUTH,
@@ -1163,6 +1165,20 @@ export interface LoadedHooks {
   routes: CapturedRoute[];
   crons: CapturedCron[];
   createHooks: CapturedCreateHook[];
+  /** The account request hooks (esbuild.config.mjs accountRequestHooks), with the collections they are for. */
+  accountHooks: CapturedCreateHook[];
+}
+
+/** PocketBase's ForbiddenError (apis.NewForbiddenError), as both hooks APIs construct it. */
+export class FakeForbiddenError extends Error {
+  readonly status = 403;
+}
+
+/** A bundle's account request hook names, as esbuild.config.mjs registers them for its API. */
+export function accountRequestHooksOf(api: string): readonly string[] {
+  const bundle = (HOOKS_BUNDLES as { api: string; accountRequestHooks: string[] }[]).find((b) => b.api === api);
+  if (!bundle) throw new Error(`no hooks bundle for API ${api}`);
+  return bundle.accountRequestHooks;
 }
 
 function sourceText(handler: unknown, what: string): string {
@@ -1178,12 +1194,18 @@ function sourceText(handler: unknown, what: string): string {
  * API's record create hook: the only one its loader defines, so a bundle using
  * the other API's fails to load, as it would on that PocketBase.
  */
-export function loadHooksWith(source: string, loaderGlobals: Record<string, unknown>, createRegistrar: string): LoadedHooks {
+export function loadHooksWith(
+  source: string, loaderGlobals: Record<string, unknown>, createRegistrar: string, accountRegistrars: readonly string[] = [],
+): LoadedHooks {
   const routes: CapturedRoute[] = [];
   const crons: CapturedCron[] = [];
   const createHooks: CapturedCreateHook[] = [];
+  const accountHooks: CapturedCreateHook[] = [];
   const loader = vm.createContext({
     ...loaderGlobals,
+    ...Object.fromEntries(accountRegistrars.map((registrar) => [registrar, (handler: unknown, ...collections: unknown[]) => {
+      accountHooks.push({ registrar, collections: collections.map(String), text: sourceText(handler, registrar) });
+    }])),
     [createRegistrar]: (handler: unknown, ...collections: unknown[]) => {
       createHooks.push({ registrar: createRegistrar, collections: collections.map(String), text: sourceText(handler, createRegistrar) });
     },
@@ -1196,7 +1218,7 @@ export function loadHooksWith(source: string, loaderGlobals: Record<string, unkn
     },
   });
   vm.runInContext(source, loader, { filename: "fleet.pb.js" });
-  return { routes, crons, createHooks };
+  return { routes, crons, createHooks, accountHooks };
 }
 
 /** The create hooks that fire for a probe_jobs record. */
@@ -1264,7 +1286,7 @@ export const FAKE_POCKETBASE_0_22: FakePocketBase = {
       $apis: { requireAdminAuth: () => ADMIN_AUTH },
       $os: { getenv: (name: string) => env[name] ?? "" },
       $app: { logger, store },
-    }, "onModelBeforeCreate");
+    }, "onModelBeforeCreate", accountRequestHooksOf("0.22"));
   },
   pooledRuntime: (db) => vm.createContext(pocketBaseGlobals(db)),
   runRoute(route, db, request = {}, runtime = vm.createContext(pocketBaseGlobals(db))) {
