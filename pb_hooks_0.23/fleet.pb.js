@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim bf18478c8bbb"] || (globalThis["pbFleet POST /api/fleet/claim bf18478c8bbb"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 35924e0f4a5f"] || (globalThis["pbFleet POST /api/fleet/claim 35924e0f4a5f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -452,7 +452,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -785,7 +785,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 67a3d4b28329"] || (globalThis["pbFleet POST /api/fleet/renew 67a3d4b28329"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew ca1509552b96"] || (globalThis["pbFleet POST /api/fleet/renew ca1509552b96"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1166,7 +1166,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -1512,7 +1512,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 5aa29c40af7b"] || (globalThis["pbFleet POST /api/fleet/release 5aa29c40af7b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 437c497eb488"] || (globalThis["pbFleet POST /api/fleet/release 437c497eb488"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1965,7 +1965,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -2330,7 +2330,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 33190e2c32fe"] || (globalThis["pbFleet POST /api/fleet/claim-next 33190e2c32fe"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next ec93d3ccfaea"] || (globalThis["pbFleet POST /api/fleet/claim-next ec93d3ccfaea"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3023,7 +3023,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -3430,7 +3430,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep e7bf4a1b71ab"] || (globalThis["pbFleet POST /api/fleet/sweep e7bf4a1b71ab"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 4880067ade8a"] || (globalThis["pbFleet POST /api/fleet/sweep 4880067ade8a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -3977,7 +3977,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -4321,7 +4321,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 83cea7ea8c6a"] || (globalThis["pbFleet GET /api/fleet/stats 83cea7ea8c6a"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 93ceb0621965"] || (globalThis["pbFleet GET /api/fleet/stats 93ceb0621965"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4714,7 +4714,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -5054,7 +5054,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions a6d9288aa46b"] || (globalThis["pbFleet GET /api/fleet/completions a6d9288aa46b"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 25a5161d2814"] || (globalThis["pbFleet GET /api/fleet/completions 25a5161d2814"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5351,7 +5351,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -5702,7 +5702,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue bb3863bbbe2d"] || (globalThis["pbFleet POST /api/fleet/enqueue bb3863bbbe2d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue f284fb7ced90"] || (globalThis["pbFleet POST /api/fleet/enqueue f284fb7ced90"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6082,7 +6082,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -6520,7 +6520,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 8c6e3d16bc83"] || (globalThis["pbFleet POST /api/fleet/cancel 8c6e3d16bc83"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 19fc9c3d422d"] || (globalThis["pbFleet POST /api/fleet/cancel 19fc9c3d422d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6913,7 +6913,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -7223,7 +7223,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry a96947c9754e"] || (globalThis["pbFleet POST /api/fleet/retry a96947c9754e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry d5375f036f23"] || (globalThis["pbFleet POST /api/fleet/retry d5375f036f23"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7629,7 +7629,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -7943,7 +7943,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 9e0431898c50"] || (globalThis["pbFleet POST /api/fleet/maintenance 9e0431898c50"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 45747195beab"] || (globalThis["pbFleet POST /api/fleet/maintenance 45747195beab"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -8481,7 +8481,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -8947,7 +8947,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 0791500275f6"] || (globalThis["pbFleet POST /api/fleet/heartbeat 0791500275f6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat b5c878475b99"] || (globalThis["pbFleet POST /api/fleet/heartbeat b5c878475b99"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9444,7 +9444,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
@@ -9842,7 +9842,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 51119bcf2cc5"] || (globalThis["pbFleet POST /api/fleet/complete 51119bcf2cc5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 5f7a66e60418"] || (globalThis["pbFleet POST /api/fleet/complete 5f7a66e60418"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -10427,7 +10427,7 @@ function serve(e, handler, access) {
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request.url.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      executeStatement($app.nonconcurrentDB(), statement);
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);

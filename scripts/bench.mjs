@@ -101,6 +101,7 @@ const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--v
   --latest <path>    where to write the Markdown summary (default: bench/LATEST.md for a full run, none for --quick)
   --steadyMinutes <n>  steady phase: minutes of sustained load (default ${DEFAULT_STEADY_MINUTES}; the issue's full run is 60; --quick: 0.5)
   --retainedRows <n>   retained phase: finished rows seeded for the large side (default ${DEFAULT_RETAINED_ROWS.toLocaleString("en-US")}; --quick: 20,000)
+  --identityLimit <n>  identity phase: jobs per claim-next and complete (default 10; a Worker of concurrency 50 claims up to 50)
   --verbose          also show PocketBase's own log lines
 Environment: PB_VERSION (default ${DEFAULT_PB_VERSION}: the version of every other phase), POCKETBASE_BIN (use this binary for them),
 BENCH_BATCHED (JSON merged into the batched phase's shape, e.g. '{"jobs":5000,"processes":2,"workersPerProcess":4}'),
@@ -180,6 +181,7 @@ function parseCli(argv) {
         profile: { type: "boolean", default: false },
         steadyMinutes: { type: "string" },
         retainedRows: { type: "string" },
+        identityLimit: { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -189,6 +191,7 @@ function parseCli(argv) {
       if (values[name] !== undefined && values[name].trim() === "") throw new Error(`--${name} needs ${name === "baseline" ? "a git revision" : "a file path"}`);
     }
     if (values.steadyMinutes !== undefined) values.steadyMinutes = positiveNumber("--steadyMinutes", values.steadyMinutes, { integer: false, min: 0.1, max: 1440 });
+    if (values.identityLimit !== undefined) values.identityLimit = positiveNumber("--identityLimit", values.identityLimit, { integer: true, min: 1, max: 100 });
     if (values.retainedRows !== undefined) values.retainedRows = positiveNumber("--retainedRows", values.retainedRows, { integer: true, min: 1001, max: 100_000_000 });
     if (values.versions !== undefined) values.versions = parseVersions(values.versions);
     if (values.phases !== undefined) values.phases = parsePhases(values.phases);
@@ -499,7 +502,7 @@ async function main() {
     let identity = null;
     if (want("identity")) {
       rss.enter("identity");
-      const id = config.identity;
+      const id = { ...config.identity, ...(cli.identityLimit !== undefined ? { limit: cli.identityLimit } : {}) };
       log(`identity: PocketBase ${lineVersions.join(", ")}, claim-next (limit ${id.limit}) + complete at W=${id.workers.join(",")}, worker token vs admin token, ${id.rounds} rounds`);
       identity = await runIdentityPhase(ctx, queueEnv, id, lineVersions);
     }

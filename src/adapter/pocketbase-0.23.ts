@@ -35,7 +35,9 @@ export function serve(e: core.RequestEvent, handler: RouteHandler, access: Route
     // Not requestInfo().query: requestInfo() throws on a body it cannot parse.
     query: (name) => e.request!.url!.query().get(name),
     execute: (statement) => {
-      executeStatement($app.db(), statement);
+      // The single-connection writer: 0.23.12's db() is the concurrent pool (0.40's routes writes
+      // itself), whose write beside an open transaction made that transaction fail ("database is locked").
+      executeStatement($app.nonconcurrentDB(), statement);
     },
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);

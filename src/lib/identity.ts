@@ -58,7 +58,7 @@ export interface AccessRefusal {
   body: unknown;
 }
 
-/** What anyone but an admin or a worker identity gets, word for word 0.22's `$apis.requireAdminAuth()`. */
+/** What anyone but an admin or a worker identity gets: 0.22's `$apis.requireAdminAuth()` answer, the same members and values. */
 export const NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
 /** A disabled identity's token still verifies: its calls are refused as if it did not. */
 export const WORKER_DISABLED = {

@@ -39,7 +39,8 @@ export class FakeApp {
   readonly #db: FakeDb;
   readonly #dao: FakeDao;
 
-  constructor(db: FakeDb, dao: FakeDao = new FakeDao(db)) {
+  // The app's db() is the concurrent pool on 0.23.12 (0.40 routes writes to the writer itself): refuse writes there, as on 0.22.
+  constructor(db: FakeDb, dao: FakeDao = new FakeDao(db).refuseConcurrentWrites()) {
     this.#db = db;
     this.#dao = dao;
   }
@@ -49,6 +50,9 @@ export class FakeApp {
   }
   db(): ReturnType<FakeDao["db"]> {
     return this.#dao.db();
+  }
+  nonconcurrentDB(): ReturnType<FakeDao["db"]> {
+    return this.#dao.nonconcurrentDB();
   }
   /** PocketBase 0.23+'s own collection cache: no query, so not counted as a look-up. */
   findCachedCollectionByNameOrId(name: string): FakeCollection {

@@ -881,7 +881,7 @@ export class FakeDao {
           },
           execute: () => {
             failing();
-            if (writesRefused) throw new Error("fake PocketBase: a write through 0.22's concurrent pool ($app.dao().db()): use nonconcurrentDB()");
+            if (writesRefused) throw new Error("fake PocketBase: a write through the concurrent pool (0.22's $app.dao().db(), 0.23's $app.db()): use nonconcurrentDB()");
             db.executes++;
             if (db.executes === db.failExecuteNumber) throw new Error("fake PocketBase: database is locked (armed by the test)");
             const changed = executeStatement(sql, params, this.#tables());
