@@ -1724,7 +1724,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 6578a81626ee"] || (globalThis["pbFleet POST /api/fleet/claim-next 6578a81626ee"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 9fa587a05a99"] || (globalThis["pbFleet POST /api/fleet/claim-next 9fa587a05a99"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2091,12 +2091,9 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
-  view.queue = queueOf(row);
+  view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
-}
-function queueOf(row) {
-  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
@@ -4874,7 +4871,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 9460964d51e4"] || (globalThis["pbFleet POST /api/fleet/cancel 9460964d51e4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 6877bbf51c1c"] || (globalThis["pbFleet POST /api/fleet/cancel 6877bbf51c1c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5092,12 +5089,9 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
-  view.queue = queueOf(row);
+  view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
-}
-function queueOf(row) {
-  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
@@ -5375,7 +5369,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 8bff2b98539c"] || (globalThis["pbFleet POST /api/fleet/retry 8bff2b98539c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 180019ec3700"] || (globalThis["pbFleet POST /api/fleet/retry 180019ec3700"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5598,12 +5592,9 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
-  view.queue = queueOf(row);
+  view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
-}
-function queueOf(row) {
-  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts

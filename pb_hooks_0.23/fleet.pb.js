@@ -2330,7 +2330,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next ec93d3ccfaea"] || (globalThis["pbFleet POST /api/fleet/claim-next ec93d3ccfaea"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 0e1d95ae2a36"] || (globalThis["pbFleet POST /api/fleet/claim-next 0e1d95ae2a36"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2697,12 +2697,9 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
-  view.queue = queueOf(row);
+  view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
-}
-function queueOf(row) {
-  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
@@ -6520,7 +6517,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 19fc9c3d422d"] || (globalThis["pbFleet POST /api/fleet/cancel 19fc9c3d422d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel e8513c0b1fb6"] || (globalThis["pbFleet POST /api/fleet/cancel e8513c0b1fb6"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6738,12 +6735,9 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
-  view.queue = queueOf(row);
+  view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
-}
-function queueOf(row) {
-  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts
@@ -7223,7 +7217,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry d5375f036f23"] || (globalThis["pbFleet POST /api/fleet/retry d5375f036f23"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry e533b3cb1719"] || (globalThis["pbFleet POST /api/fleet/retry e533b3cb1719"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7446,12 +7440,9 @@ function queueJobView(row, patch) {
   view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
   view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
   view.unique_key = row.unique_key;
-  view.queue = queueOf(row);
+  view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
   return view;
-}
-function queueOf(row) {
-  return storedQueueName(row.queue);
 }
 
 // src/adapter/runtime.ts

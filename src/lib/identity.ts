@@ -89,7 +89,7 @@ export function authorize(auth: CallerAuth, access: RouteAccess): { caller: Call
   return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
 }
 
-export function forbidden(error: string): AccessRefusal {
+function forbidden(error: string): AccessRefusal {
   return { status: 403, body: { error } };
 }
 

@@ -155,12 +155,7 @@ export function queueJobView(row: JobRow, patch?: JobPatch): QueueJobView {
   view.last_error = p.last_error ?? row.last_error;
   view.dead_lettered_at = p.dead_lettered_at ?? row.dead_lettered_at;
   view.unique_key = row.unique_key;
-  view.queue = queueOf(row);
+  view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== undefined ? p.progress : parseJsonField(row.progress);
   return view;
-}
-
-/** A row's queue (storedQueueName). */
-export function queueOf(row: JobRow): string {
-  return storedQueueName(row.queue);
 }

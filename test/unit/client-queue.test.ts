@@ -9,40 +9,11 @@ import { AUTH_PATHS, FleetClient } from "../../src/client/fleet-client";
 import {
   MAX_ENQUEUE_JOBS, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
 } from "../../src/lib/queue";
+import { fakeFetch, json, NOT_FOUND, type Route } from "./support/route-fetch";
 
-interface Seen {
-  method: string;
-  path: string;
-  body: any;
-}
-type Route = (req: Seen) => Response | Promise<Response>;
-
-function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-}
-
-const NOT_FOUND = { code: 404, message: "The requested resource wasn't found.", data: {} };
 const AUTH = `POST ${AUTH_PATHS.superusers}`;
 const ENQUEUE = "POST /api/fleet/enqueue";
 const RECORDS = "POST /api/collections/probe_jobs/records";
-
-/** A fetch that answers from `routes` ("POST /api/fleet/enqueue" -> handler) and records every request. */
-function fakeFetch(routes: Record<string, Route>) {
-  const seen: Seen[] = [];
-  const fetchImpl = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = new URL(String(input));
-    const req: Seen = {
-      method: init?.method ?? "GET",
-      path: url.pathname,
-      body: typeof init?.body === "string" ? JSON.parse(init.body) : undefined,
-    };
-    seen.push(req);
-    const route = routes[`${req.method} ${req.path}`];
-    return route ? route(req) : json(404, NOT_FOUND);
-  }) as typeof fetch;
-  const of = (key: string) => seen.filter((s) => `${s.method} ${s.path}` === key);
-  return { fetchImpl, seen, of };
-}
 
 function client(fetchImpl: typeof fetch) {
   return new FleetClient({ url: "http://fleet.test", email: "a@x.io", password: "secret123", fetch: fetchImpl });

@@ -8,24 +8,15 @@
 import { describe, expect, it } from "vitest";
 import { FleetAuthError, FleetForbiddenError, FleetHttpError } from "../../src/client/errors";
 import { FleetClient, WORKER_AUTH_PATHS, type FleetClientOptions } from "../../src/client/fleet-client";
+import { NOT_SIGNED_IN } from "../../src/lib/identity";
 import { MAX_CLAIM_QUEUES } from "../../src/lib/queue-names";
+import { fakeFetch, json, type Route } from "./support/route-fetch";
 
-interface Seen {
-  method: string;
-  path: string;
-  auth: string | null;
-  body: any;
-}
-type Route = (req: Seen) => Response;
 
-const json = (status: number, body: unknown) => Response.json(body, { status });
-const NOT_FOUND = { code: 404, message: "The requested resource wasn't found.", data: {} };
 /** What both lines answer a wrong identity or password. */
 const REFUSED = { code: 400, message: "Failed to authenticate.", data: {} };
 /** 0.23+'s answer when the collection's authRule (disabled = false) does not hold. */
 const AUTH_RULE_REFUSED = { code: 403, message: "The request doesn't satisfy the collection requirements to authenticate.", data: {} };
-/** The hooks' answer to a token they do not take. */
-const NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
 
 const SIGN_IN = `POST ${WORKER_AUTH_PATHS.password}`;
 const REFRESH = `POST ${WORKER_AUTH_PATHS.refresh}`;
@@ -37,28 +28,6 @@ const JOB = {
   id: "j1", probe_key: "k", status: "claimed", claimed_by: `${RECORD.id}/a`, lease_expires_at: "2030-01-01 00:00:00.000Z", version: 1,
   queue: "crawl", attempts: 1, max_attempts: 25,
 };
-
-function fakeFetch(routes: Record<string, Route>) {
-  const seen: Seen[] = [];
-  const fetchImpl = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = new URL(String(input));
-    const req: Seen = {
-      method: init?.method ?? "GET",
-      path: url.pathname,
-      auth: new Headers(init?.headers).get("authorization"),
-      body: typeof init?.body === "string" ? JSON.parse(init.body) : undefined,
-    };
-    seen.push(req);
-    const route = routes[`${req.method} ${req.path}`];
-    return route ? route(req) : json(404, NOT_FOUND);
-  }) as typeof fetch;
-  return {
-    fetchImpl,
-    seen,
-    count: (key: string) => seen.filter((s) => `${s.method} ${s.path}` === key).length,
-    sequence: () => seen.map((s) => `${s.method} ${s.path} ${s.auth ?? "-"}`),
-  };
-}
 
 /** A sign-in handing out `tokens` in turn (the last one again once they run out), with `record`. */
 function signIn(tokens: string[], record: Record<string, unknown> = RECORD): Route {
