@@ -5,13 +5,20 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 0c8f6e8a1b61"] || (globalThis["pbFleet POST /api/fleet/claim 0c8f6e8a1b61"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 449582c4cc5b"] || (globalThis["pbFleet POST /api/fleet/claim 449582c4cc5b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `timed out after ${timeoutSeconds} s`;
+}
 
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
@@ -64,6 +71,14 @@ var MAX_JOB_ID_BYTES = 255;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
 }
@@ -81,6 +96,172 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+
+// src/lib/flow.ts
+var FLOW_CLAIMS_TABLE = "probe_flow_claims";
+var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
+var FLOW_COLUMNS = "scope, name, COALESCE(paused, 0) AS paused, COALESCE(concurrency, 0) AS concurrency, COALESCE(rate_limit, 0) AS rate_limit, COALESCE(rate_period, 0) AS rate_period, COALESCE(parked_until, '') AS parked_until";
+function flowRowsQuery(scopes) {
+  const params = {};
+  const terms = scopes.map((s, i) => {
+    params[`s${i}`] = s.scope;
+    params[`n${i}`] = s.name;
+    return `(scope = {:s${i}} AND name = {:n${i}})`;
+  });
+  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
+}
+function scopeTerm(s, params) {
+  params["scopeName"] = s.name;
+  if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
+  return storedQueueName("") === s.name ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+}
+function heldCountQuery(s, nowMs) {
+  const params = { now: formatPbDate(nowMs) };
+  return {
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    params
+  };
+}
+var COUNT_SHAPE = { n: 0 };
+function windowCountQuery(s, nowMs, periodSeconds) {
+  return {
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since} AND at <= {:now}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3, now: nowMs }
+  };
+}
+function recordClaimStatement(s, nowMs, periodSeconds) {
+  return {
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
+    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+  };
+}
+function isParked(row, nowMs) {
+  return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
+}
+function flowGate(batch, nowMs) {
+  const states = {};
+  const loadedIds = {};
+  let withSettings = 0;
+  const count = (query) => {
+    var _a, _b;
+    return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
+  };
+  const stateOf = (s) => {
+    const st = states[keyOf(s)];
+    if (st === void 0) throw new Error(`pb-fleet: flow scope ${s.scope} ${s.name} was not loaded`);
+    return st;
+  };
+  const load = (rows) => {
+    var _a;
+    const missing = [];
+    const seen = {};
+    for (const row of rows) {
+      if (loadedIds[row.id]) continue;
+      loadedIds[row.id] = true;
+      for (const s of scopesOf(row)) {
+        const key = keyOf(s);
+        if (states[key] !== void 0 || seen[key]) continue;
+        seen[key] = true;
+        missing.push(s);
+      }
+    }
+    if (missing.length === 0) return;
+    const found = {};
+    for (const row of batch.queryAll(flowRowsQuery(missing), FLOW_ROW_SHAPE)) found[keyOf({ scope: row.scope, name: row.name })] = row;
+    for (const s of missing) {
+      const row = (_a = found[keyOf(s)]) != null ? _a : null;
+      const state = { row, held: 0, claims: 0 };
+      if (row !== null) withSettings++;
+      if (row !== null && row.concurrency > 0) state.held = count(heldCountQuery(s, nowMs));
+      if (row !== null && row.rate_limit > 0) state.claims = count(windowCountQuery(s, nowMs, row.rate_period));
+      states[keyOf(s)] = state;
+    }
+  };
+  return {
+    load,
+    refusal(row) {
+      load([row]);
+      if (withSettings === 0) return null;
+      const scopes = scopesOf(row);
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && (st.row.paused === 1 || isParked(st.row, nowMs))) return { reason: "paused", scope: s };
+      }
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && st.row.concurrency > 0 && st.held >= st.row.concurrency) return { reason: "concurrency_limit", scope: s };
+      }
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && st.row.rate_limit > 0 && st.claims >= st.row.rate_limit) return { reason: "rate_limit", scope: s };
+      }
+      return null;
+    },
+    claimed(row) {
+      if (withSettings === 0) return;
+      for (const s of scopesOf(row)) {
+        const st = stateOf(s);
+        if (st.row === null) continue;
+        if (st.row.concurrency > 0) st.held++;
+        if (st.row.rate_limit > 0) {
+          st.claims++;
+          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+        }
+      }
+    }
+  };
+}
+function scopesOf(row) {
+  const queue = { scope: "queue", name: storedQueueName(row.queue) };
+  return row.group_key === "" ? [queue] : [queue, { scope: "group", name: row.group_key }];
+}
+function keyOf(s) {
+  return `${s.scope}\0${s.name}`;
+}
+function deadlineMs(row) {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+}
+function startByPassed(row, nowMs) {
+  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+}
+
 // src/lib/transitions.ts
 function isHeldStatus(status) {
   return status === "claimed" || status === "running";
@@ -92,33 +273,61 @@ function isClaimable(row, nowMs) {
   return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
 }
 var REFERENCE_STEAL = { kind: "reference" };
-function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL) {
+function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL, flow) {
   if (!isClaimable(row, nowMs)) {
     const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
     return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
   }
+  const steal = isHeldStatus(row.status);
+  if (steal && isPastDeadline(row, nowMs)) return { kind: "timed_out", patch: timeoutPatch(row, nowMs) };
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
   }
-  const steal = isHeldStatus(row.status);
   const countsOrphans = steal && stealRule.kind === "count_orphans";
   if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
     return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
   }
+  if (startByPassed(row, nowMs)) return { kind: "refused", reason: "start_by_passed" };
+  const held = flow === void 0 ? null : flow(row);
+  if (held !== null) return { kind: "refused", reason: held };
+  const claimedAt = formatPbDate(nowMs);
   const patch = {
     status: "claimed",
     claimed_by: workerId,
-    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
+    lease_expires_at: leaseEnd(nowMs, leaseSeconds, deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: claimedAt })),
     lease_token: newLeaseToken2(),
     // only for a winner: most claimers of a contended job lose
     version: row.version + 1,
-    // Re-stamped on a steal: queue latency is measured to the last claim.
-    claimed_at: formatPbDate(nowMs),
+    // Re-stamped on a steal: queue latency is measured to the last claim, and a timeout's deadline from it.
+    claimed_at: claimedAt,
     attempts: row.attempts + 1
   };
   if (steal) patch.reclaim_count = row.reclaim_count + 1;
   if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
   return { kind: "win", patch, steal };
+}
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function timeoutPatch(row, nowMs) {
+  const error = timedOutError(row.timeout_seconds);
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  patch.last_error = error;
+  return patch;
+}
+function backToPendingPatch(row, runAt) {
+  return {
+    status: "pending",
+    run_at: runAt,
+    claimed_by: "",
+    lease_token: "",
+    // A pending row must not look held until then.
+    lease_expires_at: "",
+    progress: null,
+    version: row.version + 1
+  };
 }
 function deadLetterPatch(row, nowMs, error) {
   const now = formatPbDate(nowMs);
@@ -156,8 +365,9 @@ function giveUpPatch(row, nowMs) {
     version: row.version + 1
   };
 }
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+function leaseEnd(nowMs, leaseSeconds, deadline) {
+  const end = nowMs + clampLeaseSeconds(leaseSeconds) * 1e3;
+  return formatPbDate(deadline === null ? end : Math.min(end, deadline));
 }
 
 // src/lib/identity.ts
@@ -273,7 +483,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -282,7 +495,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -416,16 +630,31 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
-function updateJobIn(store, jobId, decide, patchOf) {
+function updateJobsIn(store, work) {
   return inTransaction(store, (tx) => {
-    const found = store.find(tx, jobByIdWhere(jobId), ["id ASC"], 1)[0];
-    if (found === void 0) return null;
-    const row = store.rowOf(found);
-    const decision = decide(row, Date.now());
-    const patch = patchOf(decision);
-    if (patch !== null) store.write(tx, found, patch);
-    return { row, decision };
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
+    }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -498,8 +727,8 @@ var STORE = {
   forget: forgetCollections,
   logError
 };
-function updateJob(jobId, decide, patchOf) {
-  return updateJobIn(STORE, jobId, decide, patchOf);
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function cachedCollection(name, nowMs) {
@@ -528,49 +757,33 @@ function claimAnswer(outcome) {
   return { claimed: true, job: jobView(row, decision.patch), leaseToken: (_a = decision.patch.lease_token) != null ? _a : "" };
 }
 function claimPatch(decision) {
-  return decision.kind === "win" || decision.kind === "give_up" ? decision.patch : null;
+  return decision.kind === "win" || decision.kind === "give_up" || decision.kind === "timed_out" ? decision.patch : null;
 }
 
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+// src/lib/claim-by-id.ts
+function claimById(batch, req, nowMs, newLeaseToken2, mayTake) {
+  const row = batch.find(jobByIdWhere(req.jobId), ["id ASC"], 1)[0];
+  if (row === void 0) return null;
+  const refused = mayTake(row.queue);
+  if (refused !== null) return { row, decision: refused };
+  const gate = flowGate(batch, nowMs);
+  const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken2, void 0, (r) => {
+    var _a, _b;
+    return (_b = (_a = gate.refusal(r)) == null ? void 0 : _a.reason) != null ? _b : null;
+  });
+  if (decision.kind === "win") gate.claimed(row);
+  const patch = claimPatch(decision);
+  if (patch !== null) batch.write(row, patch);
+  return { row, decision };
 }
 
 // src/handlers/claim.ts
 function handleClaim(req) {
   const valid = validateClaimRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
-  const { jobId, workerId, leaseSeconds } = valid.value;
-  const refused = workerIdRefusal(req.caller, workerId);
+  const refused = workerIdRefusal(req.caller, valid.value.workerId);
   if (refused !== null) return json(403, { error: refused });
-  const outcome = updateJob(jobId, (row, now) => mayTakeQueue(req.caller, row.queue) ? decideClaim(row, workerId, leaseSeconds, now, newLeaseToken) : QUEUE_NOT_ALLOWED, claimPatch);
+  const outcome = updateJobs((batch, now) => claimById(batch, valid.value, now, newLeaseToken, (queue) => mayTakeQueue(req.caller, queue) ? null : QUEUE_NOT_ALLOWED));
   return json(200, claimAnswer(outcome));
 }
 
@@ -583,13 +796,17 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew a97b3e263b78"] || (globalThis["pbFleet POST /api/fleet/renew a97b3e263b78"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew d09c00c951e9"] || (globalThis["pbFleet POST /api/fleet/renew d09c00c951e9"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
@@ -657,6 +874,73 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateRenewRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
+  const progress = absentIfNull(asBody(data)["progress"]);
+  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
+    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
+  }
+  const { jobId, workerId, leaseSeconds } = ids.value;
+  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
+}
+
+// src/lib/flow.ts
+function deadlineMs(row) {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+}
+
 // src/lib/transitions.ts
 function isHeldStatus(status) {
   return status === "claimed" || status === "running";
@@ -665,19 +949,26 @@ function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
 }
 function decideRenew(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+  if (!isHeldStatus(row.status)) return REFUSED_RENEW;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return REFUSED_RENEW;
+  if (isPastDeadline(row, nowMs)) return { kind: "refused", reason: "timed_out" };
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return REFUSED_RENEW;
   const patch = {
     status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds, deadlineMs(row)),
     version: row.version + 1
   };
   if (req.progress !== void 0) patch.progress = req.progress;
-  return patch;
+  return { kind: "renew", patch };
 }
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+var REFUSED_RENEW = { kind: "refused" };
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function leaseEnd(nowMs, leaseSeconds, deadline) {
+  const end = nowMs + clampLeaseSeconds(leaseSeconds) * 1e3;
+  return formatPbDate(deadline === null ? end : Math.min(end, deadline));
 }
 
 // src/lib/identity.ts
@@ -788,7 +1079,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -797,7 +1091,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -1029,64 +1324,13 @@ function forgetCollections() {
 
 // src/lib/answers.ts
 function renewAnswer(outcome) {
-  if (outcome === null || outcome.decision === null) return { renewed: false };
-  return { renewed: true, job: jobView(outcome.row, outcome.decision) };
+  if (outcome === null) return { renewed: false };
+  const { row, decision } = outcome;
+  if (decision.kind === "refused") return decision.reason === void 0 ? { renewed: false } : { renewed: false, reason: decision.reason };
+  return { renewed: true, job: jobView(row, decision.patch) };
 }
-
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-function validateRenewRequest(data) {
-  const ids = validateClaimRequest(data);
-  if (!ids.ok) return ids;
-  const lease = readLeaseToken(data);
-  if (lease.error !== void 0) return fail(lease.error);
-  const leaseToken = lease.token;
-  const progress = absentIfNull(asBody(data)["progress"]);
-  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
-    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
-  }
-  const { jobId, workerId, leaseSeconds } = ids.value;
-  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
-function readLeaseToken(data) {
-  const token = asBody(data)["leaseToken"];
-  if (token === void 0) return { token: void 0 };
-  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
-  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
-  return tooLong === null ? { token } : { error: tooLong };
+function renewPatch(decision) {
+  return decision.kind === "renew" ? decision.patch : null;
 }
 
 // src/handlers/renew.ts
@@ -1095,7 +1339,7 @@ function handleRenew(req) {
   if (!valid.ok) return json(400, { error: valid.error });
   const refused = workerIdRefusal(req.caller, valid.value.workerId);
   if (refused !== null) return json(403, { error: refused });
-  const outcome = updateJob(valid.value.jobId, (row, now) => decideRenew(row, valid.value, now), (patch) => patch);
+  const outcome = updateJob(valid.value.jobId, (row, now) => decideRenew(row, valid.value, now), renewPatch);
   return json(200, renewAnswer(outcome));
 }
 
@@ -1108,13 +1352,18 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 8f7fbaeee8ce"] || (globalThis["pbFleet POST /api/fleet/release 8f7fbaeee8ce"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release cce2c731fa06"] || (globalThis["pbFleet POST /api/fleet/release cce2c731fa06"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -1144,8 +1393,12 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -1188,6 +1441,111 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateReleaseRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const target = asBody(data)["status"];
+  if (!target) return fail("status is required (done|failed|pending)");
+  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
+  const result = absentIfNull(asBody(data)["result"]);
+  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
+    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
+  }
+  const error = absentIfNull(asBody(data)["error"]);
+  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
+  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
+    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
+  }
+  const rateLimitedFor = absentIfNull(asBody(data)["rateLimitedFor"]);
+  if (rateLimitedFor !== void 0) {
+    if (target !== "retry") return fail("rateLimitedFor is only for status retry");
+    if (typeof rateLimitedFor !== "number" || !(rateLimitedFor >= 1) || rateLimitedFor > MAX_RATE_LIMITED_FOR_SECONDS) {
+      return fail(`rateLimitedFor must be a number from 1 to ${MAX_RATE_LIMITED_FOR_SECONDS}`);
+    }
+  }
+  return {
+    ok: true,
+    value: {
+      jobId: ids.value.jobId,
+      workerId: ids.value.workerId,
+      target,
+      leaseToken,
+      result,
+      error,
+      rateLimitedFor
+    }
+  };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
+}
+function isReleaseTarget(value) {
+  return RELEASE_TARGETS.indexOf(value) !== -1;
+}
+
+// src/lib/flow.ts
+function parkScopeOf(row) {
+  return row.group_key === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: row.group_key };
+}
+var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
+function parkStatement(s, untilMs, nowMs) {
+  const until = formatPbDate(untilMs);
+  return {
+    sql: `INSERT INTO probe_flow (id, scope, name, parked_until, created, updated) VALUES (${NEW_ID_SQL}, {:scope}, {:name}, {:until}, {:stamp}, {:stamp}) ON CONFLICT (scope, name) DO UPDATE SET parked_until = MAX(COALESCE(parked_until, ''), excluded.parked_until), updated = excluded.updated`,
+    params: { scope: s.scope, name: s.name, until, stamp: formatPbDate(nowMs) }
+  };
+}
+function parkFor(batch, row, seconds, nowMs) {
+  batch.execute(parkStatement(parkScopeOf(row), nowMs + Math.round(seconds * 1e3), nowMs));
+}
+
 // src/lib/transitions.ts
 function isHeldStatus(status) {
   return status === "claimed" || status === "running";
@@ -1212,6 +1570,9 @@ function decideRelease(row, req, nowMs) {
     return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
   }
   if (!live) return refused("refused_not_holder");
+  if (req.target === "retry" && req.rateLimitedFor !== void 0) {
+    return { kind: "release", patch: withOutcome(rateLimitedPatch(row, nowMs, req.rateLimitedFor), req), park: req.rateLimitedFor };
+  }
   if (req.target === "retry") return { kind: "release", patch: withOutcome(retryPatch(row, nowMs, req), req) };
   return {
     kind: "release",
@@ -1234,14 +1595,25 @@ function retryPatch(row, nowMs, req) {
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return deadLetterPatch(row, nowMs, req.error !== void 0 ? req.error : MAX_ATTEMPTS_ERROR);
   }
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, (_a = req.jitter) != null ? _a : 0)));
+  patch.consecutive_orphan_count = 0;
+  return patch;
+}
+function rateLimitedPatch(row, nowMs, seconds) {
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1e3)));
+  patch.attempts = Math.max(0, row.attempts - 1);
+  patch.consecutive_orphan_count = 0;
+  if (row.start_by !== "") patch.start_by = "";
+  return patch;
+}
+function backToPendingPatch(row, runAt) {
   return {
     status: "pending",
-    run_at: formatPbDate(nowMs + retryBackoffMs(row.attempts, (_a = req.jitter) != null ? _a : 0)),
+    run_at: runAt,
     claimed_by: "",
     lease_token: "",
-    // The lease was live: a pending row must not look held until then.
+    // A pending row must not look held until then.
     lease_expires_at: "",
-    consecutive_orphan_count: 0,
     progress: null,
     version: row.version + 1
   };
@@ -1382,7 +1754,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1391,7 +1766,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -1513,9 +1889,6 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
-// src/lib/types.ts
-var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
-
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -1525,16 +1898,31 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
-function updateJobIn(store, jobId, decide, patchOf) {
+function updateJobsIn(store, work) {
   return inTransaction(store, (tx) => {
-    const found = store.find(tx, jobByIdWhere(jobId), ["id ASC"], 1)[0];
-    if (found === void 0) return null;
-    const row = store.rowOf(found);
-    const decision = decide(row, Date.now());
-    const patch = patchOf(decision);
-    if (patch !== null) store.write(tx, found, patch);
-    return { row, decision };
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
+    }, Date.now());
   });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
 }
 function inTransaction(store, fn) {
   const result = { value: null };
@@ -1607,8 +1995,8 @@ var STORE = {
   forget: forgetCollections,
   logError
 };
-function updateJob(jobId, decide, patchOf) {
-  return updateJobIn(STORE, jobId, decide, patchOf);
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
 function cachedCollection(name, nowMs) {
@@ -1634,84 +2022,26 @@ function releasePatch(decision) {
   return decision.kind === "release" ? decision.patch : null;
 }
 
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-function validateReleaseRequest(data) {
-  const ids = validateClaimRequest(data);
-  if (!ids.ok) return ids;
-  const target = asBody(data)["status"];
-  if (!target) return fail("status is required (done|failed|pending)");
-  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
-  const lease = readLeaseToken(data);
-  if (lease.error !== void 0) return fail(lease.error);
-  const leaseToken = lease.token;
-  const result = absentIfNull(asBody(data)["result"]);
-  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
-    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
-  }
-  const error = absentIfNull(asBody(data)["error"]);
-  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
-  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
-    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
-  }
-  return {
-    ok: true,
-    value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken, result, error }
-  };
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
-function readLeaseToken(data) {
-  const token = asBody(data)["leaseToken"];
-  if (token === void 0) return { token: void 0 };
-  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
-  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
-  return tooLong === null ? { token } : { error: tooLong };
-}
-function isReleaseTarget(value) {
-  return RELEASE_TARGETS.indexOf(value) !== -1;
+// src/lib/release-by-id.ts
+function releaseById(batch, jobId, release, nowMs) {
+  const row = batch.find(jobByIdWhere(jobId), ["id ASC"], 1)[0];
+  if (row === void 0) return null;
+  const decision = decideRelease(row, release, nowMs);
+  const patch = releasePatch(decision);
+  if (patch !== null) batch.write(row, patch);
+  if (decision.kind === "release" && decision.park !== void 0) parkFor(batch, row, decision.park, nowMs);
+  return { row, decision };
 }
 
 // src/handlers/release.ts
 function handleRelease(req) {
   const valid = validateReleaseRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
-  const { jobId, workerId, target, leaseToken, result, error } = valid.value;
+  const { jobId, workerId, target, leaseToken, result, error, rateLimitedFor } = valid.value;
   const refused2 = workerIdRefusal(req.caller, workerId);
   if (refused2 !== null) return json(403, { error: refused2 });
-  const release = { workerId, target, leaseToken, result, error, jitter: Math.random() };
-  const outcome = updateJob(jobId, (row, now) => decideRelease(row, release, now), releasePatch);
+  const release = { workerId, target, leaseToken, result, error, jitter: Math.random(), rateLimitedFor };
+  const outcome = updateJobs((batch, now) => releaseById(batch, jobId, release, now));
   return json(200, releaseAnswer(outcome));
 }
 
@@ -1724,7 +2054,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 9fa587a05a99"] || (globalThis["pbFleet POST /api/fleet/claim-next 9fa587a05a99"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 29831319ebdd"] || (globalThis["pbFleet POST /api/fleet/claim-next 29831319ebdd"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -1780,6 +2110,13 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `timed out after ${timeoutSeconds} s`;
+}
+
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
 var MIN_LEASE_SECONDS = 1;
@@ -1831,6 +2168,14 @@ var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
 }
@@ -1848,6 +2193,213 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+var MAX_CLAIM_NEXT_LIMIT = 100;
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+var INVALID = null;
+function validateClaimNextRequest(data) {
+  const body = asBody(data);
+  const { workerId, limit } = body;
+  if (!workerId) return fail("workerId is required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  if (limit !== void 0 && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
+    return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
+  }
+  const probeKeyPrefix = readPrefix(data);
+  if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(probeKeyPrefix);
+  if (badPrefix !== null) return fail(badPrefix);
+  const queues = readClaimQueues(body["queue"]);
+  if (typeof queues === "string") return fail(queues);
+  return {
+    ok: true,
+    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix, queues }
+  };
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function readClaimQueues(value) {
+  if (value === void 0 || value === null) return null;
+  const names = Array.isArray(value) ? value : [value];
+  if (names.length < 1 || names.length > MAX_CLAIM_QUEUES) return `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
+  for (const name of names) if (!isQueueName(name)) return `queue must be a queue name or an array of them (${QUEUE_NAME_RULE})`;
+  return names.filter((name, i) => names.indexOf(name) === i);
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
+var PREFIX_ERROR = "probeKeyPrefix must be a string";
+function readPrefix(data) {
+  const prefix = asBody(data)["probeKeyPrefix"];
+  if (prefix === void 0) return "";
+  return typeof prefix === "string" ? prefix : INVALID;
+}
+
+// src/lib/flow.ts
+var FLOW_CLAIMS_TABLE = "probe_flow_claims";
+var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
+var FLOW_COLUMNS = "scope, name, COALESCE(paused, 0) AS paused, COALESCE(concurrency, 0) AS concurrency, COALESCE(rate_limit, 0) AS rate_limit, COALESCE(rate_period, 0) AS rate_period, COALESCE(parked_until, '') AS parked_until";
+function flowRowsQuery(scopes) {
+  const params = {};
+  const terms = scopes.map((s, i) => {
+    params[`s${i}`] = s.scope;
+    params[`n${i}`] = s.name;
+    return `(scope = {:s${i}} AND name = {:n${i}})`;
+  });
+  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
+}
+function stoppedScopesQuery(nowMs, limit) {
+  return {
+    sql: "SELECT scope, name FROM (SELECT scope, name FROM probe_flow WHERE paused = 1 LIMIT {:limit}) UNION SELECT scope, name FROM (SELECT scope, name FROM probe_flow WHERE parked_until != '' AND parked_until > {:now} LIMIT {:limit})",
+    params: { now: formatPbDate(nowMs), limit }
+  };
+}
+var SCOPE_SHAPE = { scope: "", name: "" };
+var STOPPED_SCOPES_LIMIT = 500;
+function scopeTerm(s, params) {
+  params["scopeName"] = s.name;
+  if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
+  return storedQueueName("") === s.name ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+}
+function heldCountQuery(s, nowMs) {
+  const params = { now: formatPbDate(nowMs) };
+  return {
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    params
+  };
+}
+var COUNT_SHAPE = { n: 0 };
+var STARTABLE_SQL = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
+function windowCountQuery(s, nowMs, periodSeconds) {
+  return {
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since} AND at <= {:now}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3, now: nowMs }
+  };
+}
+function recordClaimStatement(s, nowMs, periodSeconds) {
+  return {
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
+    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+  };
+}
+function isParked(row, nowMs) {
+  return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
+}
+function flowGate(batch, nowMs) {
+  const states = {};
+  const loadedIds = {};
+  let withSettings = 0;
+  const count = (query) => {
+    var _a, _b;
+    return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
+  };
+  const stateOf = (s) => {
+    const st = states[keyOf(s)];
+    if (st === void 0) throw new Error(`pb-fleet: flow scope ${s.scope} ${s.name} was not loaded`);
+    return st;
+  };
+  const load = (rows) => {
+    var _a;
+    const missing = [];
+    const seen = {};
+    for (const row of rows) {
+      if (loadedIds[row.id]) continue;
+      loadedIds[row.id] = true;
+      for (const s of scopesOf(row)) {
+        const key = keyOf(s);
+        if (states[key] !== void 0 || seen[key]) continue;
+        seen[key] = true;
+        missing.push(s);
+      }
+    }
+    if (missing.length === 0) return;
+    const found = {};
+    for (const row of batch.queryAll(flowRowsQuery(missing), FLOW_ROW_SHAPE)) found[keyOf({ scope: row.scope, name: row.name })] = row;
+    for (const s of missing) {
+      const row = (_a = found[keyOf(s)]) != null ? _a : null;
+      const state = { row, held: 0, claims: 0 };
+      if (row !== null) withSettings++;
+      if (row !== null && row.concurrency > 0) state.held = count(heldCountQuery(s, nowMs));
+      if (row !== null && row.rate_limit > 0) state.claims = count(windowCountQuery(s, nowMs, row.rate_period));
+      states[keyOf(s)] = state;
+    }
+  };
+  return {
+    load,
+    refusal(row) {
+      load([row]);
+      if (withSettings === 0) return null;
+      const scopes = scopesOf(row);
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && (st.row.paused === 1 || isParked(st.row, nowMs))) return { reason: "paused", scope: s };
+      }
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && st.row.concurrency > 0 && st.held >= st.row.concurrency) return { reason: "concurrency_limit", scope: s };
+      }
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && st.row.rate_limit > 0 && st.claims >= st.row.rate_limit) return { reason: "rate_limit", scope: s };
+      }
+      return null;
+    },
+    claimed(row) {
+      if (withSettings === 0) return;
+      for (const s of scopesOf(row)) {
+        const st = stateOf(s);
+        if (st.row === null) continue;
+        if (st.row.concurrency > 0) st.held++;
+        if (st.row.rate_limit > 0) {
+          st.claims++;
+          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+        }
+      }
+    }
+  };
+}
+function scopesOf(row) {
+  const queue = { scope: "queue", name: storedQueueName(row.queue) };
+  return row.group_key === "" ? [queue] : [queue, { scope: "group", name: row.group_key }];
+}
+function keyOf(s) {
+  return `${s.scope}\0${s.name}`;
+}
+function nextQueueQuery(after) {
+  return after === null ? { sql: "SELECT queue AS name FROM probe_jobs ORDER BY queue LIMIT 1", params: {} } : { sql: "SELECT queue AS name FROM probe_jobs WHERE queue > {:after} ORDER BY queue LIMIT 1", params: { after } };
+}
+var NAME_SHAPE = { name: "" };
+function deadlineMs(row) {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+}
+function startByPassed(row, nowMs) {
+  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+}
+
 // src/lib/transitions.ts
 function isHeldStatus(status) {
   return status === "claimed" || status === "running";
@@ -1859,33 +2411,61 @@ function isClaimable(row, nowMs) {
   return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
 }
 var REFERENCE_STEAL = { kind: "reference" };
-function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL) {
+function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL, flow) {
   if (!isClaimable(row, nowMs)) {
     const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
     return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
   }
+  const steal = isHeldStatus(row.status);
+  if (steal && isPastDeadline(row, nowMs)) return { kind: "timed_out", patch: timeoutPatch(row, nowMs) };
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
   }
-  const steal = isHeldStatus(row.status);
   const countsOrphans = steal && stealRule.kind === "count_orphans";
   if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
     return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
   }
+  if (startByPassed(row, nowMs)) return { kind: "refused", reason: "start_by_passed" };
+  const held = flow === void 0 ? null : flow(row);
+  if (held !== null) return { kind: "refused", reason: held };
+  const claimedAt = formatPbDate(nowMs);
   const patch = {
     status: "claimed",
     claimed_by: workerId,
-    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
+    lease_expires_at: leaseEnd(nowMs, leaseSeconds, deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: claimedAt })),
     lease_token: newLeaseToken2(),
     // only for a winner: most claimers of a contended job lose
     version: row.version + 1,
-    // Re-stamped on a steal: queue latency is measured to the last claim.
-    claimed_at: formatPbDate(nowMs),
+    // Re-stamped on a steal: queue latency is measured to the last claim, and a timeout's deadline from it.
+    claimed_at: claimedAt,
     attempts: row.attempts + 1
   };
   if (steal) patch.reclaim_count = row.reclaim_count + 1;
   if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
   return { kind: "win", patch, steal };
+}
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function timeoutPatch(row, nowMs) {
+  const error = timedOutError(row.timeout_seconds);
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  patch.last_error = error;
+  return patch;
+}
+function backToPendingPatch(row, runAt) {
+  return {
+    status: "pending",
+    run_at: runAt,
+    claimed_by: "",
+    lease_token: "",
+    // A pending row must not look held until then.
+    lease_expires_at: "",
+    progress: null,
+    version: row.version + 1
+  };
 }
 function deadLetterPatch(row, nowMs, error) {
   const now = formatPbDate(nowMs);
@@ -1923,8 +2503,9 @@ function giveUpPatch(row, nowMs) {
     version: row.version + 1
   };
 }
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+function leaseEnd(nowMs, leaseSeconds, deadline) {
+  const end = nowMs + clampLeaseSeconds(leaseSeconds) * 1e3;
+  return formatPbDate(deadline === null ? end : Math.min(end, deadline));
 }
 
 // src/lib/identity.ts
@@ -2048,7 +2629,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2057,7 +2641,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -2080,7 +2665,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d;
+  var _a, _b, _c, _d, _e, _f;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -2093,6 +2678,10 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  view.group_key = row.group_key;
+  view.timeout_seconds = row.timeout_seconds;
+  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
 
@@ -2167,7 +2756,8 @@ var PATCH_TEXT = [
   "lease_token",
   "run_at",
   "last_error",
-  "dead_lettered_at"
+  "dead_lettered_at",
+  "start_by"
 ];
 var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
 var PATCH_JSON = ["result", "progress"];
@@ -2279,14 +2869,33 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
-function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter", queue) {
+function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter", queue, held = NONE_HELD) {
   const params = { priority, now: formatPbDate(nowMs) };
   return withPrefix(
-    `${queueTerm(queue, params)}status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
+    `${queueTerm(queue, params)}status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")} AND ${STARTABLE_SQL}${heldBackTerms(held, params)}`,
     params,
     probeKeyPrefix,
     use
   );
+}
+var NONE_HELD = { queues: [], groups: [] };
+function heldBackTerms(held, params) {
+  let terms = "";
+  if (held.queues.length > 0) {
+    const names = storedQueueValues(held.queues).map((queue, i) => {
+      params[`heldQueue${i}`] = queue;
+      return `{:heldQueue${i}}`;
+    });
+    terms += ` AND queue NOT IN (${names.join(", ")})`;
+  }
+  if (held.groups.length > 0) {
+    const names = held.groups.map((group, i) => {
+      params[`heldGroup${i}`] = group;
+      return `{:heldGroup${i}}`;
+    });
+    terms += ` AND group_key NOT IN (${names.join(", ")})`;
+  }
+  return terms;
 }
 function queueTerm(queue, params) {
   if (queue === void 0) return "";
@@ -2321,14 +2930,14 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
-  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
   const names = storedQueueValues(queues).map((queue, i) => {
     params[`queue${i}`] = queue;
     return `{:queue${i}}`;
   });
-  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
 function compareClaimOrder(a, b) {
   if (a.priority !== b.priority) return b.priority - a.priority;
@@ -2479,44 +3088,85 @@ function forgetCollections() {
 
 // src/lib/claim-next.ts
 var CLAIM_NEXT_ROUNDS = 4;
+var MAX_HELD_BACK_ROUNDS = 64;
+var MAX_CANDIDATES = 500;
 function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   const claimed = [];
   const stealRule = { kind: "count_orphans", cap: orphanCap2 };
-  for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
-    const want = req.limit - claimed.length;
+  const gate = flowGate(batch, nowMs);
+  const held = { queues: [], groups: [] };
+  for (const s of batch.queryAll(stoppedScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) {
+    (s.scope === "queue" ? held.queues : held.groups).push(s.name);
+  }
+  let queues = req.queues === null ? held.queues.length === 0 ? null : otherQueues(batch, held.queues) : req.queues;
+  if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
+  let rounds = 0;
+  for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_HELD_BACK_ROUNDS && claimed.length < req.limit; pass++) {
+    if (queues !== null && queues.length === 0) break;
+    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + held.queues.length + held.groups.length);
+    const except = queues === null ? held : { queues: [], groups: held.groups };
     const candidates = firstInClaimOrder(
-      duePendingOf(batch, nowMs, req.probeKeyPrefix, want, req.queues).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, req.queues), CLAIM_ORDER, want)),
+      duePendingOf(batch, nowMs, req.probeKeyPrefix, want, queues, except).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, queues, except), CLAIM_ORDER, want)),
       want
     );
-    let gaveUp = 0;
+    gate.load(candidates);
+    let gaveUp = false;
+    let heldBack = false;
     for (const row of candidates) {
-      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken2, stealRule);
+      if (claimed.length >= req.limit) break;
+      const heldBy = { scope: null };
+      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken2, stealRule, (r) => {
+        const refusal = gate.refusal(r);
+        heldBy.scope = refusal === null ? null : refusal.scope;
+        return refusal === null ? null : refusal.reason;
+      });
       if (decision.kind === "win") {
         batch.write(row, decision.patch);
+        gate.claimed(row);
         claimed.push({ row, patch: decision.patch });
-      } else if (decision.kind === "give_up") {
+      } else if (decision.kind === "give_up" || decision.kind === "timed_out") {
         batch.write(row, decision.patch);
-        gaveUp++;
+        gaveUp = true;
+      } else if (heldBy.scope !== null) {
+        const scope = heldBy.scope;
+        const list = scope.scope === "queue" ? held.queues : held.groups;
+        if (list.indexOf(scope.name) === -1) list.push(scope.name);
+        if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
+        heldBack = true;
       }
     }
-    if (gaveUp === 0) break;
+    if (gaveUp) rounds++;
+    else if (!heldBack) break;
   }
   return claimed;
 }
-function duePendingOf(batch, nowMs, probeKeyPrefix, want, queues) {
-  if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want);
+function otherQueues(batch, heldQueues) {
+  const names = [];
+  let after = null;
+  for (let i = 0; i <= MAX_CLAIM_QUEUES + heldQueues.length + 1; i++) {
+    const next = batch.queryOne(nextQueueQuery(after), NAME_SHAPE);
+    if (next === null) return names;
+    after = next.name;
+    const name = storedQueueName(next.name);
+    if (heldQueues.indexOf(name) === -1 && names.indexOf(name) === -1) names.push(name);
+    if (names.length > MAX_CLAIM_QUEUES) return null;
+  }
+  return null;
+}
+function duePendingOf(batch, nowMs, probeKeyPrefix, want, queues, except) {
+  if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want, void 0, except);
   const rows = [];
   for (const queue of storedQueueValues(queues)) {
-    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue)) rows.push(row);
+    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue, except)) rows.push(row);
   }
   return rows;
 }
-function duePending(batch, nowMs, probeKeyPrefix, want, queue) {
+function duePending(batch, nowMs, probeKeyPrefix, want, queue, except = NONE_HELD) {
   const use = prefixUse(batch, probeKeyPrefix);
   const rows = [];
   let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use, queue), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue), LEVEL_ORDER, want - rows.length);
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except), LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
     level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);
@@ -2527,66 +3177,6 @@ function prefixUse(batch, probeKeyPrefix) {
   if (probeKeyPrefix === "") return "filter";
   const family = batch.queryOne(familyProbeQuery(probeKeyPrefix), FAMILY_PROBE_SHAPE);
   return family !== null && family.n < FAMILY_PROBE_LIMIT ? "range" : "filter";
-}
-
-// src/lib/validate.ts
-var MAX_CLAIM_NEXT_LIMIT = 100;
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-var INVALID = null;
-function validateClaimNextRequest(data) {
-  const body = asBody(data);
-  const { workerId, limit } = body;
-  if (!workerId) return fail("workerId is required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  if (limit !== void 0 && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
-    return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
-  }
-  const probeKeyPrefix = readPrefix(data);
-  if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
-  const badPrefix = prefixError(probeKeyPrefix);
-  if (badPrefix !== null) return fail(badPrefix);
-  const queues = readClaimQueues(body["queue"]);
-  if (typeof queues === "string") return fail(queues);
-  return {
-    ok: true,
-    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix, queues }
-  };
-}
-var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
-function readClaimQueues(value) {
-  if (value === void 0 || value === null) return null;
-  const names = Array.isArray(value) ? value : [value];
-  if (names.length < 1 || names.length > MAX_CLAIM_QUEUES) return `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
-  for (const name of names) if (!isQueueName(name)) return `queue must be a queue name or an array of them (${QUEUE_NAME_RULE})`;
-  return names.filter((name, i) => names.indexOf(name) === i);
-}
-function prefixError(prefix) {
-  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
-}
-var PREFIX_ERROR = "probeKeyPrefix must be a string";
-function readPrefix(data) {
-  const prefix = asBody(data)["probeKeyPrefix"];
-  if (prefix === void 0) return "";
-  return typeof prefix === "string" ? prefix : INVALID;
 }
 
 // src/handlers/claim-next.ts
@@ -2619,7 +3209,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 264f308d617d"] || (globalThis["pbFleet POST /api/fleet/sweep 264f308d617d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 2a894f9735e2"] || (globalThis["pbFleet POST /api/fleet/sweep 2a894f9735e2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -2654,6 +3244,13 @@ var SWEEP_BATCH = 500;
 function orphanCap(getenv2) {
   const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `timed out after ${timeoutSeconds} s`;
 }
 
 // src/lib/lease.ts
@@ -2696,6 +3293,14 @@ var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
 }
@@ -2713,6 +3318,45 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+var INVALID = null;
+function validateSweepRequest(data) {
+  const prefix = readPrefix(data);
+  if (prefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(prefix);
+  return badPrefix !== null ? fail(badPrefix) : { ok: true, value: { probeKeyPrefix: prefix } };
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
+var PREFIX_ERROR = "probeKeyPrefix must be a string";
+function readPrefix(data) {
+  const prefix = asBody(data)["probeKeyPrefix"];
+  if (prefix === void 0) return "";
+  return typeof prefix === "string" ? prefix : INVALID;
+}
+
+// src/lib/flow.ts
+function deadlineMs(row) {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+}
+
 // src/lib/transitions.ts
 function isHeldStatus(status) {
   return status === "claimed" || status === "running";
@@ -2722,6 +3366,29 @@ function isDue(row, nowMs) {
 }
 function isClaimable(row, nowMs) {
   return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
+}
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function timeoutPatch(row, nowMs) {
+  const error = timedOutError(row.timeout_seconds);
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  patch.last_error = error;
+  return patch;
+}
+function backToPendingPatch(row, runAt) {
+  return {
+    status: "pending",
+    run_at: runAt,
+    claimed_by: "",
+    lease_token: "",
+    // A pending row must not look held until then.
+    lease_expires_at: "",
+    progress: null,
+    version: row.version + 1
+  };
 }
 function deadLetterPatch(row, nowMs, error) {
   const now = formatPbDate(nowMs);
@@ -2873,7 +3540,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2882,7 +3552,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -2965,7 +3636,8 @@ var PATCH_TEXT = [
   "lease_token",
   "run_at",
   "last_error",
-  "dead_lettered_at"
+  "dead_lettered_at",
+  "start_by"
 ];
 var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
 var PATCH_JSON = ["result", "progress"];
@@ -3077,20 +3749,39 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
+var NONE_HELD = { queues: [], groups: [] };
+function heldBackTerms(held, params) {
+  let terms = "";
+  if (held.queues.length > 0) {
+    const names = storedQueueValues(held.queues).map((queue, i) => {
+      params[`heldQueue${i}`] = queue;
+      return `{:heldQueue${i}}`;
+    });
+    terms += ` AND queue NOT IN (${names.join(", ")})`;
+  }
+  if (held.groups.length > 0) {
+    const names = held.groups.map((group, i) => {
+      params[`heldGroup${i}`] = group;
+      return `{:heldGroup${i}}`;
+    });
+    terms += ` AND group_key NOT IN (${names.join(", ")})`;
+  }
+  return terms;
+}
 function storedQueueValues(queues) {
   return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
-  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
   const names = storedQueueValues(queues).map((queue, i) => {
     params[`queue${i}`] = queue;
     return `{:queue${i}}`;
   });
-  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -3232,6 +3923,7 @@ function forgetCollections() {
 // src/lib/sweep.ts
 function decideSweep(row, nowMs, cap) {
   if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
+  if (isPastDeadline(row, nowMs)) return { kind: "timed_out", patch: timeoutPatch(row, nowMs) };
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
   }
@@ -3240,16 +3932,17 @@ function decideSweep(row, nowMs, cap) {
 }
 function sweepExpired(batch, nowMs, cap, probeKeyPrefix, limit) {
   var _a;
-  const answer = { requeued: 0, gaveUp: 0, jobs: [] };
+  const answer = { requeued: 0, gaveUp: 0, timedOut: 0, jobs: [] };
   for (const row of batch.find(expiredLeaseWhere(nowMs, probeKeyPrefix), SWEEP_ORDER, limit)) {
     const decision = decideSweep(row, nowMs, cap);
     if (decision.kind === "skip") continue;
     batch.write(row, decision.patch);
     if (decision.kind === "requeue") answer.requeued++;
+    else if (decision.kind === "timed_out") answer.timedOut++;
     else answer.gaveUp++;
     answer.jobs.push({
       id: row.id,
-      outcome: decision.kind === "requeue" ? "requeued" : "gave_up",
+      outcome: decision.kind === "requeue" ? "requeued" : decision.kind === "timed_out" ? "timed_out" : "gave_up",
       claimedBy: row.claimed_by,
       consecutiveOrphanCount: (_a = decision.patch.consecutive_orphan_count) != null ? _a : row.consecutive_orphan_count
     });
@@ -3257,34 +3950,6 @@ function sweepExpired(batch, nowMs, cap, probeKeyPrefix, limit) {
   return answer;
 }
 var SWEEP_ORDER = ["lease_expires_at ASC"];
-
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-var INVALID = null;
-function validateSweepRequest(data) {
-  const prefix = readPrefix(data);
-  if (prefix === INVALID) return fail(PREFIX_ERROR);
-  const badPrefix = prefixError(prefix);
-  return badPrefix !== null ? fail(badPrefix) : { ok: true, value: { probeKeyPrefix: prefix } };
-}
-function prefixError(prefix) {
-  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
-}
-var PREFIX_ERROR = "probeKeyPrefix must be a string";
-function readPrefix(data) {
-  const prefix = asBody(data)["probeKeyPrefix"];
-  if (prefix === void 0) return "";
-  return typeof prefix === "string" ? prefix : INVALID;
-}
 
 // src/handlers/sweep.ts
 function sweep(probeKeyPrefix) {
@@ -3295,7 +3960,7 @@ function handleSweep(req) {
   var _a;
   const valid = validateSweepRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
-  const empty = { requeued: 0, gaveUp: 0, jobs: [] };
+  const empty = { requeued: 0, gaveUp: 0, timedOut: 0, jobs: [] };
   return json(200, (_a = sweep(valid.value.probeKeyPrefix)) != null ? _a : empty);
 }
 
@@ -3308,7 +3973,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 1d8a33bee960"] || (globalThis["pbFleet GET /api/fleet/stats 1d8a33bee960"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 2a2e1407edd6"] || (globalThis["pbFleet GET /api/fleet/stats 2a2e1407edd6"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -3340,6 +4005,10 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -3365,6 +4034,7 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 var MAX_CLAIM_QUEUES = 16;
 function isQueueName(value) {
@@ -3387,6 +4057,20 @@ function utf8ByteLength(text) {
   const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
   const surrogateUnits = wide.length - threeByte;
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/types.ts
+var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
 // src/lib/identity.ts
@@ -3488,7 +4172,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3497,7 +4184,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/adapter/runtime.ts
@@ -3520,8 +4208,21 @@ function workerAuth(rec, hasField) {
     lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+function readAllOrNull(db, query, shape) {
+  try {
+    return readAll(db, query, shape);
+  } catch (err) {
+    logError(QUERY_FAILED, err);
+    return null;
+  }
 }
 function readOne(db, query, shape) {
   const row = new DynamicModel(shape);
@@ -3603,9 +4304,6 @@ function countsSum(condition) {
   return `COALESCE((SELECT SUM(n) FROM ${JOB_COUNTS_TABLE} WHERE ${condition}), 0)`;
 }
 
-// src/lib/types.ts
-var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
-
 // src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
@@ -3629,6 +4327,24 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
+function queueInTerm(queue, params) {
+  const names = storedQueueValues([queue]).map((value, i) => {
+    params[`statsQueue${i}`] = value;
+    return `{:statsQueue${i}}`;
+  });
+  return `queue IN (${names.join(", ")})`;
+}
+function liveCountsByQueueQuery(limit) {
+  return {
+    sql: "SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE status IN ('pending', 'claimed', 'running') GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}",
+    params: { defaultQueue: DEFAULT_QUEUE, limit }
+  };
+}
+var LIVE_COUNT_SHAPE = { queue: "", status: "", n: 0 };
+var MAX_QUEUE_GAUGE_ROWS = 1500;
+function storedQueueValues(queues) {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
+}
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
@@ -3652,9 +4368,11 @@ FROM (SELECT COALESCE(SUM(run_at > {:now}), 0) AS scheduled,
   };
 }
 var ORPHANED_SQL = "consecutive_orphan_count > 0";
-function statsScanQuery(nowMs, orphanCap2, probeKeyPrefix) {
+function statsScanQuery(nowMs, orphanCap2, probeKeyPrefix, queue = null) {
   const statuses = JOB_STATUSES.map((status) => `'${status}'`).join(", ");
-  const scope = probeKeyPrefix === "" ? { sql: "1 = 1", params: { now: formatPbDate(nowMs), cap: orphanCap2 } } : withPrefix(`status IN (${statuses})`, { now: formatPbDate(nowMs), cap: orphanCap2 }, probeKeyPrefix);
+  const params = { now: formatPbDate(nowMs), cap: orphanCap2 };
+  const inQueue = queue === null ? "" : `${queueInTerm(queue, params)} AND `;
+  const scope = probeKeyPrefix === "" && queue === null ? { sql: "1 = 1", params } : withPrefix(`${inQueue}status IN (${statuses})`, params, probeKeyPrefix, queue === null ? "range" : "filter");
   const statusCounts = JOB_STATUSES.map((status) => `COALESCE(SUM(status = '${status}'), 0) AS ${status}`).join(",\n  ");
   return {
     sql: `SELECT
@@ -3716,14 +4434,8 @@ function callerAuth(c) {
 function queryOne(query, shape) {
   return readOne($app.dao().db(), query, shape);
 }
-
-// src/lib/validate.ts
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function prefixError(prefix) {
-  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+function queryAll(query, shape) {
+  return readAllOrNull($app.dao().db(), query, shape);
 }
 
 // src/lib/stats.ts
@@ -3749,7 +4461,7 @@ function parseStatsFormat(raw) {
   if (raw === "" || raw === "json") return "json";
   return raw === "prometheus" ? "prometheus" : null;
 }
-function formatPrometheus(stats) {
+function formatPrometheus(stats, byQueue = []) {
   const lines = [];
   const gauge = (name, help, samples) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
@@ -3760,6 +4472,13 @@ function formatPrometheus(stats) {
     "Jobs in probe_jobs by status.",
     JOB_STATUSES.map((s) => [`{status="${s}"}`, stats.counts[s]])
   );
+  if (byQueue.length > 0) {
+    gauge(
+      "pb_fleet_queue_jobs",
+      "Unfinished jobs (pending, claimed, running) by queue and status.",
+      byQueue.map((c) => [`{queue="${escapeLabel(c.queue)}",status="${escapeLabel(c.status)}"}`, c.n])
+    );
+  }
   gauge("pb_fleet_scheduled_jobs", "Pending jobs not yet due.", [["", stats.scheduled]]);
   gauge("pb_fleet_retrying_jobs", "Pending jobs that have been tried before.", [["", stats.retrying]]);
   gauge(
@@ -3805,14 +4524,19 @@ function handleStats(req) {
   const prefix = req.query("probeKeyPrefix");
   const badPrefix = prefixError(prefix);
   if (badPrefix !== null) return json(400, { error: badPrefix });
+  const queue = req.query("queue");
+  if (queue !== "" && !isQueueName(queue)) return json(400, { error: "queue must be a queue name" });
   const now = Date.now();
   const cap = orphanCap(getenv);
-  let row = prefix === "" ? queryOne(statsQuery(now, cap), STATS_ROW_SHAPE) : null;
-  if (row === null || row.counts_ready !== 1) row = queryOne(statsScanQuery(now, cap, prefix), STATS_ROW_SHAPE);
+  let row = prefix === "" && queue === "" ? queryOne(statsQuery(now, cap), STATS_ROW_SHAPE) : null;
+  if (row === null || row.counts_ready !== 1) row = queryOne(statsScanQuery(now, cap, prefix, queue === "" ? null : queue), STATS_ROW_SHAPE);
   if (row === null) return json(503, { error: STATS_UNAVAILABLE });
   const sweeper = decodeSweeperState(storeGet(SWEEPER_STATE_KEY), sweepSchedule(getenv));
   const stats = buildStats(row, now, cap, sweeper);
-  return format === "prometheus" ? { status: 200, text: formatPrometheus(stats) } : json(200, stats);
+  if (format !== "prometheus") return json(200, stats);
+  const byQueue = prefix === "" && queue === "" ? queryAll(liveCountsByQueueQuery(MAX_QUEUE_GAUGE_ROWS), LIVE_COUNT_SHAPE) : [];
+  if (byQueue === null) return json(503, { error: STATS_UNAVAILABLE });
+  return { status: 200, text: formatPrometheus(stats, byQueue) };
 }
 
 // entry.ts
@@ -3824,9 +4548,13 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 3abce07588f2"] || (globalThis["pbFleet GET /api/fleet/completions 3abce07588f2"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 3a793a96a611"] || (globalThis["pbFleet GET /api/fleet/completions 3a793a96a611"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -3875,6 +4603,19 @@ function utf8ByteLength(text) {
   const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
   const surrogateUnits = wide.length - threeByte;
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
 // src/lib/identity.ts
@@ -3976,7 +4717,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3985,7 +4729,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/adapter/runtime.ts
@@ -4222,15 +4967,6 @@ function buildCompletions(row, window, nowMs) {
 }
 var COMPLETIONS_UNAVAILABLE = "completions are unavailable right now: the database read failed (details are in PocketBase's log)";
 
-// src/lib/validate.ts
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function prefixError(prefix) {
-  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
-}
-
 // src/handlers/completions.ts
 function handleCompletions(req) {
   const params = parseCompletionsParams(req.query("windowSeconds"), req.query("bucketSeconds"));
@@ -4255,10 +4991,26 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 4c09e5804697"] || (globalThis["pbFleet POST /api/fleet/enqueue 4c09e5804697"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 97a82b428b22"] || (globalThis["pbFleet POST /api/fleet/enqueue 97a82b428b22"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_TIMEOUT_SECONDS = 86400;
+var MAX_START_WITHIN_SECONDS = 2592e3;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -4324,6 +5076,127 @@ function utf8ByteLength(text) {
   const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
   const surrogateUnits = wide.length - threeByte;
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function validateEnqueueRequest(data, nowMs) {
+  const jobs = asBody(data)["jobs"];
+  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
+    return fail(`jobs must be an array of 1 to ${MAX_ENQUEUE_JOBS} jobs`);
+  }
+  const items = [];
+  for (let i = 0; i < jobs.length; i++) {
+    const item = validateEnqueueItem(jobs[i], nowMs);
+    if (typeof item === "string") return fail(`jobs[${i}]: ${item}`);
+    items.push(item);
+  }
+  return { ok: true, value: items };
+}
+function validateEnqueueItem(data, nowMs) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return "must be an object";
+  const item = data;
+  const { probeKey } = item;
+  if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
+  const badProbeKey = tooLongError("probeKey", probeKey, MAX_PROBE_KEY_BYTES);
+  if (badProbeKey !== null) return badProbeKey;
+  const payload = absentIfNull(item["payload"]);
+  if (payload !== void 0 && jsonLongerThan(payload, MAX_PAYLOAD_BYTES)) {
+    return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
+  }
+  const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
+  if (runAt.error !== void 0) return runAt.error;
+  const priority = absentIfNull(item["priority"]);
+  if (priority !== void 0 && !isIntegerIn(priority, MIN_PRIORITY, MAX_PRIORITY)) {
+    return `priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  const maxAttempts = absentIfNull(item["maxAttempts"]);
+  if (maxAttempts !== void 0 && !isIntegerIn(maxAttempts, 0, MAX_MAX_ATTEMPTS)) {
+    return `maxAttempts must be an integer from 0 to ${MAX_MAX_ATTEMPTS} (0: no cap)`;
+  }
+  const uniqueKey = absentIfNull(item["uniqueKey"]);
+  if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
+  const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
+  if (badUniqueKey !== null) return badUniqueKey;
+  const queue = absentIfNull(item["queue"]);
+  if (queue !== void 0 && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
+  const group = absentIfNull(item["group"]);
+  if (group !== void 0 && group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE}), or "" for none`;
+  const timeoutSeconds = absentIfNull(item["timeoutSeconds"]);
+  if (timeoutSeconds !== void 0 && !isIntegerIn(timeoutSeconds, 1, MAX_TIMEOUT_SECONDS)) {
+    return `timeoutSeconds must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`;
+  }
+  const startWithin = absentIfNull(item["startWithinSeconds"]);
+  if (startWithin !== void 0 && !isIntegerIn(startWithin, 1, MAX_START_WITHIN_SECONDS)) {
+    return `startWithinSeconds must be an integer from 1 to ${MAX_START_WITHIN_SECONDS}`;
+  }
+  const runAtMs = parsePbDate(runAt.value);
+  return {
+    probeKey,
+    queue: queue === void 0 ? DEFAULT_QUEUE : queue,
+    groupKey: typeof group === "string" ? group : "",
+    timeoutSeconds: timeoutSeconds === void 0 ? 0 : timeoutSeconds,
+    startBy: startWithin === void 0 ? "" : formatPbDate(runAtMs + startWithin * 1e3),
+    payload: payload === void 0 ? null : payload,
+    runAt: runAt.value,
+    priority: priority === void 0 ? 0 : priority,
+    maxAttempts: maxAttempts === void 0 ? DEFAULT_MAX_ATTEMPTS : maxAttempts,
+    uniqueKey: uniqueKey === void 0 ? "" : uniqueKey
+  };
+}
+function isIntegerIn(value, min, max) {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+function readRunAt(runAt, delaySeconds, nowMs) {
+  if (runAt !== void 0 && delaySeconds !== void 0) return { value: "", error: "give runAt or delaySeconds, not both" };
+  if (delaySeconds !== void 0) {
+    if (typeof delaySeconds !== "number" || !(delaySeconds >= 0) || delaySeconds > MAX_DELAY_SECONDS) {
+      return { value: "", error: `delaySeconds must be a number from 0 to ${MAX_DELAY_SECONDS}` };
+    }
+    return { value: formatPbDate(nowMs + Math.round(delaySeconds * 1e3)) };
+  }
+  if (runAt === void 0) return { value: formatPbDate(nowMs) };
+  const ms = typeof runAt === "string" ? parseZonedInstant(runAt) : null;
+  if (ms === null) {
+    return {
+      value: "",
+      error: "runAt must be an ISO-8601 time with a zone (like 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00) or a PocketBase date (2026-12-01 09:30:00.000Z)"
+    };
+  }
+  return { value: formatPbDate(ms) };
+}
+var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+function parseZonedInstant(text) {
+  const m = ZONED_ISO.exec(text);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, sec, frac, zone] = m;
+  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
+  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
+  if (local === null || zone === void 0) return null;
+  if (zone === "Z") return local;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const offH = Number(zone.slice(1, 3));
+  const offM = Number(zone.slice(4, 6));
+  if (offH > 23 || offM > 59) return null;
+  const instant = local - sign * (offH * 60 + offM) * 6e4;
+  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
 // src/lib/schedules.ts
@@ -4451,7 +5324,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4460,7 +5336,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/adapter/runtime.ts
@@ -4723,7 +5600,10 @@ function enqueueJobs(batch, items) {
       priority: item.priority,
       max_attempts: item.maxAttempts,
       unique_key: key,
-      enqueue_index: index
+      enqueue_index: index,
+      group_key: item.groupKey,
+      timeout_seconds: item.timeoutSeconds,
+      start_by: item.startBy
     });
     if (key !== "") idByUniqueKey[key] = id;
     answer.push({ id, probeKey: item.probeKey, created: true });
@@ -4740,109 +5620,6 @@ function uniqueKeyAcrossQueues(batch, items, mayTake) {
     }
   }
   return null;
-}
-
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
-function validateEnqueueRequest(data, nowMs) {
-  const jobs = asBody(data)["jobs"];
-  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
-    return fail(`jobs must be an array of 1 to ${MAX_ENQUEUE_JOBS} jobs`);
-  }
-  const items = [];
-  for (let i = 0; i < jobs.length; i++) {
-    const item = validateEnqueueItem(jobs[i], nowMs);
-    if (typeof item === "string") return fail(`jobs[${i}]: ${item}`);
-    items.push(item);
-  }
-  return { ok: true, value: items };
-}
-function validateEnqueueItem(data, nowMs) {
-  if (typeof data !== "object" || data === null || Array.isArray(data)) return "must be an object";
-  const item = data;
-  const { probeKey } = item;
-  if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
-  const badProbeKey = tooLongError("probeKey", probeKey, MAX_PROBE_KEY_BYTES);
-  if (badProbeKey !== null) return badProbeKey;
-  const payload = absentIfNull(item["payload"]);
-  if (payload !== void 0 && jsonLongerThan(payload, MAX_PAYLOAD_BYTES)) {
-    return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
-  }
-  const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
-  if (runAt.error !== void 0) return runAt.error;
-  const priority = absentIfNull(item["priority"]);
-  if (priority !== void 0 && !isIntegerIn(priority, MIN_PRIORITY, MAX_PRIORITY)) {
-    return `priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
-  }
-  const maxAttempts = absentIfNull(item["maxAttempts"]);
-  if (maxAttempts !== void 0 && !isIntegerIn(maxAttempts, 0, MAX_MAX_ATTEMPTS)) {
-    return `maxAttempts must be an integer from 0 to ${MAX_MAX_ATTEMPTS} (0: no cap)`;
-  }
-  const uniqueKey = absentIfNull(item["uniqueKey"]);
-  if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
-  const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
-  if (badUniqueKey !== null) return badUniqueKey;
-  const queue = absentIfNull(item["queue"]);
-  if (queue !== void 0 && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
-  return {
-    probeKey,
-    queue: queue === void 0 ? DEFAULT_QUEUE : queue,
-    payload: payload === void 0 ? null : payload,
-    runAt: runAt.value,
-    priority: priority === void 0 ? 0 : priority,
-    maxAttempts: maxAttempts === void 0 ? DEFAULT_MAX_ATTEMPTS : maxAttempts,
-    uniqueKey: uniqueKey === void 0 ? "" : uniqueKey
-  };
-}
-function isIntegerIn(value, min, max) {
-  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
-}
-function readRunAt(runAt, delaySeconds, nowMs) {
-  if (runAt !== void 0 && delaySeconds !== void 0) return { value: "", error: "give runAt or delaySeconds, not both" };
-  if (delaySeconds !== void 0) {
-    if (typeof delaySeconds !== "number" || !(delaySeconds >= 0) || delaySeconds > MAX_DELAY_SECONDS) {
-      return { value: "", error: `delaySeconds must be a number from 0 to ${MAX_DELAY_SECONDS}` };
-    }
-    return { value: formatPbDate(nowMs + Math.round(delaySeconds * 1e3)) };
-  }
-  if (runAt === void 0) return { value: formatPbDate(nowMs) };
-  const ms = typeof runAt === "string" ? parseZonedInstant(runAt) : null;
-  if (ms === null) {
-    return {
-      value: "",
-      error: "runAt must be an ISO-8601 time with a zone (like 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00) or a PocketBase date (2026-12-01 09:30:00.000Z)"
-    };
-  }
-  return { value: formatPbDate(ms) };
-}
-var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
-function parseZonedInstant(text) {
-  const m = ZONED_ISO.exec(text);
-  if (m === null) return null;
-  const [, y, mo, d, h, mi, sec, frac, zone] = m;
-  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
-  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
-  if (local === null || zone === void 0) return null;
-  if (zone === "Z") return local;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const offH = Number(zone.slice(1, 3));
-  const offM = Number(zone.slice(4, 6));
-  if (offH > 23 || offM > 59) return null;
-  const instant = local - sign * (offH * 60 + offM) * 6e4;
-  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
 // src/handlers/enqueue.ts
@@ -4871,10 +5648,14 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 6877bbf51c1c"] || (globalThis["pbFleet POST /api/fleet/cancel 6877bbf51c1c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 85372b6a5839"] || (globalThis["pbFleet POST /api/fleet/cancel 85372b6a5839"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -4928,6 +5709,36 @@ function utf8ByteLength(text) {
   const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
   const surrogateUnits = wide.length - threeByte;
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function validateJobIdRequest(data) {
+  const { jobId } = asBody(data);
+  if (!jobId) return fail("jobId is required");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
+}
+
+// src/lib/flow.ts
+function deadlineMs(row) {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -5046,7 +5857,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5055,7 +5869,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -5078,7 +5893,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d;
+  var _a, _b, _c, _d, _e, _f;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -5091,6 +5906,10 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  view.group_key = row.group_key;
+  view.timeout_seconds = row.timeout_seconds;
+  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
 
@@ -5333,25 +6152,6 @@ function cancelJob(batch, jobId, nowMs) {
   return { cancelled: true, job: queueJobView(row, patch) };
 }
 
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function validateJobIdRequest(data) {
-  const { jobId } = asBody(data);
-  if (!jobId) return fail("jobId is required");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
-}
-
 // src/handlers/cancel.ts
 function handleCancel(req) {
   const valid = validateJobIdRequest(req.body());
@@ -5369,10 +6169,14 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 180019ec3700"] || (globalThis["pbFleet POST /api/fleet/retry 180019ec3700"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry fe2c7ae95e73"] || (globalThis["pbFleet POST /api/fleet/retry fe2c7ae95e73"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -5428,7 +6232,40 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function validateJobIdRequest(data) {
+  const { jobId } = asBody(data);
+  if (!jobId) return fail("jobId is required");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
+}
+
+// src/lib/flow.ts
+function deadlineMs(row) {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+}
+
 // src/lib/transitions.ts
+function isHeldStatus(status) {
+  return status === "claimed" || status === "running";
+}
 function isRetryable(status) {
   return status === "failed" || status === "cancelled";
 }
@@ -5444,6 +6281,8 @@ function retryJobPatch(row, nowMs) {
     lease_token: "",
     consecutive_orphan_count: 0,
     progress: null,
+    // start_by guards a first start only; a retried job starts afresh.
+    start_by: "",
     version: row.version + 1
   };
 }
@@ -5549,7 +6388,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5558,7 +6400,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -5581,7 +6424,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d;
+  var _a, _b, _c, _d, _e, _f;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -5594,6 +6437,10 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  view.group_key = row.group_key;
+  view.timeout_seconds = row.timeout_seconds;
+  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
 
@@ -5848,25 +6695,6 @@ function retryJob(batch, jobId, nowMs) {
   return { retried: true, job: queueJobView(row, patch) };
 }
 
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function validateJobIdRequest(data) {
-  const { jobId } = asBody(data);
-  if (!jobId) return fail("jobId is required");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
-}
-
 // src/handlers/retry.ts
 function handleRetry(req) {
   const valid = validateJobIdRequest(req.body());
@@ -5884,9 +6712,31 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance a89981457b3b"] || (globalThis["pbFleet POST /api/fleet/maintenance a89981457b3b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 281c11df5d43"] || (globalThis["pbFleet POST /api/fleet/maintenance 281c11df5d43"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 var JOB_EVENTS_RETENTION_BATCH = 500;
 function deleteOldEventsStatement(cutoff, limit) {
@@ -5902,6 +6752,23 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function notStartedByError(startBy) {
+  return `not started by ${startBy}`;
+}
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -5956,9 +6823,46 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/flow.ts
+var FLOW_CLAIMS_TABLE = "probe_flow_claims";
+function deleteExpiredClaimsStatement(nowMs, limit) {
+  return {
+    sql: `DELETE FROM ${FLOW_CLAIMS_TABLE} WHERE rowid IN (SELECT rowid FROM ${FLOW_CLAIMS_TABLE} WHERE expires <= {:now} LIMIT {:limit})`,
+    params: { now: nowMs, limit }
+  };
+}
+var CLAIMS_RETENTION_BATCH = 2e4;
+function deletePassedParksStatement(nowMs, limit) {
+  return {
+    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE parked_until != '' AND parked_until <= {:now} AND scope = 'group' AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
+    params: { now: formatPbDate(nowMs), limit }
+  };
+}
+var PARKS_RETENTION_BATCH = 5e3;
+function startByPassed(row, nowMs) {
+  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+}
+function startByPassedWhere(nowMs) {
+  return { sql: "status = 'pending' AND start_by != '' AND start_by <= {:now} AND attempts = 0", params: { now: formatPbDate(nowMs) } };
+}
+var START_BY_ORDER = ["start_by ASC"];
+var START_BY_BATCH = 500;
+
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
+}
+function notStartedPatch(row, nowMs) {
+  return {
+    status: "failed",
+    finished_at: formatPbDate(nowMs),
+    last_error: notStartedByError(row.start_by),
+    version: row.version + 1
+  };
 }
 
 // src/lib/cron.ts
@@ -6040,7 +6944,7 @@ var SCHEDULES_PER_TICK = 100;
 function enabledSchedulesQuery(minuteMs, limit = SCHEDULES_PER_TICK, afterName = "") {
   return {
     // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
-    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
+    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
     params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) }
   };
 }
@@ -6053,7 +6957,9 @@ var SCHEDULE_COLUMNS_SHAPE = {
   priority: 0,
   max_attempts: 0,
   enabled: false,
-  last_enqueued_for: ""
+  last_enqueued_for: "",
+  queue: "",
+  group_key: ""
 };
 var SCHEDULE_PAGES_PER_TICK = 10;
 function markScheduleStatement(id, patch) {
@@ -6086,8 +6992,10 @@ function decideScheduleTick(row, nowMs) {
     kind: "enqueue",
     item: {
       probeKey: row.probe_key,
-      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
-      queue: DEFAULT_QUEUE,
+      queue: row.queue === "" ? DEFAULT_QUEUE : row.queue,
+      groupKey: row.group_key,
+      timeoutSeconds: 0,
+      startBy: "",
       payload,
       priority: row.priority,
       maxAttempts: row.max_attempts,
@@ -6113,6 +7021,8 @@ function scheduleFieldError(row, payload) {
   if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
     return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
   }
+  if (row.queue !== "" && !isQueueName(row.queue)) return `queue ${JSON.stringify(row.queue)} is not a queue name`;
+  if (row.group_key !== "" && !isGroupName(row.group_key)) return `group_key is not a group name (${GROUP_NAME_RULE})`;
   const bytes = jsonByteLength(payload);
   if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
   return null;
@@ -6219,7 +7129,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6228,8 +7141,21 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 function parseJsonField(text) {
   if (text === "" || text === "null") return null;
   try {
@@ -6286,6 +7212,54 @@ function executeStatement(db, statement) {
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "start_by"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
+}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6394,6 +7368,50 @@ function updateJobsIn(store, work) {
     }, Date.now());
   });
 }
+function updateJobsBulkIn(store, source, work) {
+  return inTransaction(store, (tx) => {
+    let pending = {};
+    const written = {};
+    const flush = () => {
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
+    };
+    const result = work({
+      find(where, order, limit) {
+        flush();
+        const found = store.queryAll(tx, jobRowsQuery(where, order, limit), JOB_ROWS_SHAPE)[0];
+        return found === void 0 ? [] : parseJobRows(found.rows);
+      },
+      write(row, patch) {
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
+        written[row.id] = jobView(row, patch);
+      },
+      insert(fields) {
+        flush();
+        return store.insert(tx, fields);
+      },
+      queryOne(query, shape) {
+        flush();
+        return firstOf(store.queryAll(tx, query, shape));
+      },
+      queryAll(query, shape) {
+        flush();
+        return store.queryAll(tx, query, shape);
+      },
+      execute(statement) {
+        flush();
+        return store.execute(tx, statement);
+      }
+    }, Date.now());
+    flush();
+    const changes = Object.keys(written).map((id) => written[id]);
+    for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source, changes: chunk });
+    return result;
+  });
+}
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
 }
@@ -6471,6 +7489,9 @@ var STORE = {
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
+function updateJobsBulk(source, work) {
+  return updateJobsBulkIn(STORE, source, work);
+}
 var COLLECTION_CACHE_MS = 2e3;
 function cachedCollection(name, nowMs) {
   const cache = globalThis;
@@ -6510,7 +7531,10 @@ function enqueueJobs(batch, items) {
       priority: item.priority,
       max_attempts: item.maxAttempts,
       unique_key: key,
-      enqueue_index: index
+      enqueue_index: index,
+      group_key: item.groupKey,
+      timeout_seconds: item.timeoutSeconds,
+      start_by: item.startBy
     });
     if (key !== "") idByUniqueKey[key] = id;
     answer.push({ id, probeKey: item.probeKey, created: true });
@@ -6658,20 +7682,50 @@ function ensureJobCounts(batch, nowMs) {
   batch.execute(pruneCompletionsStatement(nowMs));
   return repair;
 }
+function flowUpkeepBatch(batch, nowMs) {
+  let notStarted = 0;
+  for (const row of batch.find(startByPassedWhere(nowMs), START_BY_ORDER, START_BY_BATCH)) {
+    if (!startByPassed(row, nowMs)) continue;
+    batch.write(row, notStartedPatch(row, nowMs));
+    notStarted++;
+  }
+  return {
+    notStarted,
+    claims: batch.execute(deleteExpiredClaimsStatement(nowMs, CLAIMS_RETENTION_BATCH)),
+    parks: batch.execute(deletePassedParksStatement(nowMs, PARKS_RETENTION_BATCH))
+  };
+}
+function flowUpkeepWasFull(upkeep) {
+  return upkeep.notStarted >= START_BY_BATCH || upkeep.claims >= CLAIMS_RETENTION_BATCH || upkeep.parks >= PARKS_RETENTION_BATCH;
+}
 
 // src/handlers/maintenance.ts
+var FLOW_UPKEEP_BATCHES = 50;
+function flowUpkeep() {
+  const total = { notStarted: 0, claims: 0, parks: 0 };
+  for (let i = 0; i < FLOW_UPKEEP_BATCHES; i++) {
+    const done = updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now));
+    if (done === null) return null;
+    total.notStarted += done.notStarted;
+    total.claims += done.claims;
+    total.parks += done.parks;
+    if (!flowUpkeepWasFull(done)) break;
+  }
+  return total;
+}
 function tick() {
   var _a;
   const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
+  const flow = flowUpkeep();
   for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat(retention.errors)) logError("pb-fleet maintenance", error);
-  return { countsRepaired, schedules, retention };
+  return { countsRepaired, schedules, retention, flow };
 }
 function handleMaintenance(_req) {
   const done = tick();
-  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack) {
+  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack || done.flow === null) {
     return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
   }
   return json(200, done);
@@ -6686,7 +7740,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 5c02fd8bcddc"] || (globalThis["pbFleet POST /api/fleet/heartbeat 5c02fd8bcddc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat ab9eff0b26fb"] || (globalThis["pbFleet POST /api/fleet/heartbeat ab9eff0b26fb"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6715,6 +7769,10 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
@@ -6784,6 +7842,108 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateRenewRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
+  const progress = absentIfNull(asBody(data)["progress"]);
+  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
+    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
+  }
+  const { jobId, workerId, leaseSeconds } = ids.value;
+  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
+}
+function validateHeartbeatRequest(data) {
+  const body = asBody(data);
+  const items = batchItems(body, "leases");
+  if (typeof items === "string") return fail(items);
+  const renewals = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = asBody(items[i]);
+    const valid = validateRenewRequest({
+      jobId: item["jobId"],
+      workerId: body["workerId"],
+      leaseSeconds: body["leaseSeconds"],
+      leaseToken: item["leaseToken"],
+      progress: item["progress"]
+    });
+    if (!valid.ok) return fail(`leases[${i}]: ${valid.error}`);
+    renewals.push(valid.value);
+  }
+  return { ok: true, value: renewals };
+}
+function batchItems(body, field) {
+  const { workerId } = body;
+  if (!workerId) return "workerId is required";
+  if (typeof workerId !== "string") return "workerId must be a string";
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return badWorkerId;
+  const items = body[field];
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
+    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
+  }
+  return items;
+}
+
+// src/lib/flow.ts
+function deadlineMs(row) {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+}
+
 // src/lib/transitions.ts
 function isHeldStatus(status) {
   return status === "claimed" || status === "running";
@@ -6792,19 +7952,26 @@ function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
 }
 function decideRenew(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+  if (!isHeldStatus(row.status)) return REFUSED_RENEW;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return REFUSED_RENEW;
+  if (isPastDeadline(row, nowMs)) return { kind: "refused", reason: "timed_out" };
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return REFUSED_RENEW;
   const patch = {
     status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds, deadlineMs(row)),
     version: row.version + 1
   };
   if (req.progress !== void 0) patch.progress = req.progress;
-  return patch;
+  return { kind: "renew", patch };
 }
-function leaseEnd(nowMs, leaseSeconds) {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1e3);
+var REFUSED_RENEW = { kind: "refused" };
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function leaseEnd(nowMs, leaseSeconds, deadline) {
+  const end = nowMs + clampLeaseSeconds(leaseSeconds) * 1e3;
+  return formatPbDate(deadline === null ? end : Math.min(end, deadline));
 }
 
 // src/lib/identity.ts
@@ -6919,7 +8086,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6928,7 +8098,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -7008,7 +8179,8 @@ var PATCH_TEXT = [
   "lease_token",
   "run_at",
   "last_error",
-  "dead_lettered_at"
+  "dead_lettered_at",
+  "start_by"
 ];
 var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
 var PATCH_JSON = ["result", "progress"];
@@ -7251,8 +8423,12 @@ function heartbeatJobs(batch, renewals, nowMs) {
   const rows = rowsById(batch, renewals);
   return renewals.map((renewal) => {
     const row = rows[renewal.jobId];
-    const patch = row === void 0 ? null : decideRenew(row, renewal, nowMs);
-    if (row === void 0 || patch === null) return { jobId: renewal.jobId, renewed: false };
+    if (row === void 0) return { jobId: renewal.jobId, renewed: false };
+    const decision = decideRenew(row, renewal, nowMs);
+    if (decision.kind === "refused") {
+      return decision.reason === void 0 ? { jobId: renewal.jobId, renewed: false } : { jobId: renewal.jobId, renewed: false, reason: decision.reason };
+    }
+    const patch = decision.patch;
     batch.write(row, patch);
     const job = jobView(row, patch);
     Object.assign(row, patch);
@@ -7265,97 +8441,6 @@ function rowsById(batch, items) {
   const rows = {};
   for (const row of batch.find(jobsByIdsWhere(ids), ["id ASC"], ids.length)) rows[row.id] = row;
   return rows;
-}
-
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-function validateRenewRequest(data) {
-  const ids = validateClaimRequest(data);
-  if (!ids.ok) return ids;
-  const lease = readLeaseToken(data);
-  if (lease.error !== void 0) return fail(lease.error);
-  const leaseToken = lease.token;
-  const progress = absentIfNull(asBody(data)["progress"]);
-  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
-    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
-  }
-  const { jobId, workerId, leaseSeconds } = ids.value;
-  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
-function readLeaseToken(data) {
-  const token = asBody(data)["leaseToken"];
-  if (token === void 0) return { token: void 0 };
-  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
-  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
-  return tooLong === null ? { token } : { error: tooLong };
-}
-function validateHeartbeatRequest(data) {
-  const body = asBody(data);
-  const items = batchItems(body, "leases");
-  if (typeof items === "string") return fail(items);
-  const renewals = [];
-  for (let i = 0; i < items.length; i++) {
-    const item = asBody(items[i]);
-    const valid = validateRenewRequest({
-      jobId: item["jobId"],
-      workerId: body["workerId"],
-      leaseSeconds: body["leaseSeconds"],
-      leaseToken: item["leaseToken"],
-      progress: item["progress"]
-    });
-    if (!valid.ok) return fail(`leases[${i}]: ${valid.error}`);
-    renewals.push(valid.value);
-  }
-  return { ok: true, value: renewals };
-}
-function batchItems(body, field) {
-  const { workerId } = body;
-  if (!workerId) return "workerId is required";
-  if (typeof workerId !== "string") return "workerId must be a string";
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return badWorkerId;
-  const items = body[field];
-  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
-    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
-  }
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
-  }
-  return items;
 }
 
 // src/handlers/heartbeat.ts
@@ -7379,7 +8464,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete b62053759bab"] || (globalThis["pbFleet POST /api/fleet/complete b62053759bab"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete b25e56380f17"] || (globalThis["pbFleet POST /api/fleet/complete b25e56380f17"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7421,6 +8506,11 @@ var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
 
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -7449,8 +8539,12 @@ var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftim
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
 function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
@@ -7495,6 +8589,148 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateReleaseRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const target = asBody(data)["status"];
+  if (!target) return fail("status is required (done|failed|pending)");
+  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
+  const result = absentIfNull(asBody(data)["result"]);
+  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
+    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
+  }
+  const error = absentIfNull(asBody(data)["error"]);
+  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
+  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
+    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
+  }
+  const rateLimitedFor = absentIfNull(asBody(data)["rateLimitedFor"]);
+  if (rateLimitedFor !== void 0) {
+    if (target !== "retry") return fail("rateLimitedFor is only for status retry");
+    if (typeof rateLimitedFor !== "number" || !(rateLimitedFor >= 1) || rateLimitedFor > MAX_RATE_LIMITED_FOR_SECONDS) {
+      return fail(`rateLimitedFor must be a number from 1 to ${MAX_RATE_LIMITED_FOR_SECONDS}`);
+    }
+  }
+  return {
+    ok: true,
+    value: {
+      jobId: ids.value.jobId,
+      workerId: ids.value.workerId,
+      target,
+      leaseToken,
+      result,
+      error,
+      rateLimitedFor
+    }
+  };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
+}
+function isReleaseTarget(value) {
+  return RELEASE_TARGETS.indexOf(value) !== -1;
+}
+function validateCompleteRequest(data) {
+  const body = asBody(data);
+  const items = batchItems(body, "releases");
+  if (typeof items === "string") return fail(items);
+  const releases = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = asBody(items[i]);
+    const valid = validateReleaseRequest({
+      jobId: item["jobId"],
+      workerId: body["workerId"],
+      status: item["status"],
+      leaseToken: item["leaseToken"],
+      result: item["result"],
+      error: item["error"],
+      rateLimitedFor: item["rateLimitedFor"]
+    });
+    if (!valid.ok) return fail(`releases[${i}]: ${valid.error}`);
+    releases.push(valid.value);
+  }
+  return { ok: true, value: releases };
+}
+function batchItems(body, field) {
+  const { workerId } = body;
+  if (!workerId) return "workerId is required";
+  if (typeof workerId !== "string") return "workerId must be a string";
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return badWorkerId;
+  const items = body[field];
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
+    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
+  }
+  return items;
+}
+
+// src/lib/flow.ts
+function parkScopeOf(row) {
+  return row.group_key === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: row.group_key };
+}
+var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
+function parkStatement(s, untilMs, nowMs) {
+  const until = formatPbDate(untilMs);
+  return {
+    sql: `INSERT INTO probe_flow (id, scope, name, parked_until, created, updated) VALUES (${NEW_ID_SQL}, {:scope}, {:name}, {:until}, {:stamp}, {:stamp}) ON CONFLICT (scope, name) DO UPDATE SET parked_until = MAX(COALESCE(parked_until, ''), excluded.parked_until), updated = excluded.updated`,
+    params: { scope: s.scope, name: s.name, until, stamp: formatPbDate(nowMs) }
+  };
+}
+function parkFor(batch, row, seconds, nowMs) {
+  batch.execute(parkStatement(parkScopeOf(row), nowMs + Math.round(seconds * 1e3), nowMs));
+}
+
 // src/lib/transitions.ts
 function isHeldStatus(status) {
   return status === "claimed" || status === "running";
@@ -7519,6 +8755,9 @@ function decideRelease(row, req, nowMs) {
     return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
   }
   if (!live) return refused("refused_not_holder");
+  if (req.target === "retry" && req.rateLimitedFor !== void 0) {
+    return { kind: "release", patch: withOutcome(rateLimitedPatch(row, nowMs, req.rateLimitedFor), req), park: req.rateLimitedFor };
+  }
   if (req.target === "retry") return { kind: "release", patch: withOutcome(retryPatch(row, nowMs, req), req) };
   return {
     kind: "release",
@@ -7541,14 +8780,25 @@ function retryPatch(row, nowMs, req) {
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return deadLetterPatch(row, nowMs, req.error !== void 0 ? req.error : MAX_ATTEMPTS_ERROR);
   }
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, (_a = req.jitter) != null ? _a : 0)));
+  patch.consecutive_orphan_count = 0;
+  return patch;
+}
+function rateLimitedPatch(row, nowMs, seconds) {
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1e3)));
+  patch.attempts = Math.max(0, row.attempts - 1);
+  patch.consecutive_orphan_count = 0;
+  if (row.start_by !== "") patch.start_by = "";
+  return patch;
+}
+function backToPendingPatch(row, runAt) {
   return {
     status: "pending",
-    run_at: formatPbDate(nowMs + retryBackoffMs(row.attempts, (_a = req.jitter) != null ? _a : 0)),
+    run_at: runAt,
     claimed_by: "",
     lease_token: "",
-    // The lease was live: a pending row must not look held until then.
+    // A pending row must not look held until then.
     lease_expires_at: "",
-    consecutive_orphan_count: 0,
     progress: null,
     version: row.version + 1
   };
@@ -7693,7 +8943,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7702,7 +8955,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -7785,7 +9039,8 @@ var PATCH_TEXT = [
   "lease_token",
   "run_at",
   "last_error",
-  "dead_lettered_at"
+  "dead_lettered_at",
+  "start_by"
 ];
 var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
 var PATCH_JSON = ["result", "progress"];
@@ -7873,9 +9128,6 @@ var JOB_COUNTS_REBUILD = [
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
-
-// src/lib/types.ts
-var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -8033,10 +9285,11 @@ function completeJobs(batch, releases, nowMs, jitter) {
   return releases.map((release) => {
     const row = rows[release.jobId];
     if (row === void 0) return { jobId: release.jobId, released: false, reason: "refused_not_holder" };
-    const { workerId, target, leaseToken, result, error } = release;
-    const decision = decideRelease(row, { workerId, target, leaseToken, result, error, jitter: jitter() }, nowMs);
+    const { workerId, target, leaseToken, result, error, rateLimitedFor } = release;
+    const decision = decideRelease(row, { workerId, target, leaseToken, result, error, jitter: jitter(), rateLimitedFor }, nowMs);
     if (decision.kind === "refused") return { jobId: release.jobId, released: false, reason: decision.reason };
     batch.write(row, decision.patch);
+    if (decision.park !== void 0) parkFor(batch, row, decision.park, nowMs);
     const job = jobView(row, decision.patch);
     Object.assign(row, decision.patch);
     return { jobId: release.jobId, released: true, job };
@@ -8140,111 +9393,6 @@ function deleteExpiredBatch(batch, nowMs, getenv2, limits = TICK_BATCH) {
   return tick;
 }
 
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-function validateReleaseRequest(data) {
-  const ids = validateClaimRequest(data);
-  if (!ids.ok) return ids;
-  const target = asBody(data)["status"];
-  if (!target) return fail("status is required (done|failed|pending)");
-  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
-  const lease = readLeaseToken(data);
-  if (lease.error !== void 0) return fail(lease.error);
-  const leaseToken = lease.token;
-  const result = absentIfNull(asBody(data)["result"]);
-  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
-    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
-  }
-  const error = absentIfNull(asBody(data)["error"]);
-  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
-  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
-    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
-  }
-  return {
-    ok: true,
-    value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken, result, error }
-  };
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
-function readLeaseToken(data) {
-  const token = asBody(data)["leaseToken"];
-  if (token === void 0) return { token: void 0 };
-  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
-  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
-  return tooLong === null ? { token } : { error: tooLong };
-}
-function isReleaseTarget(value) {
-  return RELEASE_TARGETS.indexOf(value) !== -1;
-}
-function validateCompleteRequest(data) {
-  const body = asBody(data);
-  const items = batchItems(body, "releases");
-  if (typeof items === "string") return fail(items);
-  const releases = [];
-  for (let i = 0; i < items.length; i++) {
-    const item = asBody(items[i]);
-    const valid = validateReleaseRequest({
-      jobId: item["jobId"],
-      workerId: body["workerId"],
-      status: item["status"],
-      leaseToken: item["leaseToken"],
-      result: item["result"],
-      error: item["error"]
-    });
-    if (!valid.ok) return fail(`releases[${i}]: ${valid.error}`);
-    releases.push(valid.value);
-  }
-  return { ok: true, value: releases };
-}
-function batchItems(body, field) {
-  const { workerId } = body;
-  if (!workerId) return "workerId is required";
-  if (typeof workerId !== "string") return "workerId must be a string";
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return badWorkerId;
-  const items = body[field];
-  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
-    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
-  }
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
-  }
-  return items;
-}
-
 // src/handlers/complete.ts
 function handleComplete(req) {
   const valid = validateCompleteRequest(req.body());
@@ -8269,10 +9417,1165 @@ return route;
 })()))(__context);
 });
 
+routerAdd("POST", "/api/fleet/flow", (__context) => {
+return (globalThis["pbFleet POST /api/fleet/flow 196c3d1dfe8a"] || (globalThis["pbFleet POST /api/fleet/flow 196c3d1dfe8a"] = (() => {
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_FLOW_CONCURRENCY = 1e5;
+var MAX_RATE_LIMIT = 1e5;
+var MAX_RATE_PERIOD_SECONDS = 86400;
+var MAX_PARK_SECONDS = 604800;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+function parseZonedInstant(text) {
+  const m = ZONED_ISO.exec(text);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, sec, frac, zone] = m;
+  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
+  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
+  if (local === null || zone === void 0) return null;
+  if (zone === "Z") return local;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const offH = Number(zone.slice(1, 3));
+  const offM = Number(zone.slice(4, 6));
+  if (offH > 23 || offM > 59) return null;
+  const instant = local - sign * (offH * 60 + offM) * 6e4;
+  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
+}
+
+// src/lib/flow.ts
+var FLOW_CLAIMS_TABLE = "probe_flow_claims";
+var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
+var FLOW_COLUMNS = "scope, name, COALESCE(paused, 0) AS paused, COALESCE(concurrency, 0) AS concurrency, COALESCE(rate_limit, 0) AS rate_limit, COALESCE(rate_period, 0) AS rate_period, COALESCE(parked_until, '') AS parked_until";
+function flowRowsQuery(scopes) {
+  const params = {};
+  const terms = scopes.map((s, i) => {
+    params[`s${i}`] = s.scope;
+    params[`n${i}`] = s.name;
+    return `(scope = {:s${i}} AND name = {:n${i}})`;
+  });
+  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
+}
+function reExpireClaimsStatement(s, periodSeconds) {
+  return {
+    sql: `UPDATE ${FLOW_CLAIMS_TABLE} SET expires = at + {:periodMs} WHERE scope = {:scope} AND name = {:name}`,
+    params: { scope: s.scope, name: s.name, periodMs: periodSeconds * 1e3 }
+  };
+}
+function settingsOf(row, nowMs) {
+  if (row === null) return { paused: false, concurrency: null, rateLimit: null, parkedUntil: null };
+  return {
+    paused: row.paused === 1,
+    concurrency: row.concurrency > 0 ? row.concurrency : null,
+    rateLimit: row.rate_limit > 0 ? { limit: row.rate_limit, periodSeconds: row.rate_period } : null,
+    parkedUntil: isParked(row, nowMs) ? row.parked_until : null
+  };
+}
+function isParked(row, nowMs) {
+  return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
+}
+var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
+function upsertFlowStatement(s, columns, nowMs) {
+  const names = Object.keys(columns);
+  const params = { scope: s.scope, name: s.name, stamp: formatPbDate(nowMs) };
+  for (const c of names) params[c] = columns[c];
+  const insertColumns = names.map((c) => `, ${c}`).join("");
+  const insertValues = names.map((c) => `, {:${c}}`).join("");
+  const updates = names.map((c) => `${c} = excluded.${c}, `).join("");
+  return {
+    sql: `INSERT INTO probe_flow (id, scope, name${insertColumns}, created, updated) VALUES (${NEW_ID_SQL}, {:scope}, {:name}${insertValues}, {:stamp}, {:stamp}) ON CONFLICT (scope, name) DO UPDATE SET ${updates}updated = excluded.updated`,
+    params
+  };
+}
+var FLOW_SETTINGS = ["paused", "concurrency", "rateLimit", "parkSeconds", "parkUntil"];
+function validateFlowRequest(data, nowMs) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return fail("the body must be a JSON object");
+  const body = data;
+  const hasQueue = body["queue"] !== void 0;
+  const hasGroup = body["group"] !== void 0;
+  if (hasQueue === hasGroup) return fail("give exactly one of queue and group");
+  let scope;
+  if (hasQueue) {
+    if (!isQueueName(body["queue"])) return fail("queue must be a queue name (1 to 64 letters, digits and _ . : -, starting with a letter or digit)");
+    scope = { scope: "queue", name: body["queue"] };
+  } else {
+    if (!isGroupName(body["group"])) return fail(`group must be a group name (${GROUP_NAME_RULE})`);
+    scope = { scope: "group", name: body["group"] };
+  }
+  if (!FLOW_SETTINGS.some((k) => body[k] !== void 0)) {
+    return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
+  }
+  const columns = {};
+  const paused = body["paused"];
+  if (paused !== void 0) {
+    if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
+    columns.paused = paused === true ? 1 : 0;
+  }
+  const concurrency = body["concurrency"];
+  if (concurrency !== void 0) {
+    if (concurrency !== null && !isIntegerIn(concurrency, 1, MAX_FLOW_CONCURRENCY)) {
+      return fail(`concurrency must be an integer from 1 to ${MAX_FLOW_CONCURRENCY}, or null`);
+    }
+    columns.concurrency = concurrency === null ? 0 : concurrency;
+  }
+  const rateLimit = body["rateLimit"];
+  if (rateLimit !== void 0) {
+    const rate = readRateLimit(rateLimit);
+    if (typeof rate === "string") return fail(rate);
+    columns.rate_limit = rate === null ? 0 : rate.limit;
+    columns.rate_period = rate === null ? 0 : rate.periodSeconds;
+  }
+  const parkSeconds = body["parkSeconds"];
+  const parkUntil = body["parkUntil"];
+  if (parkSeconds !== void 0 && parkUntil !== void 0) return fail("give parkSeconds or parkUntil, not both");
+  if (parkSeconds !== void 0) {
+    if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
+      return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
+    }
+    columns.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
+  }
+  if (parkUntil !== void 0) {
+    if (parkUntil === null) {
+      columns.parked_until = "";
+    } else {
+      const ms = typeof parkUntil === "string" ? parseZonedInstant(parkUntil) : null;
+      if (ms === null || ms <= nowMs || ms > nowMs + MAX_PARK_SECONDS * 1e3) {
+        return fail(`parkUntil must be a date with a zone, after now and at most ${MAX_PARK_SECONDS / 86400} days ahead, or null`);
+      }
+      columns.parked_until = formatPbDate(ms);
+    }
+  }
+  return { ok: true, value: { scope, columns } };
+}
+function readRateLimit(value) {
+  const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;
+  if (value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) return rule;
+  const { limit, periodSeconds } = value;
+  if (!isIntegerIn(limit, 1, MAX_RATE_LIMIT) || !isIntegerIn(periodSeconds, 1, MAX_RATE_PERIOD_SECONDS)) return rule;
+  for (const key of Object.keys(value)) if (key !== "limit" && key !== "periodSeconds") return rule;
+  return { limit, periodSeconds };
+}
+function isIntegerIn(value, min, max) {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function scopeName(s) {
+  return s.scope === "queue" ? { queue: s.name } : { group: s.name };
+}
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === null) return null;
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key",
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index",
+  "timeout_seconds"
+];
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec, hasField) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
+  };
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
+];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
+];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
+    }, Date.now());
+  });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().nonconcurrentDB(), statement);
+    }
+  }, access, handler, logError);
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
+}
+var STORE = {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now);
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
+  find({ dao, collection }, where, order, limit) {
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
+  },
+  rowOf: readRow,
+  write({ dao }, rec, patch) {
+    setFields(rec, patch);
+    dao.saveRecord(rec);
+  },
+  insert({ dao, collection }, fields) {
+    const rec = new Record(collection);
+    setFields(rec, fields);
+    dao.saveRecord(rec);
+    return rec.id;
+  },
+  insertEvent({ dao, events }, event) {
+    const rec = new Record(events);
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    dao.saveRecord(rec);
+  },
+  queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  forget: forgetCollections,
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
+}
+var COLLECTION_CACHE_MS = 2e3;
+function cachedCollection(name, nowMs) {
+  const cache = globalThis;
+  const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
+  const hit = collections[name];
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(name);
+  collections[name] = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetCollections() {
+  delete globalThis.pbFleetCollections;
+}
+
+// src/handlers/flow.ts
+function handleSetFlow(req) {
+  const now = Date.now();
+  const valid = validateFlowRequest(req.body(), now);
+  if (!valid.ok) return json(400, { error: valid.error });
+  const { scope, columns } = valid.value;
+  const stored = updateJobs((batch, nowMs) => {
+    batch.execute(upsertFlowStatement(scope, columns, nowMs));
+    if (columns.rate_period !== void 0 && columns.rate_period > 0) batch.execute(reExpireClaimsStatement(scope, columns.rate_period));
+    return settingsOf(batch.queryOne(flowRowsQuery([scope]), FLOW_ROW_SHAPE), nowMs);
+  });
+  if (stored === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer = { flow: Object.assign(scopeName(scope), stored) };
+  return json(200, answer);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleSetFlow, "admin");
+}
+return route;
+})()))(__context);
+});
+
+routerAdd("GET", "/api/fleet/flow", (__context) => {
+return (globalThis["pbFleet GET /api/fleet/flow bea40e201bf6"] || (globalThis["pbFleet GET /api/fleet/flow bea40e201bf6"] = (() => {
+var __defProp = Object.defineProperty;
+var __defProps = Object.defineProperties;
+var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
+
+// src/lib/job-events.ts
+var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/flow.ts
+var FLOW_CLAIMS_TABLE = "probe_flow_claims";
+var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
+var FLOW_COLUMNS = "scope, name, COALESCE(paused, 0) AS paused, COALESCE(concurrency, 0) AS concurrency, COALESCE(rate_limit, 0) AS rate_limit, COALESCE(rate_period, 0) AS rate_period, COALESCE(parked_until, '') AS parked_until";
+function flowListQuery(scope, name, limit) {
+  const params = { limit };
+  const terms = [];
+  if (scope !== null) {
+    params["scope"] = scope;
+    terms.push("scope = {:scope}");
+  }
+  if (name !== null) {
+    params["name"] = name;
+    terms.push("name = {:name}");
+  }
+  const where = terms.length === 0 ? "" : ` WHERE ${terms.join(" AND ")}`;
+  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow${where} ORDER BY scope, name LIMIT {:limit}`, params };
+}
+function scopeTerm(s, params) {
+  params["scopeName"] = s.name;
+  if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
+  return storedQueueName("") === s.name ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+}
+function heldCountQuery(s, nowMs) {
+  const params = { now: formatPbDate(nowMs) };
+  return {
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    params
+  };
+}
+function dueCountQuery(s, nowMs) {
+  const params = { now: formatPbDate(nowMs) };
+  return {
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status = 'pending' AND run_at <= {:now} AND ${STARTABLE_SQL}`,
+    params
+  };
+}
+var COUNT_SHAPE = { n: 0 };
+var STARTABLE_SQL = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
+function windowCountQuery(s, nowMs, periodSeconds) {
+  return {
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since} AND at <= {:now}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3, now: nowMs }
+  };
+}
+function settingsOf(row, nowMs) {
+  if (row === null) return { paused: false, concurrency: null, rateLimit: null, parkedUntil: null };
+  return {
+    paused: row.paused === 1,
+    concurrency: row.concurrency > 0 ? row.concurrency : null,
+    rateLimit: row.rate_limit > 0 ? { limit: row.rate_limit, periodSeconds: row.rate_period } : null,
+    parkedUntil: isParked(row, nowMs) ? row.parked_until : null
+  };
+}
+function isParked(row, nowMs) {
+  return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
+}
+function readFlowFilter(queue, group) {
+  if (queue !== "" && !isQueueName(queue)) return "queue must be a queue name";
+  if (group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE})`;
+  return { queue: queue === "" ? null : queue, group: group === "" ? null : group };
+}
+var MAX_FLOW_LIST = 500;
+function nextQueueQuery(after) {
+  return after === null ? { sql: "SELECT queue AS name FROM probe_jobs ORDER BY queue LIMIT 1", params: {} } : { sql: "SELECT queue AS name FROM probe_jobs WHERE queue > {:after} ORDER BY queue LIMIT 1", params: { after } };
+}
+var NAME_SHAPE = { name: "" };
+function unfinishedInQueueQuery(stored) {
+  return {
+    sql: "SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND status IN ('pending', 'claimed', 'running') LIMIT 1)",
+    params: { queue: stored }
+  };
+}
+function scopeState(batch, s, row, nowMs) {
+  const settings = settingsOf(row, nowMs);
+  const count = (q) => {
+    var _a, _b;
+    return (_b = (_a = batch.queryOne(q, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
+  };
+  return __spreadProps(__spreadValues({
+    name: s.name
+  }, settings), {
+    held: count(heldCountQuery(s, nowMs)),
+    due: count(dueCountQuery(s, nowMs)),
+    claimsInWindow: settings.rateLimit === null ? 0 : count(windowCountQuery(s, nowMs, settings.rateLimit.periodSeconds))
+  });
+}
+function flowState(batch, filter, nowMs) {
+  var _a;
+  const wantQueues = filter.group === null || filter.queue !== null;
+  const wantGroups = filter.queue === null || filter.group !== null;
+  const queues = [];
+  const groups = [];
+  if (wantQueues) {
+    const rows = {};
+    for (const row of batch.queryAll(flowListQuery("queue", filter.queue, MAX_FLOW_LIST), FLOW_ROW_SHAPE)) rows[row.name] = row;
+    const names = Object.keys(rows);
+    for (const name of queuesWithUnfinishedJobs(batch, filter.queue)) if (names.indexOf(name) === -1) names.push(name);
+    for (const name of names.sort().slice(0, MAX_FLOW_LIST)) {
+      queues.push(scopeState(batch, { scope: "queue", name }, (_a = rows[name]) != null ? _a : null, nowMs));
+    }
+  }
+  if (wantGroups) {
+    for (const row of batch.queryAll(flowListQuery("group", filter.group, MAX_FLOW_LIST), FLOW_ROW_SHAPE)) {
+      groups.push(scopeState(batch, { scope: "group", name: row.name }, row, nowMs));
+    }
+  }
+  return { queues, groups };
+}
+function queuesWithUnfinishedJobs(batch, only) {
+  var _a, _b, _c, _d;
+  const names = [];
+  const stored = only === null ? null : storedQueueName("") === only ? [only, ""] : [only];
+  if (stored !== null) {
+    for (const value of stored) {
+      if (((_b = (_a = batch.queryOne(unfinishedInQueueQuery(value), COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0) > 0) return [only];
+    }
+    return names;
+  }
+  let after = null;
+  for (let i = 0; i < MAX_FLOW_LIST; i++) {
+    const next = batch.queryOne(nextQueueQuery(after), NAME_SHAPE);
+    if (next === null) break;
+    after = next.name;
+    if (((_d = (_c = batch.queryOne(unfinishedInQueueQuery(next.name), COUNT_SHAPE)) == null ? void 0 : _c.n) != null ? _d : 0) > 0) {
+      const name = storedQueueName(next.name);
+      if (names.indexOf(name) === -1) names.push(name);
+    }
+  }
+  return names;
+}
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text) {
+  if (text === null) return null;
+  if (text === "" || text === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
+// src/adapter/contract.ts
+var JOBS_COLLECTION = "probe_jobs";
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+var JOB_JSON_FIELDS = ["payload", "progress", "result"];
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key",
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index",
+  "timeout_seconds"
+];
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec, hasField) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
+  };
+}
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
+];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
+];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/adapter/transactions.ts
+function updateJobsIn(store, work) {
+  return inTransaction(store, (tx) => {
+    const foundById = {};
+    return work({
+      find(where, order, limit) {
+        return store.find(tx, where, order, limit).map((found) => {
+          const row = store.rowOf(found);
+          foundById[row.id] = found;
+          return row;
+        });
+      },
+      write(row, patch) {
+        const found = foundById[row.id];
+        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+        store.write(tx, found, patch);
+      },
+      insert: (fields) => store.insert(tx, fields),
+      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+      queryAll: (query, shape) => store.queryAll(tx, query, shape),
+      execute: (statement) => store.execute(tx, statement)
+    }, Date.now());
+  });
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
+}
+function inTransaction(store, fn) {
+  const result = { value: null };
+  try {
+    store.transaction((tx) => {
+      result.value = fn(tx);
+    });
+    return result.value;
+  } catch (err) {
+    store.forget();
+    store.logError(ROLLED_BACK, err);
+    return null;
+  }
+}
+
+// src/adapter/pocketbase-0.22.ts
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().nonconcurrentDB(), statement);
+    }
+  }, access, handler, logError);
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
+}
+var STORE = {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now);
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
+  find({ dao, collection }, where, order, limit) {
+    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
+  },
+  rowOf: readRow,
+  write({ dao }, rec, patch) {
+    setFields(rec, patch);
+    dao.saveRecord(rec);
+  },
+  insert({ dao, collection }, fields) {
+    const rec = new Record(collection);
+    setFields(rec, fields);
+    dao.saveRecord(rec);
+    return rec.id;
+  },
+  insertEvent({ dao, events }, event) {
+    const rec = new Record(events);
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    dao.saveRecord(rec);
+  },
+  queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  forget: forgetCollections,
+  logError
+};
+function updateJobs(work) {
+  return updateJobsIn(STORE, work);
+}
+var COLLECTION_CACHE_MS = 2e3;
+function cachedCollection(name, nowMs) {
+  const cache = globalThis;
+  const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
+  const hit = collections[name];
+  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
+  const collection = $app.dao().findCollectionByNameOrId(name);
+  collections[name] = { collection, loadedAt: nowMs };
+  return collection;
+}
+function forgetCollections() {
+  delete globalThis.pbFleetCollections;
+}
+
+// src/handlers/flow.ts
+function handleGetFlow(req) {
+  const filter = readFlowFilter(req.query("queue"), req.query("group"));
+  if (typeof filter === "string") return json(400, { error: filter });
+  const state = updateJobs((batch, nowMs) => flowState(batch, filter, nowMs));
+  if (state === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer = state;
+  return json(200, answer);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleGetFlow, "admin");
+}
+return route;
+})()))(__context);
+});
+
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created 1887a22a0e7f"] || (globalThis["pbFleet onModelBeforeCreate job-created 1887a22a0e7f"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created be9aa8676de4"] || (globalThis["pbFleet onModelBeforeCreate job-created be9aa8676de4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -8289,6 +10592,10 @@ var MAX_CLAIM_QUEUES = 16;
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
@@ -8315,7 +10622,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8324,7 +10634,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/lib/bulk.ts
@@ -8411,9 +10722,13 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordBeforeRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 83de90e1b801"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 83de90e1b801"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 575b432cd14f"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 575b432cd14f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
@@ -8426,6 +10741,10 @@ var MAX_CLAIM_QUEUES = 16;
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
@@ -8445,7 +10764,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8454,7 +10776,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/lib/bulk.ts
@@ -8537,9 +10860,13 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 83de90e1b801"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 83de90e1b801"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 575b432cd14f"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 575b432cd14f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
@@ -8552,6 +10879,10 @@ var MAX_CLAIM_QUEUES = 16;
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
@@ -8571,7 +10902,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8580,7 +10914,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/lib/bulk.ts
@@ -8663,9 +10998,13 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 83de90e1b801"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 83de90e1b801"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 575b432cd14f"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 575b432cd14f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
@@ -8678,6 +11017,10 @@ var MAX_CLAIM_QUEUES = 16;
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
@@ -8697,7 +11040,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8706,7 +11052,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/lib/bulk.ts
@@ -8814,6 +11161,10 @@ function encodeSweeperState(state) {
   return JSON.stringify(state);
 }
 
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
@@ -8825,6 +11176,10 @@ var MAX_CLAIM_QUEUES = 16;
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/cron.ts
 var MACROS = {
@@ -8917,7 +11272,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8926,7 +11284,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/adapter/runtime.ts
@@ -9074,6 +11433,13 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `timed out after ${timeoutSeconds} s`;
+}
+
 // src/lib/lease.ts
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
@@ -9109,8 +11475,27 @@ var MAX_CLAIM_QUEUES = 16;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
+}
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/flow.ts
+function deadlineMs(row) {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -9122,6 +11507,29 @@ function isDue(row, nowMs) {
 }
 function isClaimable(row, nowMs) {
   return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
+}
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function timeoutPatch(row, nowMs) {
+  const error = timedOutError(row.timeout_seconds);
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  patch.last_error = error;
+  return patch;
+}
+function backToPendingPatch(row, runAt) {
+  return {
+    status: "pending",
+    run_at: runAt,
+    claimed_by: "",
+    lease_token: "",
+    // A pending row must not look held until then.
+    lease_expires_at: "",
+    progress: null,
+    version: row.version + 1
+  };
 }
 function deadLetterPatch(row, nowMs, error) {
   const now = formatPbDate(nowMs);
@@ -9194,7 +11602,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -9203,7 +11614,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -9279,7 +11691,8 @@ var PATCH_TEXT = [
   "lease_token",
   "run_at",
   "last_error",
-  "dead_lettered_at"
+  "dead_lettered_at",
+  "start_by"
 ];
 var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
 var PATCH_JSON = ["result", "progress"];
@@ -9391,20 +11804,39 @@ function prefixUpperBound(prefix) {
 }
 
 // src/lib/queries.ts
+var NONE_HELD = { queues: [], groups: [] };
+function heldBackTerms(held, params) {
+  let terms = "";
+  if (held.queues.length > 0) {
+    const names = storedQueueValues(held.queues).map((queue, i) => {
+      params[`heldQueue${i}`] = queue;
+      return `{:heldQueue${i}}`;
+    });
+    terms += ` AND queue NOT IN (${names.join(", ")})`;
+  }
+  if (held.groups.length > 0) {
+    const names = held.groups.map((group, i) => {
+      params[`heldGroup${i}`] = group;
+      return `{:heldGroup${i}}`;
+    });
+    terms += ` AND group_key NOT IN (${names.join(", ")})`;
+  }
+  return terms;
+}
 function storedQueueValues(queues) {
   return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null) {
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
-  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
   const names = storedQueueValues(queues).map((queue, i) => {
     params[`queue${i}`] = queue;
     return `{:queue${i}}`;
   });
-  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
 
 // src/adapter/transactions.ts
@@ -9524,6 +11956,7 @@ function forgetCollections() {
 // src/lib/sweep.ts
 function decideSweep(row, nowMs, cap) {
   if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
+  if (isPastDeadline(row, nowMs)) return { kind: "timed_out", patch: timeoutPatch(row, nowMs) };
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
   }
@@ -9532,16 +11965,17 @@ function decideSweep(row, nowMs, cap) {
 }
 function sweepExpired(batch, nowMs, cap, probeKeyPrefix, limit) {
   var _a;
-  const answer = { requeued: 0, gaveUp: 0, jobs: [] };
+  const answer = { requeued: 0, gaveUp: 0, timedOut: 0, jobs: [] };
   for (const row of batch.find(expiredLeaseWhere(nowMs, probeKeyPrefix), SWEEP_ORDER, limit)) {
     const decision = decideSweep(row, nowMs, cap);
     if (decision.kind === "skip") continue;
     batch.write(row, decision.patch);
     if (decision.kind === "requeue") answer.requeued++;
+    else if (decision.kind === "timed_out") answer.timedOut++;
     else answer.gaveUp++;
     answer.jobs.push({
       id: row.id,
-      outcome: decision.kind === "requeue" ? "requeued" : "gave_up",
+      outcome: decision.kind === "requeue" ? "requeued" : decision.kind === "timed_out" ? "timed_out" : "gave_up",
       claimedBy: row.claimed_by,
       consecutiveOrphanCount: (_a = decision.patch.consecutive_orphan_count) != null ? _a : row.consecutive_orphan_count
     });
@@ -9558,8 +11992,8 @@ function sweep(probeKeyPrefix) {
 function runScheduledSweep() {
   if (sweepSchedule(getenv) === SWEEP_OFF) return;
   const outcome = sweep("");
-  if (outcome !== null && (outcome.requeued > 0 || outcome.gaveUp > 0)) {
-    logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
+  if (outcome !== null && (outcome.requeued > 0 || outcome.gaveUp > 0 || outcome.timedOut > 0)) {
+    logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp, "timedOut", outcome.timedOut);
   }
 }
 return runScheduledSweep;
@@ -9569,6 +12003,10 @@ return runScheduledSweep;
 cronAdd("pb-fleet-maintenance", (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
@@ -9581,6 +12019,10 @@ var MAX_CLAIM_QUEUES = 16;
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
@@ -9599,7 +12041,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -9608,7 +12053,8 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
 
 // src/lib/bulk.ts
@@ -9692,6 +12138,28 @@ return maintenanceScheduleAtLoad;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 var JOB_EVENTS_RETENTION_BATCH = 500;
 function deleteOldEventsStatement(cutoff, limit) {
@@ -9707,6 +12175,23 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function notStartedByError(startBy) {
+  return `not started by ${startBy}`;
+}
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -9734,7 +12219,11 @@ var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
 
 // src/lib/queue.ts
 var MAX_PAYLOAD_BYTES = 1048576;
@@ -9756,9 +12245,46 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/flow.ts
+var FLOW_CLAIMS_TABLE = "probe_flow_claims";
+function deleteExpiredClaimsStatement(nowMs, limit) {
+  return {
+    sql: `DELETE FROM ${FLOW_CLAIMS_TABLE} WHERE rowid IN (SELECT rowid FROM ${FLOW_CLAIMS_TABLE} WHERE expires <= {:now} LIMIT {:limit})`,
+    params: { now: nowMs, limit }
+  };
+}
+var CLAIMS_RETENTION_BATCH = 2e4;
+function deletePassedParksStatement(nowMs, limit) {
+  return {
+    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE parked_until != '' AND parked_until <= {:now} AND scope = 'group' AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
+    params: { now: formatPbDate(nowMs), limit }
+  };
+}
+var PARKS_RETENTION_BATCH = 5e3;
+function startByPassed(row, nowMs) {
+  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+}
+function startByPassedWhere(nowMs) {
+  return { sql: "status = 'pending' AND start_by != '' AND start_by <= {:now} AND attempts = 0", params: { now: formatPbDate(nowMs) } };
+}
+var START_BY_ORDER = ["start_by ASC"];
+var START_BY_BATCH = 500;
+
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
+}
+function notStartedPatch(row, nowMs) {
+  return {
+    status: "failed",
+    finished_at: formatPbDate(nowMs),
+    last_error: notStartedByError(row.start_by),
+    version: row.version + 1
+  };
 }
 
 // src/lib/cron.ts
@@ -9840,7 +12366,7 @@ var SCHEDULES_PER_TICK = 100;
 function enabledSchedulesQuery(minuteMs, limit = SCHEDULES_PER_TICK, afterName = "") {
   return {
     // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
-    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
+    sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, COALESCE(last_enqueued_for, '') AS last_enqueued_for, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key FROM probe_schedules WHERE enabled = TRUE AND name > {:after} AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
     params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) }
   };
 }
@@ -9853,7 +12379,9 @@ var SCHEDULE_COLUMNS_SHAPE = {
   priority: 0,
   max_attempts: 0,
   enabled: false,
-  last_enqueued_for: ""
+  last_enqueued_for: "",
+  queue: "",
+  group_key: ""
 };
 var SCHEDULE_PAGES_PER_TICK = 10;
 function markScheduleStatement(id, patch) {
@@ -9886,8 +12414,10 @@ function decideScheduleTick(row, nowMs) {
     kind: "enqueue",
     item: {
       probeKey: row.probe_key,
-      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
-      queue: DEFAULT_QUEUE,
+      queue: row.queue === "" ? DEFAULT_QUEUE : row.queue,
+      groupKey: row.group_key,
+      timeoutSeconds: 0,
+      startBy: "",
       payload,
       priority: row.priority,
       maxAttempts: row.max_attempts,
@@ -9913,6 +12443,8 @@ function scheduleFieldError(row, payload) {
   if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
     return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
   }
+  if (row.queue !== "" && !isQueueName(row.queue)) return `queue ${JSON.stringify(row.queue)} is not a queue name`;
+  if (row.group_key !== "" && !isGroupName(row.group_key)) return `group_key is not a group name (${GROUP_NAME_RULE})`;
   const bytes = jsonByteLength(payload);
   if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
   return null;
@@ -9940,7 +12472,10 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue"
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -9949,8 +12484,21 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index"
+  "enqueue_index",
+  "timeout_seconds"
 ];
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 function parseJsonField(text) {
   if (text === "" || text === "null") return null;
   try {
@@ -10000,6 +12548,54 @@ function executeStatement(db, statement) {
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
 var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+function jobRowsQuery(where, order, limit) {
+  const params = Object.assign({}, where.params, { rowsLimit: limit });
+  return {
+    sql: `SELECT COALESCE(json_group_array(json(r)), '[]') AS rows FROM (SELECT ${ROW_AS_JSON} AS r FROM probe_jobs WHERE ${where.sql} ORDER BY ${order.join(", ")} LIMIT {:rowsLimit})`,
+    params
+  };
+}
+var JOB_ROWS_SHAPE = { rows: "" };
+function parseJobRows(text) {
+  return JSON.parse(text);
+}
+var PATCH_TEXT = [
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "claimed_at",
+  "finished_at",
+  "requeued_at",
+  "lease_token",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "start_by"
+];
+var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+var PATCH_JSON = ["result", "progress"];
+function bulkPatchStatement(patches, updated) {
+  const columns = [];
+  const items = patches.map(({ id, patch }) => {
+    const item = { id };
+    for (const field in patch) {
+      const value = patch[field];
+      if (value === void 0) continue;
+      if (PATCH_TEXT.indexOf(field) === -1 && PATCH_NUMBER.indexOf(field) === -1 && PATCH_JSON.indexOf(field) === -1) {
+        throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
+      }
+      item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
+      if (columns.indexOf(field) === -1) columns.push(field);
+    }
+    return item;
+  });
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  sets.push("updated = {:updated}");
+  return {
+    sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
+    params: { patches: JSON.stringify(items), updated }
+  };
+}
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -10108,6 +12704,50 @@ function updateJobsIn(store, work) {
     }, Date.now());
   });
 }
+function updateJobsBulkIn(store, source, work) {
+  return inTransaction(store, (tx) => {
+    let pending = {};
+    const written = {};
+    const flush = () => {
+      const ids = Object.keys(pending);
+      if (ids.length === 0) return;
+      store.execute(tx, bulkPatchStatement(ids.map((id) => ({ id, patch: pending[id] })), formatPbDate(Date.now())));
+      pending = {};
+    };
+    const result = work({
+      find(where, order, limit) {
+        flush();
+        const found = store.queryAll(tx, jobRowsQuery(where, order, limit), JOB_ROWS_SHAPE)[0];
+        return found === void 0 ? [] : parseJobRows(found.rows);
+      },
+      write(row, patch) {
+        const earlier = pending[row.id];
+        pending[row.id] = earlier === void 0 ? patch : Object.assign({}, earlier, patch);
+        written[row.id] = jobView(row, patch);
+      },
+      insert(fields) {
+        flush();
+        return store.insert(tx, fields);
+      },
+      queryOne(query, shape) {
+        flush();
+        return firstOf(store.queryAll(tx, query, shape));
+      },
+      queryAll(query, shape) {
+        flush();
+        return store.queryAll(tx, query, shape);
+      },
+      execute(statement) {
+        flush();
+        return store.execute(tx, statement);
+      }
+    }, Date.now());
+    flush();
+    const changes = Object.keys(written).map((id) => written[id]);
+    for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source, changes: chunk });
+    return result;
+  });
+}
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
 }
@@ -10163,6 +12803,9 @@ var STORE = {
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
+function updateJobsBulk(source, work) {
+  return updateJobsBulkIn(STORE, source, work);
+}
 var COLLECTION_CACHE_MS = 2e3;
 function cachedCollection(name, nowMs) {
   const cache = globalThis;
@@ -10202,7 +12845,10 @@ function enqueueJobs(batch, items) {
       priority: item.priority,
       max_attempts: item.maxAttempts,
       unique_key: key,
-      enqueue_index: index
+      enqueue_index: index,
+      group_key: item.groupKey,
+      timeout_seconds: item.timeoutSeconds,
+      start_by: item.startBy
     });
     if (key !== "") idByUniqueKey[key] = id;
     answer.push({ id, probeKey: item.probeKey, created: true });
@@ -10350,16 +12996,46 @@ function ensureJobCounts(batch, nowMs) {
   batch.execute(pruneCompletionsStatement(nowMs));
   return repair;
 }
+function flowUpkeepBatch(batch, nowMs) {
+  let notStarted = 0;
+  for (const row of batch.find(startByPassedWhere(nowMs), START_BY_ORDER, START_BY_BATCH)) {
+    if (!startByPassed(row, nowMs)) continue;
+    batch.write(row, notStartedPatch(row, nowMs));
+    notStarted++;
+  }
+  return {
+    notStarted,
+    claims: batch.execute(deleteExpiredClaimsStatement(nowMs, CLAIMS_RETENTION_BATCH)),
+    parks: batch.execute(deletePassedParksStatement(nowMs, PARKS_RETENTION_BATCH))
+  };
+}
+function flowUpkeepWasFull(upkeep) {
+  return upkeep.notStarted >= START_BY_BATCH || upkeep.claims >= CLAIMS_RETENTION_BATCH || upkeep.parks >= PARKS_RETENTION_BATCH;
+}
 
 // src/handlers/maintenance.ts
+var FLOW_UPKEEP_BATCHES = 50;
+function flowUpkeep() {
+  const total = { notStarted: 0, claims: 0, parks: 0 };
+  for (let i = 0; i < FLOW_UPKEEP_BATCHES; i++) {
+    const done = updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now));
+    if (done === null) return null;
+    total.notStarted += done.notStarted;
+    total.claims += done.claims;
+    total.parks += done.parks;
+    if (!flowUpkeepWasFull(done)) break;
+  }
+  return total;
+}
 function tick() {
   var _a;
   const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
+  const flow = flowUpkeep();
   for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat(retention.errors)) logError("pb-fleet maintenance", error);
-  return { countsRepaired, schedules, retention };
+  return { countsRepaired, schedules, retention, flow };
 }
 function runMaintenance() {
   var _a, _b;
@@ -10381,6 +13057,7 @@ function runMaintenance() {
       drained
     );
   }
+  if (done.flow !== null && done.flow.notStarted > 0) logInfo("pb-fleet maintenance", "not started by start_by", done.flow.notStarted);
 }
 return runMaintenance;
 })()();

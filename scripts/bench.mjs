@@ -25,10 +25,16 @@
 // order, on one pb-fleet server per version of --versions, and reports the
 // worker/admin ratios of CPU per job and of jobs/s against 1.05, with
 // PocketBase's own price of each token (GET /api/health) as context. Three retention phases
-// (scripts/bench/retention.mjs, issue 18) close a run: steady (a sustained
+// (scripts/bench/retention.mjs, issue 18) follow: steady (a sustained
 // 500 jobs/s for --steadyMinutes with PB_FLEET_KEEP_DONE=2m, sampled every
 // minute), retained (per-call cost at 1,000 vs --retainedRows finished rows)
-// and prune (claim latency while retention deletes a large backlog). --phases runs a subset. Prints Markdown tables, writes
+// and prune (claim latency while retention deletes a large backlog). The flow phase
+// (scripts/bench/flow.mjs) measures FLOW.md's three performance figures, each
+// against its baseline on a server of its own in the same run: queue isolation
+// (claim-next of queue A beside 1,000,000 jobs of queue B vs B empty), a group
+// at its limit in front of other groups' jobs (vs without that group's jobs),
+// and the common path (claim-next 100 + complete) vs pb-fleet before flow
+// control (--flowBaseline, a git revision). --phases runs a subset. Prints Markdown tables, writes
 // the run as JSON (bench/results/, gitignored) and, for a full run, the summary
 // to bench/LATEST.md. Exits 1 when any claim round had other than exactly one
 // winner, any call answered unexpectedly, or a fleet run of the batched phase
@@ -56,6 +62,7 @@ import { runClaimNext100kPhase, runEnqueuePhase } from "./bench/queue.mjs";
 import { runVersions } from "./bench/versions.mjs";
 import { runPrunePhase, runRetainedPhase, runSteadyPhase } from "./bench/retention.mjs";
 import { identityTargets, runIdentityPhase, withIdentitySection } from "./bench/identity.mjs";
+import { DEFAULT_FLOW_BASELINE_REV, flowShape, flowTargets, runFlowPhase } from "./bench/flow.mjs";
 import { createJobPool } from "./bench/workloads.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -65,27 +72,31 @@ const REFERENCE_HOOKS = resolve(REPO, "../shared/reference/fleet-claim.pb.js");
 const DEFAULT_LINE_VERSIONS = [DEFAULT_PB_VERSION, NEWEST_TESTED_MODERN_VERSION];
 
 /** Every phase, in the order a run does them. */
-const PHASES = ["contention", "endpoints", "lifecycle", "claim-next", "hooks-pool", "versions", "enqueue", "claim-next-100k", "batched", "identity", "steady", "retained", "prune"];
+const PHASES = ["contention", "endpoints", "lifecycle", "claim-next", "hooks-pool", "versions", "enqueue", "claim-next-100k", "batched", "identity", "steady", "retained", "prune", "flow"];
 /** The retention phases (issue 18, scripts/bench/retention.mjs). */
 const RETENTION_PHASES = ["steady", "retained", "prune"];
 /**
  * --quick's phases unless --phases says otherwise: the rot check leaves out the 100k-row seeding, the client fleets,
- * the identity phase (its own servers; `--quick --phases identity` runs it short) and the retention phases.
+ * the identity phase (its own servers; `--quick --phases identity` runs it short), the retention phases and the flow
+ * phase (its own servers and seeding; `--quick --phases flow` runs it short).
  */
-const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-100k" && p !== "batched" && p !== "identity" && !RETENTION_PHASES.includes(p));
+const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-100k" && p !== "batched" && p !== "identity" && p !== "flow" && !RETENTION_PHASES.includes(p));
 /** The steady phase's default length (the issue's full run: --steadyMinutes 60) and the retained phase's default row count. */
 const DEFAULT_STEADY_MINUTES = 10;
 const DEFAULT_RETAINED_ROWS = 10_000_000;
+/** The flow phase's default sizes: queue B's jobs (isolation) and group G's (group at its limit), FLOW.md's figures. */
+const DEFAULT_FLOW_ROWS = 1_000_000;
+const DEFAULT_FLOW_GROUP_ROWS = 100_000;
 /** How long --profile's CPU profile runs. */
 const PROFILE_SECONDS = 25;
 const QUICK_PROFILE_SECONDS = 10;
 /** pb-fleet of main before the queue contract (QUEUE.md): the claim-next-100k baseline. */
 const DEFAULT_BASELINE_REV = "9d957f6";
 
-const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--versions <v,v,...>] [--baseline <rev>] [--profile] [--json <path>] [--latest <path>] [--verbose] [--help]
+const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--versions <v,v,...>] [--baseline <rev>] [--flowBaseline <rev>] [--profile] [--json <path>] [--latest <path>] [--verbose] [--help]
   --quick            a rot check: fewer rounds, fewer worker counts, short durations (well under a minute);
-                     without --phases it leaves out enqueue, claim-next-100k, batched, identity and the retention phases
-                     (with them: 1,000 jobs, 10,000 rows, 2,000 jobs per fleet run, 4 identity rounds)
+                     without --phases it leaves out enqueue, claim-next-100k, batched, identity, flow and the retention phases
+                     (with them: 1,000 jobs, 10,000 rows, 2,000 jobs per fleet run, 4 identity rounds, 20,000 jobs in queue B)
   --phases <list>    run only these phases (default: all): ${PHASES.join(", ")}.
                      A run of a subset writes no bench/LATEST.md unless --latest is given.
   --baseline <rev>   the git revision whose pb-fleet (hooks bundle and migrations) is claim-next-100k's baseline
@@ -102,6 +113,10 @@ const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--v
   --steadyMinutes <n>  steady phase: minutes of sustained load (default ${DEFAULT_STEADY_MINUTES}; the issue's full run is 60; --quick: 0.5)
   --retainedRows <n>   retained phase: finished rows seeded for the large side (default ${DEFAULT_RETAINED_ROWS.toLocaleString("en-US")}; --quick: 20,000)
   --identityLimit <n>  identity phase: jobs per claim-next and complete (default 10; a Worker of concurrency 50 claims up to 50)
+  --flowRows <n>       flow phase: queue B's due jobs beside queue A's 1,000 (default ${DEFAULT_FLOW_ROWS.toLocaleString("en-US")}; --quick: 20,000)
+  --flowGroupRows <n>  flow phase: due jobs of the group at its limit (default ${DEFAULT_FLOW_GROUP_ROWS.toLocaleString("en-US")}; --quick: 10,000)
+  --flowBaseline <rev> flow phase: the git revision whose pb-fleet (hooks bundle and migrations) is the common path's baseline
+                       (default: ${DEFAULT_FLOW_BASELINE_REV}, main before flow control); skipped with a note when git or the revision is missing
   --verbose          also show PocketBase's own log lines
 Environment: PB_VERSION (default ${DEFAULT_PB_VERSION}: the version of every other phase), POCKETBASE_BIN (use this binary for them),
 BENCH_BATCHED (JSON merged into the batched phase's shape, e.g. '{"jobs":5000,"processes":2,"workersPerProcess":4}'),
@@ -140,6 +155,14 @@ const CONFIGS = {
     // tokenRounds: then GET /api/health with each token (and none), W=tokenWorkers, tokenMs a cell: PocketBase's own price of each token (context).
     identity: { workers: [8, 1], rounds: 40, durationMs: 500, maxJobs: 1200, limit: 10, warmupLoops: 40, leaseSeconds: 300, hooksPool: 25, ratioLimit: 1.05, control: true,
       tokenRounds: 10, tokenWorkers: 4, tokenMs: 300 },
+    // FLOW.md's figures (scripts/bench/flow.mjs). reps: rotating repetitions of isolation and group (calls: sequential
+    // claim-next calls a cell); common: its own reps of `loops` claim-next (limit) + complete loops. chunk: rows per seeding INSERT.
+    flow: {
+      reps: 7, warmupCalls: 5, leaseSeconds: 3600, chunk: 200_000, hooksPool: 25,
+      isolation: { aJobs: 1000, bJobs: DEFAULT_FLOW_ROWS, limit: 10, calls: 40 },
+      group: { gJobs: DEFAULT_FLOW_GROUP_ROWS, otherJobs: 1000, otherGroups: 50, concurrency: 1, limit: 10, calls: 40 },
+      common: { rows: 10_000, limit: 100, loops: 20, reps: 15 },
+    },
   },
   quick: {
     warmup: { requests: 100 },
@@ -163,6 +186,12 @@ const CONFIGS = {
     prune: { rows: 5000, events: 2000, chunk: 5000, workers: 4, baselineSeconds: 3, capSeconds: 30, backlog: 3000, seedMarginSeconds: 10, hooksPool: 100 },
     identity: { workers: [8, 1], rounds: 4, durationMs: 300, maxJobs: 400, limit: 10, warmupLoops: 10, leaseSeconds: 300, hooksPool: 25, ratioLimit: 1.05, control: true,
       tokenRounds: 3, tokenWorkers: 4, tokenMs: 200 },
+    flow: {
+      reps: 3, warmupCalls: 3, leaseSeconds: 3600, chunk: 50_000, hooksPool: 25,
+      isolation: { aJobs: 1000, bJobs: 20_000, limit: 10, calls: 15 },
+      group: { gJobs: 10_000, otherJobs: 1000, otherGroups: 50, concurrency: 1, limit: 10, calls: 15 },
+      common: { rows: 3000, limit: 100, loops: 10, reps: 5 },
+    },
   },
 };
 
@@ -182,17 +211,22 @@ function parseCli(argv) {
         steadyMinutes: { type: "string" },
         retainedRows: { type: "string" },
         identityLimit: { type: "string" },
+        flowRows: { type: "string" },
+        flowGroupRows: { type: "string" },
+        flowBaseline: { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
       allowPositionals: false,
     });
-    for (const name of ["json", "latest", "baseline"]) {
-      if (values[name] !== undefined && values[name].trim() === "") throw new Error(`--${name} needs ${name === "baseline" ? "a git revision" : "a file path"}`);
+    for (const name of ["json", "latest", "baseline", "flowBaseline"]) {
+      if (values[name] !== undefined && values[name].trim() === "") throw new Error(`--${name} needs ${name === "baseline" || name === "flowBaseline" ? "a git revision" : "a file path"}`);
     }
     if (values.steadyMinutes !== undefined) values.steadyMinutes = positiveNumber("--steadyMinutes", values.steadyMinutes, { integer: false, min: 0.1, max: 1440 });
     if (values.identityLimit !== undefined) values.identityLimit = positiveNumber("--identityLimit", values.identityLimit, { integer: true, min: 1, max: 100 });
     if (values.retainedRows !== undefined) values.retainedRows = positiveNumber("--retainedRows", values.retainedRows, { integer: true, min: 1001, max: 100_000_000 });
+    if (values.flowRows !== undefined) values.flowRows = positiveNumber("--flowRows", values.flowRows, { integer: true, min: 1, max: 100_000_000 });
+    if (values.flowGroupRows !== undefined) values.flowGroupRows = positiveNumber("--flowGroupRows", values.flowGroupRows, { integer: true, min: 1, max: 100_000_000 });
     if (values.versions !== undefined) values.versions = parseVersions(values.versions);
     if (values.phases !== undefined) values.phases = parsePhases(values.phases);
     return values;
@@ -531,6 +565,15 @@ async function main() {
       prune = await runPrunePhase(ctx, queueEnv, pr);
     }
 
+    let flow = null;
+    if (want("flow")) {
+      rss.enter("flow");
+      const fl = flowShape(config.flow, cli);
+      config.flow = fl;
+      log(`flow: queue isolation (${fl.isolation.bJobs.toLocaleString("en-US")} jobs in B), a group at its limit (${fl.group.gJobs.toLocaleString("en-US")} jobs of G), the common path vs ${fl.baselineRev}; ${fl.reps} reps (common: ${fl.common.reps})`);
+      flow = await runFlowPhase(ctx, queueEnv, fl);
+    }
+
     rss.enter("done");
     const rssByPhase = rss.report();
     if (want("hooks-pool")) {
@@ -577,7 +620,7 @@ async function main() {
     failures.push(...versions.failures);
     for (const r of enqueue?.rows ?? []) if (r.failureCount) failures.push(`enqueue phase, ${r.variant}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     failures.push(...(batched?.failures ?? []));
-    for (const r of [steady, retained, prune, identity]) failures.push(...(r?.failures ?? []));
+    for (const r of [steady, retained, prune, identity, flow]) failures.push(...(r?.failures ?? []));
     for (const r of claimNext100k?.results ?? []) {
       if (r.failureCount) failures.push(`claim-next-100k ${r.variant} limit=${r.limit} W=${r.workers}${r.prefix ? " prefix" : ""}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     }
@@ -626,6 +669,10 @@ async function main() {
       run.steady = steady;
       run.retained = retained;
       run.prune = prune;
+    }
+    if (want("flow")) {
+      run.phases = phases;
+      run.flow = flow;
     }
     run.targets = evaluateTargets(run);
     run.durationSec = Math.round((performance.now() - t0) / 100) / 10;
@@ -776,6 +823,8 @@ function evaluateTargets(run) {
 
   // Issue 19: worker token against admin token, per version and W.
   if (run.identity) targets.push(...identityTargets(run.identity));
+  // FLOW.md "Performance": each figure against its baseline, same run.
+  if (run.flow) targets.push(...flowTargets(run.flow));
 
   // Cost ratios (above 1: the first costs more per call), judged <= 1.2x.
   const cn = run.claimNext100k;

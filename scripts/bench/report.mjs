@@ -92,6 +92,7 @@ export function renderReport(run) {
   if (run.steady) renderSteady(out, run.steady, h);
   if (run.retained) renderRetained(out, run.retained, h);
   if (run.prune) renderPrune(out, run.prune, h);
+  if (run.flow) renderFlow(out, run.flow, h);
 
   h("9. Memory: max VmRSS per phase (sampled every 100 ms), MB");
   const phases = Object.keys(run.memory.maxRssByPhase);
@@ -520,4 +521,109 @@ function renderPrune(out, pr, h) {
       "the prune: maintenance calls back to back (each one retention tick) until nothing seeded is left; the cron ticks every minute as well." +
       (pr.load1 ? ` Machine load average (1 min) when the prune began / ended: ${fmtFixed(pr.load1.beforePrune)} / ${fmtFixed(pr.load1.afterPrune)} (the machine is shared).` : ""),
   );
+}
+
+const fmtPerRep = (xs, d = 2) => (Array.isArray(xs) && xs.length ? xs.map((x) => (typeof x === "number" ? x.toFixed(d) : "n/a")).join(", ") : "n/a");
+const fmtX = (r) => (r && typeof r.median === "number" ? `${r.median.toFixed(2)}x` : "n/a");
+const FLOW_TITLES = {
+  isolation: "queue isolation",
+  group: "group at its limit",
+  common: "common path",
+};
+
+/** The flow phase's section (scripts/bench/flow.mjs): FLOW.md's three figures, each against its baseline. */
+export function renderFlow(out, flow, h) {
+  const s = flow.shape;
+  h("14. Flow control: FLOW.md's performance figures, each side by side with its baseline (a PocketBase each)");
+  const figures = flow.figures ?? [];
+  const measured = figures.filter((f) => !f.skipped);
+  for (const f of figures.filter((x) => x.skipped)) out.push(`${FLOW_TITLES[f.key] ?? f.key}: skipped: ${f.skipped}`, "");
+  if (measured.length) {
+    out.push(
+      table(
+        ["figure", "ratio (the first over its baseline)", "latency: median of reps", "per rep", "PB CPU: median of reps", "per rep", "target", "result"],
+        measured.map((f) => {
+          const cpuPass = f.key === "common" && f.ratios.cpu && typeof f.ratios.cpu.median === "number" ? (f.ratios.cpu.median <= f.target ? "PASS" : "MISS") : null;
+          const latPass = f.ratios.latency && typeof f.ratios.latency.median === "number" ? (f.ratios.latency.median <= f.target ? "PASS" : "MISS") : "n/a";
+          return [
+            FLOW_TITLES[f.key] ?? f.key,
+            `${f.of} / ${f.over}`,
+            fmtX(f.ratios.latency),
+            fmtPerRep(f.ratios.latency?.perRep),
+            fmtX(f.ratios.cpu),
+            fmtPerRep(f.ratios.cpu?.perRep),
+            `<= ${f.target}x`,
+            cpuPass === null ? latPass : `latency ${latPass}, CPU ${cpuPass}`,
+          ];
+        }),
+      ),
+      "",
+    );
+    out.push(
+      table(
+        ["figure", "variant", "server", "seeded", "per", "latency ms (median of reps)", "per rep", "p50 / p99 ms", "PB CPU us (median of reps)", "per rep", "failures"],
+        measured.flatMap((f) =>
+          f.rows.map((r) => {
+            const d = f.datasets.find((x) => x.variant === r.variant) ?? {};
+            return [
+              FLOW_TITLES[f.key] ?? f.key,
+              r.variant,
+              r.server,
+              flowDataset(f.key, d),
+              f.key === "common" ? "job" : "call",
+              typeof r.costMs === "number" ? r.costMs.toFixed(f.key === "common" ? 3 : 2) : "n/a",
+              fmtPerRep(r.perRepCostMs, f.key === "common" ? 3 : 2),
+              `${fmtMs(r.latencyMs.p50)} / ${fmtMs(r.latencyMs.p99)}${f.key === "common" ? " (per job)" : ""}`,
+              fmtCpu(r.cpuMicros),
+              r.perRepCpuMicros.map(fmtCpu).join(", "),
+              r.failureCount,
+            ];
+          }),
+        ),
+      ),
+      "",
+    );
+  }
+  const common = measured.find((f) => f.key === "common");
+  const iso = figures.find((f) => f.key === "isolation");
+  const grp = figures.find((f) => f.key === "group");
+  const notes = [];
+  if (iso && !iso.skipped) {
+    notes.push(
+      `Queue isolation: claim-next { queue: "A", limit: ${iso.sizes.limit} } with ${fmtRate(iso.sizes.aJobs)} due jobs in A (priority 0, the last 10 minutes); queue B's ${fmtRate(iso.sizes.bJobs)} due jobs are older (the 3 hours before) at priorities 0-2, so all of them sort before A's. The baseline is a server with the same A and B empty.`,
+    );
+  }
+  if (grp && !grp.skipped) {
+    notes.push(
+      `Group at its limit: claim-next { queue: "work", limit: ${grp.sizes.limit} }; group G has concurrency ${grp.sizes.concurrency} (POST /api/fleet/flow) and ${grp.sizes.concurrency} job held under a ${s.leaseSeconds} s lease, and ${fmtRate(grp.sizes.gJobs)} due jobs older than (and up to 2 priority levels above) the ${fmtRate(grp.sizes.otherJobs)} jobs of ${grp.sizes.otherGroups} other groups. The baseline is the same server shape (the flow row, the held job, the other groups' jobs) without G's pending jobs.`,
+    );
+  }
+  if (common) {
+    const b = common.baseline;
+    const ctx = common.context ?? {};
+    notes.push(
+      `Common path: ${common.sizes.reps} reps of ${common.sizes.loops} loops of claim-next (limit ${common.sizes.limit}, no queue) then complete of those ${common.sizes.limit} (status done), over ${fmtRate(common.sizes.rows)} pending jobs of the default queue with no group and no probe_flow rows; ` +
+        `the baseline: pb-fleet at ${b.sha.slice(0, 7)} ("${b.subject.length > 90 ? `${b.subject.slice(0, 87)}...` : b.subject}"; --flowBaseline ${b.rev}), its ${b.files.filter((f) => f.endsWith(".pb.js")).join(", ")} and ${b.files.filter((f) => !f.endsWith(".pb.js")).length} migrations from git, on the same binary and the same rows. ` +
+        `Per job: (claim-next ms + complete ms) / jobs of a loop, the median loop; CPU: the cell's PocketBase CPU over its jobs. ` +
+        `Each call on its own (context): claim-next ${fmtX(ctx.claimNext)} (per rep ${fmtPerRep(ctx.claimNext?.perRep)}), complete ${fmtX(ctx.complete)} (per rep ${fmtPerRep(ctx.complete?.perRep)}); ` +
+        `median call ms: ${common.rows.map((r) => `${r.variant} claim-next ${fmtMs(r.claimMs)} / complete ${fmtMs(r.completeMs)}`).join("; ")}. ` +
+        `Hooks loaded: ${common.datasets.map((d) => `${d.variant} ${(d.hooks ?? []).map((x) => `${x.file} (sha256 ${x.sha256.slice(0, 12)})`).join(", ") || "?"}`).join("; ")}.`,
+    );
+  } else if (!figures.some((f) => f.key === "common")) {
+    // not run
+  }
+  notes.push(
+    `Each pair of servers is alive at once on the run's binary (--hooksPool ${s.hooksPool}, the sweeper cron off) and measured in ${s.reps} repetitions${common ? ` (the common path: ${common.sizes.reps})` : ""}, the variants' order rotating by rep; ` +
+      `a cell is ${grp?.sizes?.calls ?? iso?.sizes?.calls ?? "?"} sequential calls (after ${s.warmupCalls} warm-up calls per server), its latency the median call; a ratio is the median of the reps' ratios, per rep values beside it. ` +
+      "CPU: the PocketBase process's time on a CPU over the cell (the sum of its threads' /proc schedstat). " +
+      "Rows are seeded with INSERT ... SELECT (a recursive CTE) through the bench-only SQL route, each a copy of a job made by POST /api/fleet/enqueue on that server with its own id, probe_key, queue, group, priority and created/run_at; after each cell the rows it claimed or completed are put back as enqueue wrote them, so every call sees the same rows. " +
+      `Machine load average (1 min) at the start / end of the phase: ${flow.load1?.start ?? "?"} / ${flow.load1?.end ?? "?"} (the cores are shared).`,
+  );
+  out.push(notes.join("\n\n"));
+}
+
+function flowDataset(key, d) {
+  if (key === "isolation") return `A ${fmtRate(d.aPending)}, B ${fmtRate(d.bPending)} pending (${fmtFixed(d.seedSec)} s)`;
+  if (key === "group") return `G ${fmtRate(d.gPending)} pending + ${d.gHeld} held, others ${fmtRate(d.otherPending)} (${fmtFixed(d.seedSec)} s)`;
+  return `${fmtRate(d.pending)} pending, ${d.columns} columns${d.flowRows === null || d.flowRows === undefined ? "" : `, ${d.flowRows} probe_flow rows`}`;
 }

@@ -17,7 +17,7 @@ import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.22.js";
 import { ACCOUNT_REQUEST_REFUSED, WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
 import { answerRequest, JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
-import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields, workerAuth } from "./runtime.js";
+import { executeStatement, findJudgedRecords, logError, readAll, readAllOrNull, readOne, readRow, setFields, workerAuth } from "./runtime.js";
 import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
@@ -151,6 +151,11 @@ function forgetCollections(): void {
 
 export function queryOne<T extends object>(query: WhereClause, shape: T): T | null {
   return readOne($app.dao().db(), query, shape);
+}
+
+/** Every row of a read-only query, outside a transaction; null when it failed (logged). */
+export function queryAll<T extends object>(query: WhereClause, shape: T): T[] | null {
+  return readAllOrNull($app.dao().db(), query, shape);
 }
 
 // ---- record hooks ----------------------------------------------------------------------

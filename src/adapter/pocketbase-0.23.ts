@@ -16,7 +16,7 @@ import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.23.js";
 import { ACCOUNT_REQUEST_REFUSED, authorize, WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
 import { answerRequest, JOBS_COLLECTION, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
-import { executeStatement, findJudgedRecords, logError, readAll, readOne, readRow, setFields, workerAuth } from "./runtime.js";
+import { executeStatement, findJudgedRecords, logError, readAll, readAllOrNull, readOne, readRow, setFields, workerAuth } from "./runtime.js";
 import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
@@ -167,6 +167,11 @@ export function updateJobsBulk<T>(source: string, work: (batch: JobBatch, nowMs:
 export function queryOne<T extends object>(query: WhereClause, shape: T): T | null {
   // Outside a transaction $app.db() sends a SELECT to the concurrent (reader) pool.
   return readOne($app.db(), query, shape);
+}
+
+/** Every row of a read-only query, outside a transaction; null when it failed (logged). */
+export function queryAll<T extends object>(query: WhereClause, shape: T): T[] | null {
+  return readAllOrNull($app.db(), query, shape);
 }
 
 // ---- record hooks ----------------------------------------------------------------------

@@ -128,6 +128,16 @@ export function executeStatement(db: dbx.Builder, statement: WhereClause): numbe
  * One row of a read-only query; `shape` names its columns with a value of each
  * one's type. null when the query failed (logged).
  */
+/** Every row of a read-only query; null when the query failed (logged). */
+export function readAllOrNull<T extends object>(db: dbx.Builder, query: WhereClause, shape: T): T[] | null {
+  try {
+    return readAll(db, query, shape);
+  } catch (err) {
+    logError(QUERY_FAILED, err);
+    return null;
+  }
+}
+
 export function readOne<T extends object>(db: dbx.Builder, query: WhereClause, shape: T): T | null {
   const row = new DynamicModel(shape) as unknown as T;
   try {

@@ -74,7 +74,7 @@ export interface FinishedRelease {
   leaseToken: string | undefined;
   status: ReleaseTarget;
   /** What the release writes (a server with the queue); undefined: the status change alone. */
-  fields: Pick<ReleaseOptions, "result" | "error"> | undefined;
+  fields: Pick<ReleaseOptions, "result" | "error" | "rateLimitedFor"> | undefined;
   /** Local end of the job's lease (epoch ms): one about to end goes out at once. */
   deadline: number;
 }
@@ -282,6 +282,7 @@ function toItem({ jobId, leaseToken, status, fields }: FinishedRelease): Complet
   if (leaseToken !== undefined) item.leaseToken = leaseToken;
   if (fields?.result !== undefined && fields.result !== null) item.result = fields.result;
   if (fields?.error !== undefined && fields.error !== null) item.error = fields.error;
+  if (fields?.rateLimitedFor !== undefined) item.rateLimitedFor = fields.rateLimitedFor;
   return item;
 }
 

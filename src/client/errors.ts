@@ -147,3 +147,33 @@ export class PermanentJobError extends Error {
 export function isPermanentJobError(err: unknown): boolean {
   return err instanceof PermanentJobError || (err instanceof Error && err.name === "PermanentJobError");
 }
+
+/**
+ * Thrown by a Worker's handler when the system it works against said "not
+ * now" (an HTTP 429, a quota): the Worker releases the job `retry` with
+ * `rateLimitedFor` (FLOW.md), so the job runs again after `retryAfterSeconds`
+ * instead of the backoff, without using up an attempt, and the job's group
+ * (its queue when it has none) is parked as long, so that no worker claims
+ * its siblings meanwhile. The wait is rounded up to whole seconds and kept
+ * within 1 to MAX_RATE_LIMITED_FOR_SECONDS; the message is the job's error.
+ */
+export class RateLimitedError extends Error {
+  /** As given (say, from a Retry-After header); the Worker clamps it when it releases. */
+  readonly retryAfterSeconds: number;
+  constructor(opts: { retryAfterSeconds: number; message?: string; cause?: unknown }) {
+    const seconds = opts?.retryAfterSeconds;
+    if (typeof seconds !== "number" || Number.isNaN(seconds)) {
+      throw new TypeError(`RateLimitedError: \`retryAfterSeconds\` must be a number of seconds (got ${String(seconds)})`);
+    }
+    super(opts.message ?? `rate limited: retry after ${seconds} s`, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = "RateLimitedError";
+    this.retryAfterSeconds = seconds;
+  }
+}
+
+/** Whether a handler's error is a RateLimitedError: by class, or by name with a number `retryAfterSeconds` (another copy of this module). */
+export function isRateLimitedError(err: unknown): err is RateLimitedError {
+  return err instanceof RateLimitedError ||
+    (err instanceof Error && err.name === "RateLimitedError" &&
+      typeof (err as { retryAfterSeconds?: unknown }).retryAfterSeconds === "number");
+}

@@ -33,6 +33,12 @@ export type LeaseLostReason =
    * say which.
    */
   | "renew_refused"
+  /**
+   * A renew answered renewed:false with reason "timed_out": the job's attempt
+   * passed its deadline (FLOW.md "Timeouts") before the Worker's own timeout
+   * released it. Nothing more is written; the server retries the job.
+   */
+  | "timed_out"
   /** The lease ran out locally while renews could not reach the server. */
   | "lease_expired"
   /** The terminal release was refused (reason of the refusal). */
@@ -75,7 +81,11 @@ export interface FailedEvent {
   /** true: the handler failed on the job's last attempt and the server dead-lettered it (a retry release answered failed). */
   deadLettered?: boolean;
 }
-/** A handler threw (not a PermanentJobError) and the job went back to pending, to run again after the server's backoff. */
+/**
+ * A handler threw (not a PermanentJobError), or its attempt timed out, and the
+ * job went back to pending, to run again after the server's backoff (or after
+ * `rateLimitedFor`, for a RateLimitedError).
+ */
 export interface RetriedEvent {
   jobId: string;
   workerId: string;
@@ -85,6 +95,8 @@ export interface RetriedEvent {
   attempt: number;
   /** The job's cap on attempts; 0: none. */
   maxAttempts: number;
+  /** The handler threw a RateLimitedError: the job is due again in this many seconds, and the attempt was given back. */
+  rateLimitedFor?: number;
 }
 export interface SweptEvent {
   jobId: string;

@@ -20,6 +20,7 @@ import { DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/
 import {
   CLAIM_REFUSALS,
   RELEASE_REFUSALS,
+  RENEW_REFUSALS,
   RETRY_REFUSALS,
   type CancelResponse,
   type ClaimRefusal,
@@ -35,6 +36,8 @@ import {
   type EnqueueRequest,
   type EnqueuedJob,
   type FleetStats,
+  type FlowResponse,
+  type FlowStateResponse,
   type HeartbeatItem,
   type HeartbeatRequest,
   type HeartbeatResponse,
@@ -45,6 +48,7 @@ import {
   type ReleaseRequest,
   type ReleaseResponse,
   type ReleaseTarget,
+  type RenewRefusal,
   type RenewRequest,
   type RenewResponse,
   type RetryResponse,
@@ -65,6 +69,7 @@ import {
   isMissingEndpoint,
   isTransientError,
 } from "./errors.js";
+import { isFlowAnswer, isFlowStateAnswer, toFlowQuery, toFlowRequest, type FlowFilter, type SetFlowRequest } from "./flow-options.js";
 import {
   checkBatchList, checkBatchWorkerId, checkClaimQueue, checkLeaseSeconds, checkProgress, checkReleaseFields, hasQueueOptions,
   needsQueueServer, REQUEST_OPTION_NAMES, toCompleteItem, toEnqueueItem, toHeartbeatItem,
@@ -222,6 +227,14 @@ export interface ReleaseOptions extends RequestOptions {
   result?: unknown;
   /** Stored in `last_error` in the release's own transaction (a server with the queue). */
   error?: string | null;
+  /**
+   * Only with status "retry" (FLOW.md): a number of seconds from 1 to
+   * MAX_RATE_LIMITED_FOR_SECONDS. The job is due again that long from now
+   * (not after the backoff), its attempt is given back, and its group (its
+   * queue when it has none) is parked as long. A TypeError before any request
+   * with another status or out of range.
+   */
+  rateLimitedFor?: number;
 }
 
 /** heartbeat's options: the lease asked for every item, and the request's (each chunk's request, see heartbeat). */
@@ -303,7 +316,7 @@ export interface FleetApi {
 }
 
 /** Every SweptJob outcome, checked by the compiler against the protocol's type. */
-const SWEEP_OUTCOMES: Record<SweptJob["outcome"], true> = { requeued: true, gave_up: true };
+const SWEEP_OUTCOMES: Record<SweptJob["outcome"], true> = { requeued: true, gave_up: true, timed_out: true };
 
 /** One HTTP request of the client. */
 interface HttpCall {
@@ -569,7 +582,9 @@ export class FleetClient implements FleetApi {
    * Extends the lease (only the holder, only while it is live). Retried once on
    * a transient failure (a repeated renew is harmless). `req.progress`: JSON of
    * at most MAX_PROGRESS_BYTES stored with a successful renew (TypeError before
-   * any request when larger).
+   * any request when larger). A refusal may say why: `reason: "timed_out"`
+   * when the holder's attempt has passed its deadline (FLOW.md "Timeouts");
+   * a reason the client does not know is left out.
    */
   async renew(
     jobId: string, workerId: string, leaseSeconds?: number, leaseToken?: string, req?: RenewOptions,
@@ -581,7 +596,7 @@ export class FleetClient implements FleetApi {
     if (!isObject(body) || typeof body["renewed"] !== "boolean" || (body["renewed"] && !isJobView(body["job"]))) {
       throw new FleetProtocolError("renew", "answer has no boolean `renewed` (and `job` when true)", body);
     }
-    return body as RenewResponse;
+    return body["renewed"] ? body as RenewResponse : renewRefused(body);
   }
 
   /**
@@ -589,20 +604,23 @@ export class FleetClient implements FleetApi {
    * retry: back to pending after a backoff, or dead-lettered once its attempts
    * are used up. `req.result` and `req.error` are written in the release's own
    * transaction (TypeError before any request when the result is not JSON or
-   * larger than MAX_RESULT_BYTES). Retried once on a transient failure: a
-   * repeat of a committed done/failed release is answered
-   * refused_terminal_same_holder, which callers treat as their own commit (a
-   * repeat of a committed retry finds the job pending: refused_not_holder).
+   * larger than MAX_RESULT_BYTES). `req.rateLimitedFor` (retry only): the
+   * job waits out a rate limit instead of the backoff (see ReleaseOptions).
+   * Retried once on a transient failure: a repeat of a committed done/failed
+   * release is answered refused_terminal_same_holder, which callers treat as
+   * their own commit (a repeat of a committed retry finds the job pending:
+   * refused_not_holder).
    */
   async release(
     jobId: string, workerId: string, status: ReleaseTarget, leaseToken?: string, req?: ReleaseOptions,
   ): Promise<ReleaseResponse> {
     const result = req?.result ?? undefined;
     const error = req?.error ?? undefined;
-    checkReleaseFields("release", result, error);
+    const rateLimitedFor = req?.rateLimitedFor;
+    checkReleaseFields("release", status, { result, error, rateLimitedFor });
     const body = await this.#retryOnce(() =>
       this.#post("release", "/api/fleet/release", {
-        jobId, workerId, status, leaseToken, result, error,
+        jobId, workerId, status, leaseToken, result, error, rateLimitedFor,
       } satisfies ReleaseRequest, req));
     if (!isObject(body) || typeof body["released"] !== "boolean") {
       throw new FleetProtocolError("release", "answer has no boolean `released`", body);
@@ -619,7 +637,8 @@ export class FleetClient implements FleetApi {
    * is live, the token when given; `progress` stored with a successful renew),
    * all with `opts.leaseSeconds`. A refused item (`renewed: false`) does not
    * stop the others. Answers `{ results: [{ jobId, renewed }] }` in request
-   * order (no job view: read a job with getJob when you need one).
+   * order (no job view: read a job with getJob when you need one); a refused
+   * item may carry `reason: "timed_out"`, as renew's answer.
    *
    * Everything is checked before the first request, with the server's rules:
    * `workerId`, a non-empty `leases` array, each item's `jobId`,
@@ -655,7 +674,8 @@ export class FleetClient implements FleetApi {
           !body["results"].every((r: unknown, i) => isObject(r) && r["jobId"] === chunk[i]?.jobId && typeof r["renewed"] === "boolean")) {
         throw new FleetProtocolError(op, `answer has no \`results\` array of ${chunk.length} { jobId, renewed } in request order`, body);
       }
-      results.push(...(body["results"] as HeartbeatResult[]));
+      results.push(...(body["results"] as Array<Record<string, unknown>>).map((r): HeartbeatResult =>
+        r["renewed"] ? r as unknown as HeartbeatResult : { jobId: r["jobId"] as string, ...renewRefused(r) }));
     }
     return { results };
   }
@@ -663,7 +683,8 @@ export class FleetClient implements FleetApi {
   /**
    * POST /api/fleet/complete: releases many jobs of one worker, each item
    * judged exactly as release judges it (done, failed, pending or retry; its
-   * `result` and `error` written in the same transaction). A refused item
+   * `result` and `error` written in the same transaction; `rateLimitedFor`
+   * with retry only). A refused item
    * does not stop the others. Answers `{ results: [{ jobId, released: true }
    * | { jobId, released: false, reason }] }` in request order.
    *
@@ -818,10 +839,12 @@ export class FleetClient implements FleetApi {
    *   payload does not change how a job is retried), due at once, priority
    *   0, no payload.
    * - with any job option (`payload`, `runAt`, `delaySeconds`, `priority`,
-   *   `maxAttempts`, `uniqueKey`; present counts, even when undefined): POST
-   *   /api/fleet/enqueue, answered `{ id, probeKey, created }` (`created:
-   *   false`: a live job already has the uniqueKey, and its id is the one
-   *   answered). The options are checked first with the server's limits: a
+   *   `maxAttempts`, `uniqueKey`, and flow control's `queue`, `group`,
+   *   `timeoutSeconds`, `startWithinSeconds`; present counts, even when
+   *   undefined): POST /api/fleet/enqueue, answered `{ id, probeKey,
+   *   created }` (`created: false`: a live job already has the uniqueKey, and
+   *   its id is the one answered). The options are checked first with the
+   *   server's limits (`group`: null or "" is no group, as on the server): a
    *   bad one (or an unknown name) is a TypeError naming it, and nothing is
    *   sent. A server without the queue has no such endpoint (found out by its
    *   404, remembered as hasEnqueue = false) and cannot take these options:
@@ -1092,6 +1115,51 @@ export class FleetClient implements FleetApi {
     return body["items"] as JobRecord[];
   }
 
+  // ---- flow control -------------------------------------------------------------------
+
+  /**
+   * POST /api/fleet/flow: changes the settings of one scope, a queue or a group
+   * (FLOW.md "Limits"): `paused`, `concurrency`, `rateLimit` `{ limit,
+   * periodSeconds }`, and a park for `parkSeconds` or until `parkUntil` (a
+   * Date or ISO text with a zone). A setting not given keeps its value; null
+   * clears it (`paused: null` is false, `parkSeconds: 0` or `parkUntil: null`
+   * ends a park). Checked first with the server's bounds: exactly one of
+   * `queue`/`group`, at least one setting, each in range (a TypeError naming
+   * it, and nothing is sent). Answers the scope's settings as stored (null for
+   * unset; a park already past reads null). Retried once on a transient
+   * failure: sending the same settings again stores the same settings (a
+   * `parkSeconds` park then counts from the repeat).
+   */
+  async setFlow(request: SetFlowRequest, req?: RequestOptions): Promise<FlowResponse["flow"]> {
+    const body = toFlowRequest("setFlow", request);
+    const answer = await this.#retryOnce(() => this.#post("setFlow", "/api/fleet/flow", { ...body }, req));
+    if (!isFlowAnswer(answer, body)) {
+      throw new FleetProtocolError("setFlow", "answer has no `flow` { queue | group, paused, concurrency, rateLimit, parkedUntil } " +
+        "of the scope asked for", answer);
+    }
+    return answer.flow;
+  }
+
+  /**
+   * GET /api/fleet/flow: each scope's settings and figures (`held`, `due`,
+   * `claimsInWindow`). Without a filter, every queue that has settings or
+   * unfinished jobs and every group that has settings; `{ queue }` answers at
+   * most that queue (and no groups), `{ group }` at most that group (and no
+   * queues), both: each list narrowed. The names are checked first (a
+   * TypeError). Retried once on a transient failure.
+   */
+  async getFlow(filter?: FlowFilter, req?: RequestOptions): Promise<FlowStateResponse> {
+    const query = toFlowQuery("getFlow", filter);
+    const answer = await this.#retryOnce(() => this.#call("getFlow", {
+      method: "GET", path: "/api/fleet/flow", ...(Object.keys(query).length > 0 ? { query } : {}),
+    }, req));
+    if (!isFlowStateAnswer(answer)) {
+      throw new FleetProtocolError("getFlow", "answer has no `queues` and `groups` arrays of " +
+        "{ name, paused, concurrency, rateLimit, parkedUntil, held, due, claimsInWindow }", answer);
+    }
+    return answer;
+  }
+
   /** GET /api/fleet/stats, optionally of one probe_key prefix (a FleetHttpError 404 from a server without it). */
   async stats(opts: { probeKeyPrefix?: string } = {}, req?: RequestOptions): Promise<FleetStats> {
     const query = opts.probeKeyPrefix ? { probeKeyPrefix: opts.probeKeyPrefix } : undefined;
@@ -1216,6 +1284,12 @@ function parseClaim(op: string, body: unknown): ClaimResult {
     leaseToken: typeof token === "string" && token !== "" ? token : undefined,
     alreadyHeld: body["alreadyHeld"] === true,
   };
+}
+
+/** A refused renew (or heartbeat item): its reason when the client knows it, else none. */
+function renewRefused(body: Record<string, unknown>): { renewed: false; reason?: RenewRefusal } {
+  const reason = body["reason"];
+  return (RENEW_REFUSALS as readonly unknown[]).includes(reason) ? { renewed: false, reason: reason as RenewRefusal } : { renewed: false };
 }
 
 function asRecord(op: string, body: unknown): JobRecord {

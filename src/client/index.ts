@@ -1,6 +1,7 @@
 /**
- * pb-fleet client: FleetClient (typed calls to the fleet endpoints), Worker
- * (claim, renew, report) and Sweeper (re-queue the jobs of dead holders).
+ * pb-fleet client: FleetClient (typed calls to the fleet endpoints, flow
+ * control's included), Worker (claim, renew, report; per-queue handlers,
+ * timeouts, rate limits) and Sweeper (re-queue the jobs of dead holders).
  */
 export {
   FleetClient,
@@ -34,6 +35,7 @@ export {
   Worker,
   identityWorkerId,
   LeaseLostError,
+  JobTimeoutError,
   WorkerStoppingError,
   COMPLETE_FLUSH_DELAY_MS,
   PROGRESS_FLUSH_MS,
@@ -55,10 +57,13 @@ export {
   FleetAbortError,
   PermanentJobError,
   isPermanentJobError,
+  RateLimitedError,
+  isRateLimitedError,
   isMissingEndpoint,
   isTransientError,
 } from "./errors.js";
 export type { EnqueueOptions, EnqueueJob } from "./queue-options.js";
+export type { SetFlowRequest, FlowFilter } from "./flow-options.js";
 /** The queue's limits and defaults (the server's own, QUEUE.md). */
 export {
   MAX_ENQUEUE_JOBS,
@@ -75,6 +80,19 @@ export {
   DEFAULT_MAX_ATTEMPTS,
 } from "../lib/queue.js";
 export { DEFAULT_QUEUE, QUEUE_NAME_PATTERN, MAX_CLAIM_QUEUES, isQueueName } from "../lib/queue-names.js";
+/** Flow control's bounds (the server's own, FLOW.md). */
+export {
+  MAX_GROUP_KEY_CHARS,
+  MAX_TIMEOUT_SECONDS,
+  MAX_START_WITHIN_SECONDS,
+  MAX_FLOW_CONCURRENCY,
+  MAX_RATE_LIMIT,
+  MAX_RATE_PERIOD_SECONDS,
+  MAX_PARK_SECONDS,
+  MAX_RATE_LIMITED_FOR_SECONDS,
+  isGroupName,
+} from "../lib/flow-limits.js";
+export { FLOW_CLAIM_REFUSALS, RENEW_REFUSALS } from "../lib/types.js";
 /** The auth collection of worker identities. */
 export { WORKERS_COLLECTION } from "../lib/identity.js";
 export { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";
@@ -91,6 +109,7 @@ export type {
   ClaimResponse,
   ClaimRefusal,
   RenewResponse,
+  RenewRefusal,
   ReleaseResponse,
   ClaimNextRequest,
   ClaimNextResponse,
@@ -117,4 +136,11 @@ export type {
   SweptJob,
   SweeperState,
   FleetStats,
+  FlowRateLimit,
+  FlowRequest,
+  FlowSettings,
+  FlowScopeName,
+  FlowResponse,
+  FlowScopeState,
+  FlowStateResponse,
 } from "../lib/types.js";

@@ -1,14 +1,18 @@
 /**
- * Client-side checks of what the queue's endpoints take (QUEUE.md): enqueue
- * items, a renew's progress, a release's result and error, and the items of
- * the batch calls heartbeat and complete. The limits are the server's own
- * (src/lib/queue.ts); a bad value is refused with a TypeError naming the
- * option before any request is sent.
+ * Client-side checks of what the queue's endpoints take (QUEUE.md, FLOW.md):
+ * enqueue items, a renew's progress, a release's result, error and
+ * rateLimitedFor, and the items of the batch calls heartbeat and complete.
+ * The limits are the server's own (src/lib/queue.ts, src/lib/flow-limits.ts);
+ * a bad value is refused with a TypeError naming the option before any
+ * request is sent.
  */
 import {
   MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
   MIN_PRIORITY, jsonByteLength, utf8ByteLength,
 } from "../lib/queue.js";
+import {
+  GROUP_NAME_RULE, MAX_RATE_LIMITED_FOR_SECONDS, MAX_START_WITHIN_SECONDS, MAX_TIMEOUT_SECONDS, isGroupName,
+} from "../lib/flow-limits.js";
 import { MAX_CLAIM_QUEUES, QUEUE_NAME_PATTERN, isQueueName } from "../lib/queue-names.js";
 import { RELEASE_TARGETS, type CompleteItem, type EnqueueItem, type HeartbeatItem } from "../lib/types.js";
 import { reservedWorkerIdError } from "../lib/validate.js";
@@ -27,6 +31,7 @@ export interface EnqueueJob extends EnqueueOptions {
 /** The option names of an enqueue item (each one needs a server with POST /api/fleet/enqueue). */
 const ENQUEUE_OPTION_NAMES = {
   payload: true, runAt: true, delaySeconds: true, priority: true, maxAttempts: true, uniqueKey: true, queue: true,
+  group: true, timeoutSeconds: true, startWithinSeconds: true,
 } as const satisfies Record<keyof EnqueueOptions, true>;
 
 /** What RequestOptions may add to an enqueue's options object (see FleetClient.enqueue). */
@@ -49,7 +54,7 @@ export function needsQueueServer(item: EnqueueItem): boolean {
   return Object.keys(item).some((k) => k !== "probeKey");
 }
 
-const QUEUE_NAME_RULE = `a queue name matching ${QUEUE_NAME_PATTERN} (a letter or digit, then up to 63 of them or _ . : -)`;
+export const QUEUE_NAME_RULE = `a queue name matching ${QUEUE_NAME_PATTERN} (a letter or digit, then up to 63 of them or _ . : -)`;
 
 /**
  * The wire item of one job, checked: throws a TypeError naming `where` and the
@@ -69,7 +74,9 @@ export function toEnqueueItem(where: string, job: unknown, ignore: ReadonlySet<s
       throw new TypeError(`${where}: unknown option \`${key}\` (known: probeKey, ${Object.keys(ENQUEUE_OPTION_NAMES).join(", ")})`);
     }
   }
-  const { probeKey, payload, runAt, delaySeconds, priority, maxAttempts, uniqueKey, queue } = fields;
+  const {
+    probeKey, payload, runAt, delaySeconds, priority, maxAttempts, uniqueKey, queue, group, timeoutSeconds, startWithinSeconds,
+  } = fields;
   if (typeof probeKey !== "string" || probeKey === "") throw bad("probeKey", "a non-empty string");
   const item: EnqueueItem = { probeKey };
   if (payload !== undefined) {
@@ -84,7 +91,7 @@ export function toEnqueueItem(where: string, job: unknown, ignore: ReadonlySet<s
     if (runAt instanceof Date) {
       if (Number.isNaN(runAt.getTime())) throw bad("runAt", "a valid Date");
       item.runAt = runAt.toISOString();
-    } else if (typeof runAt === "string" && ZONED_DATE_TIME.test(runAt) && Number.isFinite(Date.parse(runAt.replace(" ", "T")))) {
+    } else if (isZonedDateTime(runAt)) {
       item.runAt = runAt;
     } else {
       throw bad("runAt", "a Date, or ISO-8601 text with a zone (e.g. 2030-01-01T12:00:00Z or +02:00)");
@@ -112,7 +119,27 @@ export function toEnqueueItem(where: string, job: unknown, ignore: ReadonlySet<s
     if (!isQueueName(queue)) throw bad("queue", QUEUE_NAME_RULE);
     item.queue = queue;
   }
+  // null and "" mean no group, as for the server: left out, so such an item is still a bare job.
+  if (group !== undefined && group !== null && group !== "") {
+    if (!isGroupName(group)) throw bad("group", `${GROUP_NAME_RULE}, or null or "" for none`);
+    item.group = group;
+  }
+  if (timeoutSeconds !== undefined) {
+    if (!isIntegerIn(timeoutSeconds, 1, MAX_TIMEOUT_SECONDS)) throw bad("timeoutSeconds", `an integer from 1 to ${MAX_TIMEOUT_SECONDS}`);
+    item.timeoutSeconds = timeoutSeconds;
+  }
+  if (startWithinSeconds !== undefined) {
+    if (!isIntegerIn(startWithinSeconds, 1, MAX_START_WITHIN_SECONDS)) {
+      throw bad("startWithinSeconds", `an integer from 1 to ${MAX_START_WITHIN_SECONDS}`);
+    }
+    item.startWithinSeconds = startWithinSeconds;
+  }
   return item;
+}
+
+/** ISO-8601 text with a zone that names a real instant (what runAt and the flow's parkUntil take as text). */
+export function isZonedDateTime(value: unknown): value is string {
+  return typeof value === "string" && ZONED_DATE_TIME.test(value) && Number.isFinite(Date.parse(value.replace(" ", "T")));
 }
 
 /**
@@ -159,14 +186,34 @@ export function checkProgress(where: string, progress: unknown): void {
   if (error !== null) throw new TypeError(`${where}: \`progress\` must be ${error}`);
 }
 
-/** A release's result and error, checked (TypeError naming `where`). */
-export function checkReleaseFields(where: string, result: unknown, error: unknown): void {
+/** A release's result, error and rateLimitedFor, checked (TypeError naming `where`). */
+export function checkReleaseFields(where: string, status: unknown, fields: { result?: unknown; error?: unknown; rateLimitedFor?: unknown }): void {
+  const { result, error, rateLimitedFor } = fields;
   if (result !== undefined && result !== null) {
     const problem = jsonSizeError(result, MAX_RESULT_BYTES);
     if (problem !== null) throw new TypeError(`${where}: \`result\` must be ${problem}`);
   }
   if (error !== undefined && error !== null && typeof error !== "string") {
     throw new TypeError(`${where}: \`error\` must be a string (got ${describe(error)})`);
+  }
+  checkRateLimitedFor(where, status, rateLimitedFor);
+}
+
+/**
+ * A retry release's `rateLimitedFor` (FLOW.md): a number of seconds from 1 to
+ * MAX_RATE_LIMITED_FOR_SECONDS, and only with status "retry" (the server
+ * answers 400 otherwise, and in a `complete` call fails every item with it).
+ */
+function checkRateLimitedFor(where: string, status: unknown, rateLimitedFor: unknown): void {
+  if (rateLimitedFor === undefined) return;
+  if (status !== "retry") {
+    throw new TypeError(`${where}: \`rateLimitedFor\` goes only with status "retry" (got status ${describe(status)}): ` +
+      "it says when the job may run again");
+  }
+  if (typeof rateLimitedFor !== "number" || !Number.isFinite(rateLimitedFor) ||
+      rateLimitedFor < 1 || rateLimitedFor > MAX_RATE_LIMITED_FOR_SECONDS) {
+    throw new TypeError(`${where}: \`rateLimitedFor\` must be a number of seconds from 1 to ${MAX_RATE_LIMITED_FOR_SECONDS} ` +
+      `(got ${describe(rateLimitedFor)})`);
   }
 }
 
@@ -199,7 +246,7 @@ export function checkBatchList(where: string, name: string, list: unknown): read
 
 const HEARTBEAT_ITEM_KEYS: ReadonlySet<string> = new Set(["jobId", "leaseToken", "progress"] satisfies (keyof HeartbeatItem)[]);
 const COMPLETE_ITEM_KEYS: ReadonlySet<string> = new Set(
-  ["jobId", "leaseToken", "status", "result", "error"] satisfies (keyof CompleteItem)[]);
+  ["jobId", "leaseToken", "status", "result", "error", "rateLimitedFor"] satisfies (keyof CompleteItem)[]);
 
 /** One lease of heartbeat, checked as the server checks a renew (TypeError naming `where` and the field); null and undefined fields left out. */
 export function toHeartbeatItem(where: string, lease: unknown): HeartbeatItem {
@@ -218,7 +265,7 @@ export function toHeartbeatItem(where: string, lease: unknown): HeartbeatItem {
 /** One release of complete, checked as the server checks a release (TypeError naming `where` and the field); null and undefined fields left out. */
 export function toCompleteItem(where: string, release: unknown): CompleteItem {
   const fields = batchItemFields(where, release, COMPLETE_ITEM_KEYS);
-  const { status, result, error } = fields.raw;
+  const { status, result, error, rateLimitedFor } = fields.raw;
   if (typeof status !== "string" || !(RELEASE_TARGETS as readonly string[]).includes(status)) {
     throw new TypeError(`${where}: \`status\` must be one of ${RELEASE_TARGETS.join(", ")} (got ${describe(status)})`);
   }
@@ -236,6 +283,8 @@ export function toCompleteItem(where: string, release: unknown): CompleteItem {
     }
     item.error = error;
   }
+  checkRateLimitedFor(where, status, rateLimitedFor);
+  if (rateLimitedFor !== undefined) item.rateLimitedFor = rateLimitedFor as number;
   return item;
 }
 
@@ -284,11 +333,12 @@ export function fitError(error: string): string {
   return error.slice(0, end) + TRUNCATED;
 }
 
-function isIntegerIn(value: unknown, min: number, max: number): value is number {
+export function isIntegerIn(value: unknown, min: number, max: number): value is number {
   return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
 }
 
-function describe(value: unknown): string {
+/** A value as an error message shows it: strings quoted and cut, objects by kind. */
+export function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
   if (typeof value === "bigint") return `${value}n`;
   if (value instanceof Date) return `Date(${Number.isNaN(value.getTime()) ? "invalid" : value.toISOString()})`;

@@ -193,9 +193,11 @@ export class Sweeper extends FleetEmitter {
     for (const job of answer.jobs) {
       const event = { jobId: job.id, claimedBy: job.claimedBy, consecutiveOrphanCount: job.consecutiveOrphanCount };
       if (job.outcome === "requeued") this.report("swept", event);
-      else this.report("gave_up", event);
+      else if (job.outcome === "gave_up") this.report("gave_up", event);
+      // (timed_out: the server retried the job as a failed attempt, FLOW.md "Timeouts"; neither event fits it.)
     }
-    const moved = answer.requeued + answer.gaveUp;
+    // (`timedOut`: a server with flow control; an older one has no such count.)
+    const moved = answer.requeued + answer.gaveUp + (typeof answer.timedOut === "number" ? answer.timedOut : 0);
     return {
       counts: { ...noCounts(), listed: answer.jobs.length, requeued: answer.requeued, gaveUp: answer.gaveUp },
       full: moved >= SWEEP_BATCH,

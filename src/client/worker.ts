@@ -22,24 +22,35 @@
  * identity's record id: the Worker asks the client for the identity when it
  * starts, and claims, renews and reports as `${id}/${workerId}` from then on
  * (see WorkerOptions.workerId).
+ *
+ * Flow control (FLOW.md): `handlers` gives one handler per queue, and the
+ * Worker claims only from those queues. A job claimed with a deadline (its
+ * `timeout_seconds`) has its handler aborted with a JobTimeoutError shortly
+ * before it, and is released `retry` at once, while the lease is still live
+ * (see "timeouts"); a handler that throws a RateLimitedError has its job
+ * released `retry` with `rateLimitedFor`.
  */
 import { hostname } from "node:os";
+import { MAX_RATE_LIMITED_FOR_SECONDS, timedOutError } from "../lib/flow-limits.js";
 import { isOwnWorkerId } from "../lib/identity.js";
-import { DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS } from "../lib/lease.js";
+import { DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS, parsePbDate } from "../lib/lease.js";
 import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES } from "../lib/queue.js";
+import { DEFAULT_QUEUE, MAX_CLAIM_QUEUES, isQueueName } from "../lib/queue-names.js";
 import type {
-  HeartbeatItem, HeartbeatResponse, JobView, QueueJobView, ReleaseResponse, ReleaseTarget, RenewResponse,
+  HeartbeatItem, HeartbeatResponse, JobView, QueueJobView, ReleaseResponse, ReleaseTarget, RenewRefusal, RenewResponse,
 } from "../lib/types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
 import { backoffDelay, sleep } from "./backoff.js";
 import { CompletionQueue, type ReleaseAnswer } from "./completion-queue.js";
-import { FleetAbortError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, toError } from "./errors.js";
+import {
+  FleetAbortError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, isRateLimitedError, toError,
+} from "./errors.js";
 import { FleetEmitter, type FleetLogger, type LeaseLostReason } from "./events.js";
 import type { ClaimedJobView, FleetApi, HeldJob, ReleaseOptions, RequestOptions, WorkerIdentity } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
-import { checkClaimQueue, fitError, jsonSizeError } from "./queue-options.js";
+import { QUEUE_NAME_RULE, checkClaimQueue, describe, fitError, jsonSizeError } from "./queue-options.js";
 import { retryReport } from "./report-retry.js";
 
 export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
@@ -96,6 +107,12 @@ export interface WorkerJob<P = unknown>
  * no attempt cap (max_attempts 0, as rows made through the record API have),
  * releases `failed` with its message. On a server without the queue, any rejection marks the job failed
  * with the result `{ error: message }`.
+ *
+ * Flow control (FLOW.md): a RateLimitedError releases `retry` with
+ * `rateLimitedFor` (see there); a job with a deadline has `signal` aborted
+ * with a JobTimeoutError shortly before it, and is released `retry` with
+ * that error at once: what the handler returns or throws afterwards is not
+ * written.
  */
 export type JobHandler<R = unknown, P = unknown> = (job: WorkerJob<P>, signal: AbortSignal) => Promise<R>;
 
@@ -112,7 +129,15 @@ export interface WorkerOptions<R = unknown, P = unknown> {
    * `${hostname}-${pid}`. `worker.workerId` is the id in use.
    */
   workerId?: string;
-  handler: JobHandler<R, P>;
+  /** Runs every job the Worker claims. Give this or `handlers`, not both. */
+  handler?: JobHandler<R, P>;
+  /**
+   * One handler per queue, by queue name (1 to MAX_CLAIM_QUEUES of them): the
+   * Worker claims only jobs of these queues (claim-next's `queue`) and runs
+   * each with its queue's handler. Not with `handler`, nor with `queue` (the
+   * queues claimed from are these names). Needs a server with claim-next.
+   */
+  handlers?: Readonly<Record<string, JobHandler<R, P>>>;
   /** Jobs run at once (default 1). */
   concurrency?: number;
   /** Lease asked for on claim and renew, seconds: 1 to 3600 (the server's bounds), default 30. */
@@ -132,7 +157,7 @@ export interface WorkerOptions<R = unknown, P = unknown> {
   /**
    * Only jobs of this queue, or of these (1 to MAX_CLAIM_QUEUES names), sent
    * as claim-next's `queue`. Default: every queue the client may take (a
-   * worker identity with `queues`: only those).
+   * worker identity with `queues`: only those). Not with `handlers`.
    */
   queue?: string | readonly string[];
   /** How long to keep retrying a release (or complete) or result write that fails transiently, ms (default 60 000; 0: no retry). */
@@ -162,6 +187,7 @@ export type StopMode =
 /** What each reason of a lost lease means, as the worker can tell it. */
 const LEASE_LOST_MEANING: Partial<Record<LeaseLostReason, string>> = {
   renew_refused: "the server refused the renew: the lease lapsed, another worker claimed the job, or it was cancelled",
+  timed_out: "the job's attempt passed its deadline (timeout_seconds); the server retries it",
   lease_expired: "the lease ran out while renews could not reach the server",
 };
 
@@ -180,6 +206,22 @@ export class LeaseLostError extends Error {
   }
 }
 
+/**
+ * The reason a handler's signal carries when its job's attempt is about to
+ * pass its deadline (FLOW.md "Timeouts"); its message, the server's own
+ * wording ("timed out after N s"), is the error the job is released with.
+ */
+export class JobTimeoutError extends Error {
+  readonly jobId: string;
+  readonly timeoutSeconds: number;
+  constructor(jobId: string, timeoutSeconds: number) {
+    super(timedOutError(timeoutSeconds));
+    this.name = "JobTimeoutError";
+    this.jobId = jobId;
+    this.timeoutSeconds = timeoutSeconds;
+  }
+}
+
 /** The reason a handler's signal carries when the worker stops in "release" or "abandon" mode. */
 export class WorkerStoppingError extends Error {
   constructor(mode: StopMode) {
@@ -188,7 +230,15 @@ export class WorkerStoppingError extends Error {
   }
 }
 
-type Outcome = { status: "done"; result: unknown } | { status: "failed"; error: string; permanent: boolean };
+type Outcome =
+  | { status: "done"; result: unknown }
+  | { status: "failed"; error: string; permanent: boolean }
+  /**
+   * Released retry whatever the job's cap: its attempt timed out (as the
+   * server's own timeout would retry it), or it waits out a rate limit
+   * (`rateLimitedFor`, which never uses up an attempt).
+   */
+  | { status: "retry"; error: string; rateLimitedFor?: number };
 
 interface ActiveJob {
   id: string;
@@ -215,6 +265,12 @@ interface ActiveJob {
   version: number | null;
   controller: AbortController;
   deadlineTimer: ReturnType<typeof setTimeout> | null;
+  /** The attempt's deadline on the local clock, and its timeout (see attemptDeadline); null: none. */
+  attempt: AttemptDeadline | null;
+  /** Fires the timeout (see "timeouts"). */
+  timeoutTimer: ReturnType<typeof setTimeout> | null;
+  /** The timeout's release, once the timeout fired: the handler's own outcome is then ignored. */
+  timedOut: Promise<void> | null;
   /** The renew (heartbeat) of this lease on the wire; the next tick leaves the lease out until it has answered. */
   renewing: Promise<void> | null;
   /** Renew before the next regular tick: an alreadyHeld claim (its lease's end is unknown), or a renew that got no answer. */
@@ -224,6 +280,12 @@ interface ActiveJob {
   lost: boolean;
   stopMode: StopMode | null;
   done: Promise<void>;
+}
+
+/** The end of a claimed attempt (FLOW.md "Timeouts"), epoch ms on the local clock, and its timeout. */
+interface AttemptDeadline {
+  at: number;
+  seconds: number;
 }
 
 /** What one renew of a lease sent: the lease (by generation) and the progress it carried. */
@@ -238,6 +300,8 @@ const HAND_BACK_FLOOR_SECONDS = MIN_LEASE_SECONDS;
 const HAND_BACK_MARGIN_MS = 300;
 /** A renew that got no answer is tried again after min(renew interval / 2, this): see "lease upkeep". */
 const RENEW_RETRY_MAX_MS = 1_000;
+/** A timeout fires this long before the attempt's deadline at most (FLOW.md: deadline − min(2 s, timeout / 10)). */
+const TIMEOUT_MARGIN_MAX_MS = 2_000;
 
 /**
  * A progress value recorded by a handler is sent within this, in a heartbeat
@@ -251,7 +315,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   /** The configured id until start() has the client's worker identity, then the id it claims under. */
   #workerId: string;
   readonly #client: FleetApi;
-  readonly #handler: JobHandler<R, P>;
+  /** The one handler, or the handlers by queue name (see WorkerOptions.handlers). */
+  readonly #handler: JobHandler<R, P> | ReadonlyMap<string, JobHandler<R, P>>;
   readonly #concurrency: number;
   readonly #leaseSeconds: number;
   readonly #leaseMs: number;
@@ -293,15 +358,14 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#workerId = opts.workerId === undefined && client.isWorkerIdentity === true
       ? `${hostname()}-${process.pid}`
       : workerIdOption("Worker", "workerId", opts.workerId);
-    this.#queue = checkClaimQueue("Worker", opts.queue);
-    if (typeof opts.handler !== "function") throw new TypeError("Worker: `handler` must be a function (job, signal) => Promise<result>");
+    this.#handler = handlerOption(opts);
+    this.#queue = this.#handler instanceof Map ? [...this.#handler.keys()] : checkClaimQueue("Worker", opts.queue);
     this.#concurrency = option("concurrency", 1, integerFrom(1));
     this.#leaseSeconds = option("leaseSeconds", DEFAULT_LEASE_SECONDS, LEASE_SECONDS);
     const renewEvery = option("renewEvery", 1 / 3, { test: (n) => n > 0 && n < 1, expected: "a fraction of the lease between 0 and 1" });
     this.#poll = { initialMs: option("pollInterval", 500, POSITIVE_MS), maxMs: option("maxPollInterval", 10_000, POSITIVE_MS) };
     this.#reportRetryMs = option("reportRetryMs", 60_000, NON_NEGATIVE_MS);
     this.#client = client;
-    this.#handler = opts.handler;
     this.#leaseMs = this.#leaseSeconds * 1000;
     this.#renewIntervalMs = this.#leaseMs * renewEvery;
     this.#probeKeyPrefix = opts.probeKeyPrefix;
@@ -360,7 +424,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       // treat those like the others.
       await this.#loop;
       for (const job of this.#active.values()) {
-        if (mode === "finish" || job.settled) continue;
+        // (A job that timed out is being released already: its handler was aborted then.)
+        if (mode === "finish" || job.settled || job.timedOut !== null) continue;
         job.stopMode = mode;
         if (mode === "abandon") this.#clearTimers(job);
         job.controller.abort(new WorkerStoppingError(mode));
@@ -452,12 +517,14 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
    */
   #startJob(held: HeldJob, sentAt: number): boolean {
     const previous = this.#latestRunOf(held.job.id);
-    if (previous && !previous.settled && !previous.lost) {
+    // (A run that timed out has let its claim go, like a lost one: a new claim is a new run.)
+    if (previous && !previous.settled && !previous.lost && previous.timedOut === null) {
       if (!held.alreadyHeld) this.#adoptClaim(previous, held, sentAt);
       return false;
     }
     if (previous && previous.settled && !previous.lost && held.alreadyHeld) return false;
     const controller = new AbortController();
+    const attempt = attemptDeadline(held.job, sentAt);
     const job: ActiveJob = {
       id: held.job.id,
       view: undefined as unknown as WorkerJob,
@@ -465,10 +532,13 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       queue: isQueueClaim(held.job),
       progress: null,
       leaseGeneration: 0,
-      deadline: sentAt + this.#leaseMs,
+      deadline: leaseEnd(sentAt + this.#leaseMs, attempt),
       version: held.job.version,
       controller,
       deadlineTimer: null,
+      attempt,
+      timeoutTimer: null,
+      timedOut: null,
       renewing: null,
       renewSoon: held.alreadyHeld,
       settled: false,
@@ -488,6 +558,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#active.add(job);
     this.#reportClaimed(held);
     this.#armDeadline(job);
+    this.#armTimeout(job);
     // Renewed at the next regular tick, at most one interval away; an
     // alreadyHeld claim did not extend the lease: its end is unknown, so at once.
     this.#ensureTicking();
@@ -512,13 +583,16 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     job.leaseToken = held.leaseToken;
     job.queue = isQueueClaim(held.job);
     job.leaseGeneration++;
-    job.deadline = sentAt + this.#leaseMs;
+    // A new winning claim is a new attempt, with a deadline of its own.
+    job.attempt = attemptDeadline(held.job, sentAt);
+    job.deadline = leaseEnd(sentAt + this.#leaseMs, job.attempt);
     job.version = held.job.version;
     // The view's own `progress` (the method) and `signal` stay: the handler runs on.
     const { progress: _stored, ...fields } = held.job;
     Object.assign(job.view, fields, claimContext(held.job), { leaseToken: held.leaseToken, alreadyHeld: false });
     this.#reportClaimed(held);
     this.#armDeadline(job);
+    this.#armTimeout(job);
     // A renew on the wire under the old lease is ignored when it answers: the
     // new lease need not wait for it, and goes in the next tick.
     job.renewing = null;
@@ -544,6 +618,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const outcome = job.controller.signal.aborted ? null : await this.#runHandler(job);
     job.settled = true;
     this.#clearTimers(job);
+    // Timed out: the timeout's release is the job's report, whatever the handler did since.
+    if (job.timedOut !== null) return job.timedOut;
     // A renew (heartbeat) still on the wire may yet say the lease is gone.
     if (job.renewing) await job.renewing;
     if (job.lost || job.stopMode === "abandon") return;
@@ -553,11 +629,29 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
 
   async #runHandler(job: ActiveJob): Promise<Outcome> {
     try {
-      return { status: "done", result: await this.#handler(job.view as WorkerJob<P>, job.controller.signal) };
+      const handler = this.#handlerOf(job.view);
+      return { status: "done", result: await handler(job.view as WorkerJob<P>, job.controller.signal) };
     } catch (err) {
       // (String(): a thrown object's `message` need not be a string.)
-      return { status: "failed", error: String(toError(err).message), permanent: isPermanentJobError(err) };
+      const error = String(toError(err).message);
+      if (isRateLimitedError(err)) return { status: "retry", error, rateLimitedFor: rateLimitedFor(err.retryAfterSeconds) };
+      return { status: "failed", error, permanent: isPermanentJobError(err) };
     }
+  }
+
+  /**
+   * The handler of a job: the one handler, or its queue's. A job of a queue
+   * with no handler (a server that ignored claim-next's `queue`) fails as if
+   * its handler had thrown: retried, so a Worker with that queue runs it.
+   */
+  #handlerOf(job: WorkerJob<any>): JobHandler<R, P> {
+    if (!(this.#handler instanceof Map)) return this.#handler as JobHandler<R, P>;
+    const queue = typeof job.queue === "string" && job.queue !== "" ? job.queue : DEFAULT_QUEUE;
+    const handler = this.#handler.get(queue);
+    if (handler === undefined) {
+      throw new Error(`Worker: no handler for queue ${JSON.stringify(queue)} (this worker has handlers for ${[...this.#handler.keys()].join(", ")})`);
+    }
+    return handler;
   }
 
   /** JobContext.progress: checked, kept for the next renew, which goes within PROGRESS_FLUSH_MS (see there). */
@@ -755,7 +849,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       if (result === undefined || result.jobId !== renewal.job.id) {
         this.#renewLost([renewal], "heartbeat", renewal.job.id, new Error(`heartbeat: no result for job ${renewal.job.id}`));
       } else {
-        this.#renewAnswered(renewal, sentAt, result.renewed, result.renewed ? result.job ?? null : null);
+        this.#renewAnswered(renewal, sentAt, result.renewed ? { job: result.job ?? null } : { reason: result.reason });
       }
     });
   }
@@ -778,7 +872,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       this.#renewLost([renewal], "renew", job.id, err);
       return;
     }
-    this.#renewAnswered(renewal, sentAt, answer.renewed, answer.renewed ? answer.job : null);
+    this.#renewAnswered(renewal, sentAt, answer.renewed ? { job: answer.job } : { reason: answer.reason });
   }
 
   /** What a renew of this lease sends now: the latest progress not yet stored (a server without the queue gets none). */
@@ -792,15 +886,17 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     return isDropped(renewal.job) || renewal.job.leaseGeneration !== renewal.generation;
   }
 
-  #renewAnswered(renewal: Renewal, sentAt: number, renewed: boolean, view: JobView | null): void {
+  /** A renew's answer: renewed (with the job as written, when the answer has it), or refused (and maybe why). */
+  #renewAnswered(renewal: Renewal, sentAt: number, answer: { job: JobView | null } | { reason: RenewRefusal | undefined }): void {
     if (this.#isStale(renewal)) return;
     const { job, progress } = renewal;
-    if (!renewed) return this.#loseLease(job, "renew_refused");
+    if ("reason" in answer) return this.#loseLease(job, answer.reason === "timed_out" ? "timed_out" : "renew_refused");
+    const view = answer.job;
     // Stored; unless the handler has recorded newer progress meanwhile, nothing is left to send.
     if (progress !== null && job.progress === progress) job.progress = null;
     // Progress recorded while this renew was on the wire: it goes with the next progress heartbeat.
     else if (job.progress !== null && job.queue) this.#planProgressFlush();
-    job.deadline = sentAt + this.#leaseMs;
+    job.deadline = leaseEnd(sentAt + this.#leaseMs, job.attempt);
     job.version = view !== null ? view.version : job.version === null ? null : job.version + 1;
     this.#armDeadline(job);
     this.report("renewed", {
@@ -855,6 +951,46 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   #clearTimers(job: ActiveJob): void {
     if (job.deadlineTimer) clearTimeout(job.deadlineTimer);
     job.deadlineTimer = null;
+    if (job.timeoutTimer) clearTimeout(job.timeoutTimer);
+    job.timeoutTimer = null;
+  }
+
+  // ---- timeouts ----------------------------------------------------------------------
+  //
+  // A job claimed with a deadline (FLOW.md "Timeouts": its winning claim +
+  // timeout_seconds) loses its lease there: the server clamps every lease to
+  // it, refuses a release after it, and retries the job itself (the sweep, or
+  // the next claim). The Worker does not wait for that: at deadline −
+  // min(2 s, timeout / 10) it aborts the handler's signal with a
+  // JobTimeoutError and releases the job `retry` with that error, through
+  // the completion queue like any report, while the lease is still live, so
+  // the job is retried now rather than once a sweep finds it. Should that
+  // release be refused (the lease is gone already), nothing more is written:
+  // the server's own timeout retries the job. The handler's later result or
+  // error is ignored; its slot is free once it has returned, as after a lost
+  // lease (a handler that ignores its signal keeps its slot).
+  //
+  // The deadline on the local clock comes from the claim's answer, not from
+  // reading the server's date on this machine's clock (see attemptDeadline).
+
+  #armTimeout(job: ActiveJob): void {
+    if (job.timeoutTimer) clearTimeout(job.timeoutTimer);
+    job.timeoutTimer = null;
+    if (job.attempt === null) return;
+    const marginMs = Math.min(TIMEOUT_MARGIN_MAX_MS, (job.attempt.seconds * 1000) / 10);
+    job.timeoutTimer = setTimeout(() => {
+      job.timeoutTimer = null;
+      this.#timeOut(job);
+    }, Math.max(0, job.attempt.at - marginMs - Date.now()));
+  }
+
+  #timeOut(job: ActiveJob): void {
+    // Finished, lost, or being handed back or walked away from: nothing to time out.
+    if (isDropped(job) || job.stopMode !== null || job.attempt === null) return;
+    const error = new JobTimeoutError(job.id, job.attempt.seconds);
+    this.#clearTimers(job);
+    job.timedOut = this.#report(job, { status: "retry", error: error.message });
+    job.controller.abort(error);
   }
 
   // ---- reporting ---------------------------------------------------------------------
@@ -880,13 +1016,20 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
    * other jobs' releases with it.
    */
   async #report(job: ActiveJob, outcome: Outcome): Promise<void> {
-    if (!job.queue) return this.#reportTwoSteps(job, outcome);
+    if (!job.queue) {
+      // No retry there: a failure, as before the queue.
+      return this.#reportTwoSteps(job, outcome.status === "retry" ? { status: "failed", error: outcome.error, permanent: false } : outcome);
+    }
     let status: ReleaseTarget;
     let fields: ReleaseOptions;
     if (outcome.status === "done") {
       const problem = outcome.result === undefined ? null : jsonSizeError(outcome.result, MAX_RESULT_BYTES);
       status = problem === null ? "done" : "failed";
       fields = problem === null ? { result: outcome.result } : { error: `the handler's result must be ${problem}` };
+    } else if (outcome.status === "retry") {
+      status = "retry";
+      fields = { error: fitError(outcome.error) };
+      if (outcome.rateLimitedFor !== undefined) fields.rateLimitedFor = outcome.rateLimitedFor;
     } else {
       // A job without an attempt cap (max_attempts 0: a row made the old way,
       // through the record API) fails as before the queue: retried without a
@@ -913,6 +1056,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       } else {
         this.report("retried", {
           jobId: job.id, workerId: this.#workerId, error, attempt: job.view.attempt, maxAttempts: job.view.maxAttempts,
+          ...(fields.rateLimitedFor !== undefined ? { rateLimitedFor: fields.rateLimitedFor } : {}),
         });
       }
     }
@@ -942,7 +1086,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
    * A server without the queue: release first (the compare-and-set), and write
    * the result (`{ error }` for a failure) only when that release committed.
    */
-  async #reportTwoSteps(job: ActiveJob, outcome: Outcome): Promise<void> {
+  async #reportTwoSteps(job: ActiveJob, outcome: Exclude<Outcome, { status: "retry" }>): Promise<void> {
     const release = await this.#release(job, outcome.status, undefined);
     // Refused: someone else holds the job now (or it lapsed), and its result is theirs to write.
     if (release === null || !this.#reportReleased(job, outcome.status, release.value)) return;
@@ -1022,7 +1166,70 @@ function claimContext(job: ClaimedJobView): { payload: any; attempt: number; max
   };
 }
 
-/** No more lease upkeep: the handler settled, the lease is gone, or the worker walked away. */
+/** No more lease upkeep: the handler settled, the lease is gone, the job timed out, or the worker walked away. */
 function isDropped(job: ActiveJob): boolean {
-  return job.settled || job.lost || job.stopMode === "abandon";
+  return job.settled || job.lost || job.timedOut !== null || job.stopMode === "abandon";
+}
+
+/**
+ * WorkerOptions' `handler` or `handlers`, checked (TypeError naming them):
+ * exactly one; `handlers` 1 to MAX_CLAIM_QUEUES queue names, each a
+ * function, and no `queue` beside it.
+ */
+function handlerOption<R, P>(opts: WorkerOptions<R, P>): JobHandler<R, P> | Map<string, JobHandler<R, P>> {
+  const { handler, handlers } = opts;
+  if (handler !== undefined && handlers !== undefined) {
+    throw new TypeError("Worker: give `handler` (one for every job) or `handlers` (one per queue), not both");
+  }
+  if (handlers === undefined) {
+    if (typeof handler !== "function") {
+      throw new TypeError("Worker: `handler` must be a function (job, signal) => Promise<result> " +
+        `(got ${describe(handler)}), or give \`handlers\`: { [queue]: handler }`);
+    }
+    return handler;
+  }
+  if (opts.queue !== undefined) {
+    throw new TypeError("Worker: give `queue` or `handlers`, not both: with `handlers` the Worker claims from the queues they are named by");
+  }
+  if (typeof handlers !== "object" || handlers === null || Array.isArray(handlers)) {
+    throw new TypeError(`Worker: \`handlers\` must be an object { [queue]: handler } (got ${describe(handlers)})`);
+  }
+  const entries = Object.entries(handlers);
+  if (entries.length === 0 || entries.length > MAX_CLAIM_QUEUES) {
+    throw new TypeError(`Worker: \`handlers\` must name 1 to ${MAX_CLAIM_QUEUES} queues (claim-next takes that many; got ${entries.length})`);
+  }
+  for (const [queue, fn] of entries) {
+    if (!isQueueName(queue)) throw new TypeError(`Worker: \`handlers\`: ${JSON.stringify(queue)} is not ${QUEUE_NAME_RULE}`);
+    if (typeof fn !== "function") {
+      throw new TypeError(`Worker: \`handlers.${queue}\` must be a function (job, signal) => Promise<result> (got ${describe(fn)})`);
+    }
+  }
+  return new Map(entries);
+}
+
+/**
+ * The end of a claimed attempt on this machine's clock, or null when the
+ * claim has no deadline. The server's deadline is the instant of its winning
+ * claim + timeout_seconds, and that instant came after the claim was sent:
+ * the send time + timeout_seconds is never later than the deadline, whatever
+ * each clock reads (the claim's own answer is the estimate of the server's
+ * clock, off by at most the request's round trip, always early). Without a
+ * timeout_seconds, the deadline as the local clock reads it.
+ */
+function attemptDeadline(job: ClaimedJobView, sentAt: number): AttemptDeadline | null {
+  if (typeof job.deadline !== "string" || job.deadline === "") return null;
+  const seconds = job.timeout_seconds;
+  if (typeof seconds === "number" && Number.isFinite(seconds) && seconds > 0) return { at: sentAt + seconds * 1000, seconds };
+  const at = parsePbDate(job.deadline);
+  return at === null ? null : { at, seconds: Math.max(1, Math.round((at - sentAt) / 1000)) };
+}
+
+/** A lease's local end: the server clamps every lease to the attempt's deadline. */
+function leaseEnd(leaseEndsAt: number, attempt: AttemptDeadline | null): number {
+  return attempt === null ? leaseEndsAt : Math.min(leaseEndsAt, attempt.at);
+}
+
+/** A RateLimitedError's wait as a release takes it: whole seconds, 1 to MAX_RATE_LIMITED_FOR_SECONDS. */
+function rateLimitedFor(retryAfterSeconds: number): number {
+  return Math.min(MAX_RATE_LIMITED_FOR_SECONDS, Math.max(1, Math.ceil(retryAfterSeconds)));
 }

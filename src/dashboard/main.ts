@@ -12,7 +12,7 @@
 import type { CompletionsResponse } from "../lib/completions.js";
 import { WORKER_FIELDS } from "../lib/identity.js";
 import { parsePbDate } from "../lib/lease.js";
-import type { FleetStats } from "../lib/types.js";
+import type { FleetStats, FlowResponse, FlowStateResponse } from "../lib/types.js";
 import { drawChart } from "./chart.js";
 import { detectLine, loadBinding } from "./connection.js";
 import { formatClock, formatCount, formatDuration, formatRate, ServerClock } from "./format.js";
@@ -25,13 +25,14 @@ import {
   WORKERS_FIELDS, WORKERS_LIMIT, WORKERS_SORT, type Identity, type JobRow, type ShownJobs, type Topic,
 } from "./queries.js";
 import { toFailure, type JobEvent, type Line, type RequestFailure, type SdkBinding, type Unsubscribe } from "./sdk-binding.js";
+import { FLOW_PATH, flowFailureText, groupsHeld, isParked, moreNote, SCOPES_SHOWN } from "./queues.js";
 import { ThrottledRefresh } from "./throttle.js";
 import {
-  boundNote, byId, renderCounts, renderExpired, renderFailed, renderIdentities, renderInFlight, setText, tickAgo, tickLeases, type JobAction,
+  boundNote, byId, renderCounts, renderExpired, renderFailed, renderIdentities, renderInFlight, renderScopes, setText, tickAgo, tickLeases, type JobAction,
 } from "./view.js";
 
 /** Least time between two reads of one part: a change shows within this plus one answer. */
-const REFRESH_GAP_MS: { [topic in Topic]: number } = { stats: 500, completions: 1000, inFlight: 500, expired: 500, failed: 500, workers: 1000 };
+const REFRESH_GAP_MS: { [topic in Topic]: number } = { stats: 500, completions: 1000, inFlight: 500, expired: 500, failed: 500, workers: 1000, flow: 2000 };
 /**
  * Scheduled jobs falling due and leases running out change the numbers with
  * no write, so no event: the counts and the held lists are re-read this often
@@ -179,6 +180,11 @@ class Board {
   private identities: Identity[] | null = [];
   /** Workers whose in-flight jobs are all shown (the rest show JOBS_SHOWN_PER_WORKER). */
   private readonly expandedWorkers = new Set<string>();
+  /** The last GET /api/fleet/flow answer and when it came (this reader's clock); the card's failures, of reading and of its buttons. */
+  private flow: { state: FlowStateResponse; readAt: number } | null = null;
+  private flowErrors = { read: "", act: "" };
+  /** Bumped by each Pause or Resume: a read begun before one is dropped (the one after it shows the change). */
+  private flowWrites = 0;
 
   constructor(
     private readonly sdk: SdkBinding,
@@ -195,7 +201,8 @@ class Board {
     this.refreshAll();
     this.timers.push(setInterval(() => this.tick(), 1_000));
     this.timers.push(setInterval(() => {
-      this.refresh("stats", "inFlight", "expired");
+      // Flow figures move with no event too: rate windows roll, parks end, and probe_flow is written with SQL.
+      this.refresh("stats", "inFlight", "expired", "flow");
       // The hooks stamp last_seen_at with SQL, which realtime does not see (a missing collection is asked for again on reconnection).
       if (this.identities !== null) this.refresh("workers");
     }, QUIET_REFRESH_MS));
@@ -301,7 +308,8 @@ class Board {
   private markStale(event: JobEvent): void {
     if (this.stopped) return;
     if (this.detail !== null && event.record["id"] === this.detail.jobId) this.detail.changed();
-    this.refresh(...staleTopics(event, this.prefix, this.shown()));
+    // The queues card counts every job, whatever the filter.
+    this.refresh("flow", ...staleTopics(event, this.prefix, this.shown()));
   }
 
   private shown(): ShownJobs {
@@ -346,6 +354,22 @@ class Board {
             // A server without the migration answers 404: say so there, and keep the rest of the page.
             if ((err as RequestFailure).status !== 404) throw err;
             this.showIdentities(null, 0);
+          }
+          break;
+        }
+        case "flow": {
+          try {
+            const writes = this.flowWrites;
+            const state = await this.sdk.send<FlowStateResponse>(FLOW_PATH, { method: "GET" });
+            if (writes === this.flowWrites) this.showFlow(state);
+          } catch (err) {
+            const failure = isFailure(err) ? err : toFailure(err);
+            this.flowErrors.read = flowFailureText("Reading the queues", failure, this.flow?.readAt ?? null);
+            this.showFlowErrors();
+            // An ended session is the page's matter; any other failure (a 400, 403, 503, or no answer: the
+            // other parts tell an outage) stays on the card.
+            if (failure.status === 401) throw failure;
+            return;
           }
           break;
         }
@@ -471,6 +495,62 @@ class Board {
     tickAgo(table, this.clock.now(), parsePbDate);
   }
 
+  private showFlow(state: FlowStateResponse): void {
+    this.flow = { state, readAt: Date.now() };
+    this.flowErrors.read = "";
+    this.showFlowErrors();
+    this.drawFlow();
+  }
+
+  private drawFlow(): void {
+    if (this.flow === null) return;
+    const now = this.clock.now();
+    const { queues, groups } = this.flow.state;
+    const held = groupsHeld(groups, now);
+    const shownQueues = queues.slice(0, SCOPES_SHOWN);
+    const shownGroups = held.slice(0, SCOPES_SHOWN);
+    renderScopes(byId<HTMLTableElement>("queues").tBodies[0]!, shownQueues, now, true);
+    renderScopes(byId<HTMLTableElement>("groups").tBodies[0]!, shownGroups, now, false);
+    byId("queues").hidden = queues.length === 0;
+    byId("groups").hidden = held.length === 0;
+    byId("queues-empty").hidden = queues.length > 0;
+    byId("groups-empty").hidden = held.length > 0;
+    setText(byId("queues-note"), moreNote(queues.length, shownQueues.length, queues.length));
+    setText(byId("groups-note"), moreNote(held.length, shownGroups.length, groups.length));
+  }
+
+  private showFlowErrors(): void {
+    const box = byId("queues-error");
+    const text = [this.flowErrors.act, this.flowErrors.read].filter(Boolean).join(" ");
+    box.hidden = text === "";
+    setText(box, text);
+  }
+
+  /**
+   * A queue's Pause or Resume button: the answer's settings are shown at once, then the figures re-read; a
+   * failure is said on the card. The button stays enabled, so it keeps the focus (a second click asks the same).
+   */
+  async setPaused(queue: string, paused: boolean): Promise<void> {
+    const verb = paused ? "Paus" : "Resum";
+    try {
+      const { flow } = await this.sdk.send<FlowResponse>(FLOW_PATH, { method: "POST", body: { queue, paused } });
+      const shown = this.flow?.state.queues.find((q) => q.name === queue);
+      if (shown !== undefined) Object.assign(shown, flow);
+      this.flowWrites++;
+      this.flowErrors.act = "";
+      notice(`${verb}ed ${queue}.`);
+      this.drawFlow();
+    } catch (err) {
+      const failure = isFailure(err) ? err : toFailure(err);
+      this.flowErrors.act = flowFailureText(`${verb}ing ${queue}`, failure, null);
+      if (failure.status === 401) this.failed(failure);
+    } finally {
+      // Also after a failure: with no answer it may have been done, and the figures say.
+      this.refresh("flow");
+      this.showFlowErrors();
+    }
+  }
+
   /** Each second: countdowns, "ago" texts, the oldest wait, and whether the realtime stream is up. */
   private tick(): void {
     const now = this.clock.now();
@@ -480,6 +560,12 @@ class Board {
     tickAgo(byId("expired"), now, parsePbDate);
     tickAgo(byId("failed"), now, parsePbDate);
     tickAgo(byId("workers"), now, parsePbDate);
+    // A park's time left; when one has ended, the server's figures say what now holds.
+    const scopes = this.flow === null ? [] : [...this.flow.state.queues, ...this.flow.state.groups];
+    if (scopes.some((s) => s.parkedUntil !== null)) {
+      if (scopes.some((s) => s.parkedUntil !== null && !isParked(s, now))) this.refresh("flow");
+      this.drawFlow();
+    }
     this.detail?.tick();
     if (this.stats !== null && this.stats.value.oldestPendingAgeSeconds !== null) {
       const age = this.stats.value.oldestPendingAgeSeconds + (Date.now() - this.stats.readAt) / 1000;
@@ -680,11 +766,12 @@ async function main(): Promise<void> {
   });
   // One listener for every list's buttons and the detail's (the dialog is outside <main>).
   document.body.addEventListener("click", (event) => {
-    const button = (event.target as Element).closest<HTMLButtonElement>("button[data-action], button[data-detail], button[data-expand], button[data-identity]");
+    const button = (event.target as Element).closest<HTMLButtonElement>("button[data-action], button[data-detail], button[data-expand], button[data-identity], button[data-queue]");
     if (button === null || board === null) return;
     if (button.dataset["detail"] !== undefined) board.openDetail(button.dataset["detail"], button);
     else if (button.dataset["expand"] !== undefined) board.toggleWorker(button.dataset["expand"]);
     else if (button.dataset["identity"] !== undefined) void board.toggleIdentity(button.dataset["identity"], button);
+    else if (button.dataset["queue"] !== undefined) void board.setPaused(button.dataset["queue"], button.dataset["paused"] === "true");
     else void board.act(button.dataset["action"] as JobAction, button.dataset["jobId"] ?? "", button);
   });
   byId("detail-close").addEventListener("click", () => byId<HTMLDialogElement>("job-detail").close());

@@ -239,8 +239,8 @@ export const CHART_WINDOW_SECONDS = 300;
 export const CHART_BUCKET_SECONDS = 5;
 
 /** The parts of the page that are re-read from the server. */
-export type Topic = "stats" | "completions" | "inFlight" | "expired" | "failed" | "workers";
-export const TOPICS: readonly Topic[] = ["stats", "completions", "inFlight", "expired", "failed", "workers"];
+export type Topic = "stats" | "completions" | "inFlight" | "expired" | "failed" | "workers" | "flow";
+export const TOPICS: readonly Topic[] = ["stats", "completions", "inFlight", "expired", "failed", "workers", "flow"];
 
 /** The job ids each list shows now: an event about one of them makes that list stale whatever its new status. */
 export interface ShownJobs {

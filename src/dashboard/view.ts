@@ -3,9 +3,10 @@
  * job id and updated in place, so a refresh under load neither rebuilds the
  * tables nor moves the keyboard focus off a button the reader is on.
  */
-import type { FleetStats } from "../lib/types.js";
+import type { FleetStats, FlowScopeState } from "../lib/types.js";
 import { breakSegments, formatCount, formatDuration, truncate } from "./format.js";
 import { leaseSecondsLeft, workerGroupsShown, type Identity, type JobRow } from "./queries.js";
+import { heldText, pauseButton, rateText, stateText } from "./queues.js";
 
 export function byId<T extends Element = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -371,6 +372,52 @@ export function renderIdentities(tbody: HTMLTableSectionElement, identities: rea
       const label = w.disabled ? "Enable" : "Disable";
       setText(button, label);
       button.setAttribute("aria-label", `${label} ${w.name}`);
+    },
+  );
+}
+
+/**
+ * Queues (with a Pause or Resume button each: main.ts listens for
+ * [data-queue]) or groups, one row per name: its state in words (paused,
+ * parked and for how long, at a limit, or open), held of its concurrency,
+ * due, and its rate window.
+ */
+export function renderScopes(tbody: HTMLTableSectionElement, scopes: readonly FlowScopeState[], serverNowMs: number, buttons: boolean): void {
+  const byName = new Map(scopes.map((s) => [s.name, s]));
+  syncRows(
+    tbody,
+    scopes.map((s) => s.name),
+    (name) => {
+      const row = element("tr");
+      row.dataset["scope"] = name;
+      const cells = [element("td", "job"), cell("state", "State"), cell("held", "Held"), cell("due", "Due"), cell("rate", "Rate window")];
+      cells[0]!.append(element("span", "probe-key"));
+      if (buttons) {
+        const button = element("button", "small");
+        button.type = "button";
+        button.dataset["queue"] = name;
+        cells.push(cell("actions", ""));
+        cells[5]!.append(button);
+      }
+      row.append(...cells);
+      return row;
+    },
+    (row, name) => {
+      const s = byName.get(name)!;
+      setBreakableText(row.querySelector(".probe-key")!, name);
+      const state = stateText(s, serverNowMs);
+      row.classList.toggle("held-back", state !== "open");
+      setText(row.cells[1]!, state);
+      setText(row.cells[2]!, heldText(s));
+      setText(row.cells[3]!, formatCount(s.due));
+      setText(row.cells[4]!, rateText(s));
+      const button = row.querySelector("button");
+      if (button !== null) {
+        const b = pauseButton(s);
+        setText(button, b.text);
+        button.setAttribute("aria-label", b.label);
+        button.dataset["paused"] = String(b.paused);
+      }
     },
   );
 }

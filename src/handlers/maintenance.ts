@@ -6,9 +6,10 @@
  * its own (retention in many small ones); a failed one is logged (by the
  * adapter) and retried next tick.
  */
-import { getenv, json, logError, logInfo, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
+import { getenv, json, logError, logInfo, updateJobs, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import {
-  deleteExpiredBatch, drainRetention, ensureJobCounts, enqueueDueSchedules, type RetentionDrain, type ScheduleTick,
+  deleteExpiredBatch, drainRetention, ensureJobCounts, enqueueDueSchedules, flowUpkeepBatch, flowUpkeepWasFull,
+  type FlowUpkeep, type RetentionDrain, type ScheduleTick,
 } from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 
@@ -22,6 +23,24 @@ export interface MaintenanceTick {
   schedules: ScheduleTick | null;
   /** Every batch's deletes; `rolledBack` when a batch's transaction rolled back (the next tick goes on). */
   retention: RetentionDrain;
+  /** Flow control's upkeep over all its batches; null: a batch rolled back (the next tick goes on). */
+  flow: FlowUpkeep | null;
+}
+
+/** Batches of flow upkeep one tick runs at most (each its own transaction). */
+const FLOW_UPKEEP_BATCHES = 50;
+
+function flowUpkeep(): FlowUpkeep | null {
+  const total: FlowUpkeep = { notStarted: 0, claims: 0, parks: 0 };
+  for (let i = 0; i < FLOW_UPKEEP_BATCHES; i++) {
+    const done = updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now));
+    if (done === null) return null;
+    total.notStarted += done.notStarted;
+    total.claims += done.claims;
+    total.parks += done.parks;
+    if (!flowUpkeepWasFull(done)) break;
+  }
+  return total;
 }
 
 function tick(): MaintenanceTick {
@@ -29,8 +48,9 @@ function tick(): MaintenanceTick {
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
+  const flow = flowUpkeep();
   for (const error of (schedules?.errors ?? []).concat(retention.errors)) logError("pb-fleet maintenance", error);
-  return { countsRepaired, schedules, retention };
+  return { countsRepaired, schedules, retention, flow };
 }
 
 export function maintenanceScheduleAtLoad(): string {
@@ -46,6 +66,7 @@ export function runMaintenance(): void {
     logInfo("pb-fleet maintenance", "enqueued", enqueued, "deleted", deleted.done + deleted.failed, "events", events,
       "batches", batches, "drained", drained);
   }
+  if (done.flow !== null && done.flow.notStarted > 0) logInfo("pb-fleet maintenance", "not started by start_by", done.flow.notStarted);
 }
 
 /**
@@ -55,7 +76,7 @@ export function runMaintenance(): void {
  */
 export function handleMaintenance(_req: FleetRequest): Reply {
   const done = tick();
-  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack) {
+  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack || done.flow === null) {
     return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
   }
   return json(200, done);

@@ -42,6 +42,8 @@ export const ROUTES: readonly RouteEntry[] = [
   { method: "POST", path: "/api/fleet/maintenance", module: "maintenance", handler: "handleMaintenance", access: "admin" },
   { method: "POST", path: "/api/fleet/heartbeat", module: "heartbeat", handler: "handleHeartbeat", access: "worker" },
   { method: "POST", path: "/api/fleet/complete", module: "complete", handler: "handleComplete", access: "worker" },
+  { method: "POST", path: "/api/fleet/flow", module: "flow", handler: "handleSetFlow", access: "admin" },
+  { method: "GET", path: "/api/fleet/flow", module: "flow", handler: "handleGetFlow", access: "admin" },
 ];
 
 /** A hook on every new probe_jobs record (each bundle registers it with its API's create hook). */

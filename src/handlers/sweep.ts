@@ -26,8 +26,8 @@ function sweep(probeKeyPrefix: string): SweepResponse | null {
 export function runScheduledSweep(): void {
   if (sweepSchedule(getenv) === SWEEP_OFF) return;
   const outcome = sweep("");
-  if (outcome !== null && (outcome.requeued > 0 || outcome.gaveUp > 0)) {
-    logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp);
+  if (outcome !== null && (outcome.requeued > 0 || outcome.gaveUp > 0 || outcome.timedOut > 0)) {
+    logInfo("pb-fleet sweep", "requeued", outcome.requeued, "gaveUp", outcome.gaveUp, "timedOut", outcome.timedOut);
   }
 }
 
@@ -35,7 +35,7 @@ export function runScheduledSweep(): void {
 export function handleSweep(req: FleetRequest): Reply {
   const valid = validateSweepRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
-  const empty: SweepResponse = { requeued: 0, gaveUp: 0, jobs: [] };
+  const empty: SweepResponse = { requeued: 0, gaveUp: 0, timedOut: 0, jobs: [] };
   return json(200, sweep(valid.value.probeKeyPrefix) ?? empty);
 }
 

@@ -4,7 +4,7 @@
  * writer is not held for them. The shapes are the reference's, plus leaseToken.
  */
 import { jobView, type JobPatch, type JobUpdate } from "./job-row.js";
-import type { ClaimDecision, ReleaseDecision } from "./transitions.js";
+import type { ClaimDecision, ReleaseDecision, RenewDecision } from "./transitions.js";
 import type { ClaimResponse, ReleaseResponse, RenewResponse } from "./types.js";
 
 export function claimAnswer(outcome: JobUpdate<ClaimDecision> | null): ClaimResponse {
@@ -18,9 +18,15 @@ export function claimAnswer(outcome: JobUpdate<ClaimDecision> | null): ClaimResp
   return { claimed: true, job: jobView(row, decision.patch), leaseToken: decision.patch.lease_token ?? "" };
 }
 
-export function renewAnswer(outcome: JobUpdate<JobPatch | null> | null): RenewResponse {
-  if (outcome === null || outcome.decision === null) return { renewed: false };
-  return { renewed: true, job: jobView(outcome.row, outcome.decision) };
+export function renewAnswer(outcome: JobUpdate<RenewDecision> | null): RenewResponse {
+  if (outcome === null) return { renewed: false };
+  const { row, decision } = outcome;
+  if (decision.kind === "refused") return decision.reason === undefined ? { renewed: false } : { renewed: false, reason: decision.reason };
+  return { renewed: true, job: jobView(row, decision.patch) };
+}
+
+export function renewPatch(decision: RenewDecision): JobPatch | null {
+  return decision.kind === "renew" ? decision.patch : null;
 }
 
 export function releaseAnswer(outcome: JobUpdate<ReleaseDecision> | null): ReleaseResponse {
@@ -32,9 +38,9 @@ export function releaseAnswer(outcome: JobUpdate<ReleaseDecision> | null): Relea
     : { released: true, job: jobView(row, decision.patch) };
 }
 
-/** The patch a claim decision writes, if any (a give-up writes too: the job is failed). */
+/** The patch a claim decision writes, if any (a give-up or a timeout writes too: the job is failed or retried). */
 export function claimPatch(decision: ClaimDecision): JobPatch | null {
-  return decision.kind === "win" || decision.kind === "give_up" ? decision.patch : null;
+  return decision.kind === "win" || decision.kind === "give_up" || decision.kind === "timed_out" ? decision.patch : null;
 }
 
 export function releasePatch(decision: ReleaseDecision): JobPatch | null {

@@ -6,6 +6,7 @@
  * the earlier item's write.
  */
 import { jobView, type JobBatch, type JobRow } from "./job-row.js";
+import { parkFor } from "./flow.js";
 import { jobsByIdsWhere } from "./queries.js";
 import { decideRelease, decideRenew } from "./transitions.js";
 import type { CompleteResult, HeartbeatResult } from "./types.js";
@@ -15,8 +16,12 @@ export function heartbeatJobs(batch: JobBatch, renewals: readonly RenewRequestFi
   const rows = rowsById(batch, renewals);
   return renewals.map((renewal) => {
     const row = rows[renewal.jobId];
-    const patch = row === undefined ? null : decideRenew(row, renewal, nowMs);
-    if (row === undefined || patch === null) return { jobId: renewal.jobId, renewed: false };
+    if (row === undefined) return { jobId: renewal.jobId, renewed: false };
+    const decision = decideRenew(row, renewal, nowMs);
+    if (decision.kind === "refused") {
+      return decision.reason === undefined ? { jobId: renewal.jobId, renewed: false } : { jobId: renewal.jobId, renewed: false, reason: decision.reason };
+    }
+    const patch = decision.patch;
     batch.write(row, patch);
     const job = jobView(row, patch);
     Object.assign(row, patch);
@@ -36,10 +41,11 @@ export function completeJobs(
     const row = rows[release.jobId];
     // No such job: what a single release answers.
     if (row === undefined) return { jobId: release.jobId, released: false, reason: "refused_not_holder" };
-    const { workerId, target, leaseToken, result, error } = release;
-    const decision = decideRelease(row, { workerId, target, leaseToken, result, error, jitter: jitter() }, nowMs);
+    const { workerId, target, leaseToken, result, error, rateLimitedFor } = release;
+    const decision = decideRelease(row, { workerId, target, leaseToken, result, error, jitter: jitter(), rateLimitedFor }, nowMs);
     if (decision.kind === "refused") return { jobId: release.jobId, released: false, reason: decision.reason };
     batch.write(row, decision.patch);
+    if (decision.park !== undefined) parkFor(batch, row, decision.park, nowMs);
     const job = jobView(row, decision.patch);
     Object.assign(row, decision.patch);
     return { jobId: release.jobId, released: true, job };

@@ -42,7 +42,7 @@ export function parseJobRows(text: string): JobRow[] {
 /** The columns a JobPatch may write, by how the statement reads them back from JSON. */
 const PATCH_TEXT: readonly string[] = [
   "status", "claimed_by", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "lease_token", "run_at",
-  "last_error", "dead_lettered_at",
+  "last_error", "dead_lettered_at", "start_by",
 ];
 const PATCH_NUMBER: readonly string[] = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
 /** Sent as their JSON text (a string), so the column stores JSON, as PocketBase's record save does. */

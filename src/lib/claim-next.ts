@@ -1,25 +1,35 @@
 /**
  * POST /api/fleet/claim-next: the first `limit` claimable jobs in claim order
  * (QUEUE.md: priority, due time, age, order within an enqueue call), claimed in one
- * transaction. Jobs not yet due are never candidates. Being pb-fleet's own endpoint, it counts a steal of an expired
+ * transaction. Jobs not yet due, and jobs flow control holds back (FLOW.md), are never handed out. Being pb-fleet's own endpoint, it counts a steal of an expired
  * lease as an orphaning and gives up a job at the orphan cap instead of
  * handing it out (StealRule "count_orphans").
  */
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import {
+  flowGate, NAME_SHAPE, nextQueueQuery, SCOPE_SHAPE, STOPPED_SCOPES_LIMIT, stoppedScopesQuery, type Scope,
+} from "./flow.js";
+import { MAX_CLAIM_QUEUES, storedQueueName } from "./queue-names.js";
+import {
   CLAIM_ORDER, expiredLeaseWhere, FAMILY_PROBE_LIMIT, FAMILY_PROBE_SHAPE, familyProbeQuery, firstInClaimOrder, LEVEL_ORDER,
-  pendingDueWhere, PRIORITY_LEVEL_SHAPE, storedQueueValues, topPriorityQuery,
+  NONE_HELD, pendingDueWhere, PRIORITY_LEVEL_SHAPE, storedQueueValues, topPriorityQuery, type HeldBack,
 } from "./queries.js";
 import type { PrefixUse } from "./prefix.js";
 import { decideClaim } from "./transitions.js";
 import type { ClaimNextRequestFields } from "./validate.js";
 
 /**
- * Rounds of candidate queries one call makes at most. A round ends short of
- * `limit` only when candidates ran out or some were given up; each give-up
- * fails a poison job for good, so more rounds are rare and bounded.
+ * Rounds of candidate queries one call makes at most, besides those that
+ * only found scopes to hold back. A round ends short of `limit` only when
+ * candidates ran out, some were given up or timed out (each fails an
+ * attempt for good), or flow control held some back; a round of the last
+ * kind leaves those scopes out of the next, so it is bounded by the scopes
+ * there are, and MAX_HELD_BACK_ROUNDS bounds it outright.
  */
 export const CLAIM_NEXT_ROUNDS = 4;
+export const MAX_HELD_BACK_ROUNDS = 64;
+/** Candidates one pass reads at most. */
+const MAX_CANDIDATES = 500;
 
 export interface ClaimedRow {
   row: JobRow;
@@ -35,30 +45,81 @@ export function claimNext(
 ): ClaimedRow[] {
   const claimed: ClaimedRow[] = [];
   const stealRule = { kind: "count_orphans", cap: orphanCap } as const;
-  for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
-    const want = req.limit - claimed.length;
+  const gate = flowGate(batch, nowMs);
+  // Scopes held back for the rest of the call (paused and parked ones from the start); a held-back queue
+  // of the caller's list is dropped from it.
+  const held = { queues: [] as string[], groups: [] as string[] };
+  for (const s of batch.queryAll(stoppedScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) {
+    (s.scope === "queue" ? held.queues : held.groups).push(s.name);
+  }
+  let queues = req.queues === null ? (held.queues.length === 0 ? null : otherQueues(batch, held.queues)) : req.queues;
+  if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
+  let rounds = 0;
+  for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_HELD_BACK_ROUNDS && claimed.length < req.limit; pass++) {
+    if (queues !== null && queues.length === 0) break;
+    // Past the first pass, as many more candidates as scopes were held back: rows of held-back scopes
+    // tend to come in runs, and each pass should get past them (at most MAX_CANDIDATES).
+    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + held.queues.length + held.groups.length);
+    const except: HeldBack = queues === null ? held : { queues: [], groups: held.groups };
     // Held rows whose lease passed are few (about the jobs in flight). One
     // query with OR would sort every claimable row on each call.
     const candidates = firstInClaimOrder(
-      duePendingOf(batch, nowMs, req.probeKeyPrefix, want, req.queues)
-        .concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, req.queues), CLAIM_ORDER, want)),
+      duePendingOf(batch, nowMs, req.probeKeyPrefix, want, queues, except)
+        .concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, queues, except), CLAIM_ORDER, want)),
       want,
     );
-    let gaveUp = 0;
+    gate.load(candidates);
+    let gaveUp = false;
+    let heldBack = false;
     for (const row of candidates) {
+      if (claimed.length >= req.limit) break;
       // The decision re-checks the row: the query proposes, the compare-and-set decides.
-      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken, stealRule);
+      const heldBy: { scope: Scope | null } = { scope: null };
+      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken, stealRule, (r) => {
+        const refusal = gate.refusal(r);
+        heldBy.scope = refusal === null ? null : refusal.scope;
+        return refusal === null ? null : refusal.reason;
+      });
       if (decision.kind === "win") {
         batch.write(row, decision.patch);
+        gate.claimed(row);
         claimed.push({ row, patch: decision.patch });
-      } else if (decision.kind === "give_up") {
+      } else if (decision.kind === "give_up" || decision.kind === "timed_out") {
         batch.write(row, decision.patch);
-        gaveUp++;
+        gaveUp = true;
+      } else if (heldBy.scope !== null) {
+        const scope = heldBy.scope;
+        const list = scope.scope === "queue" ? held.queues : held.groups;
+        if (list.indexOf(scope.name) === -1) list.push(scope.name);
+        if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
+        heldBack = true;
       }
     }
-    if (gaveUp === 0) break;
+    if (gaveUp) rounds++;
+    else if (!heldBack) break;
   }
   return claimed;
+}
+
+/**
+ * Every queue but the held-back ones, once a call for any queue finds one
+ * held back: then each queue is walked through its own index, and a paused
+ * queue's rows in front cost nothing (FLOW.md: no head-of-line blocking).
+ * null (stay with any queue, filtered) when there are more queues than a
+ * claim takes (MAX_CLAIM_QUEUES).
+ */
+function otherQueues(batch: JobBatch, heldQueues: readonly string[]): string[] | null {
+  const names: string[] = [];
+  let after: string | null = null;
+  for (let i = 0; i <= MAX_CLAIM_QUEUES + heldQueues.length + 1; i++) {
+    const next: { name: string } | null = batch.queryOne(nextQueueQuery(after), NAME_SHAPE);
+    if (next === null) return names;
+    after = next.name;
+    const name = storedQueueName(next.name);
+    if (heldQueues.indexOf(name) === -1 && names.indexOf(name) === -1) names.push(name);
+    if (names.length > MAX_CLAIM_QUEUES) return null;
+  }
+  return null;
 }
 
 /**
@@ -66,11 +127,13 @@ export function claimNext(
  * order: each queue's own through its index, merged by the caller. So a
  * queue's claim never walks other queues' rows, whatever they hold.
  */
-function duePendingOf(batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number, queues: readonly string[] | null): JobRow[] {
-  if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want);
+function duePendingOf(
+  batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number, queues: readonly string[] | null, except: HeldBack,
+): JobRow[] {
+  if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want, undefined, except);
   const rows: JobRow[] = [];
   for (const queue of storedQueueValues(queues)) {
-    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue)) rows.push(row);
+    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue, except)) rows.push(row);
   }
   return rows;
 }
@@ -81,12 +144,14 @@ function duePendingOf(batch: JobBatch, nowMs: number, probeKeyPrefix: string, wa
  * (see pendingDueWhere). A level holding only future rows costs two index
  * seeks; there are at most MAX_PRIORITY - MIN_PRIORITY + 1 levels.
  */
-export function duePending(batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number, queue?: string): JobRow[] {
+export function duePending(
+  batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number, queue?: string, except: HeldBack = NONE_HELD,
+): JobRow[] {
   const use = prefixUse(batch, probeKeyPrefix);
   const rows: JobRow[] = [];
   let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, undefined, use, queue), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue), LEVEL_ORDER, want - rows.length);
+    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except), LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
     level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);

@@ -35,6 +35,9 @@ export function enqueueJobs(batch: JobBatch, items: readonly EnqueueItemFields[]
       max_attempts: item.maxAttempts,
       unique_key: key,
       enqueue_index: index,
+      group_key: item.groupKey,
+      timeout_seconds: item.timeoutSeconds,
+      start_by: item.startBy,
     });
     if (key !== "") idByUniqueKey[key] = id;
     answer.push({ id, probeKey: item.probeKey, created: true });

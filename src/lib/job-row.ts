@@ -3,6 +3,9 @@
  * values. The adapter reads a JobRow, the transition functions decide on it,
  * and the adapter writes the returned patch back.
  */
+import { deadlineMs } from "./flow.js";
+import { formatPbDate } from "./lease.js";
+import { isHeldStatus } from "./transitions.js";
 import type { WhereClause } from "./queries.js";
 import { storedQueueName } from "./queue-names.js";
 import type { JobStatus, JobView, QueueJobView } from "./types.js";
@@ -39,6 +42,15 @@ export interface JobRow {
   enqueue_index: number;
   /** As stored: "" (a row written around enqueue) reads as the default queue. */
   queue: string;
+  // Flow control's fields (FLOW.md).
+  /** "" when none. */
+  group_key: string;
+  /** 0: no timeout. */
+  timeout_seconds: number;
+  /** PocketBase's text form; "" when none. */
+  start_by: string;
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. "" before any. */
+  claimed_at: string;
 }
 
 /** Field values to write; dates in PocketBase's text form. */
@@ -60,6 +72,7 @@ export interface JobPatch {
   attempts?: number;
   last_error?: string;
   dead_lettered_at?: string;
+  start_by?: string;
 }
 
 /** A new row, as enqueue writes it (everything else takes the collection's defaults). */
@@ -73,6 +86,9 @@ export interface JobInsert {
   unique_key: string;
   enqueue_index: number;
   queue: string;
+  group_key: string;
+  timeout_seconds: number;
+  start_by: string;
 }
 
 /**
@@ -111,9 +127,11 @@ export interface JobBatch {
 export const JOB_ROW_TEXT_FIELDS = [
   "created", "probe_key", "status", "claimed_by", "lease_expires_at", "lease_token",
   "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key", "queue",
+  "group_key", "start_by", "claimed_at",
 ] as const;
 export const JOB_ROW_NUMBER_FIELDS = [
   "version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index",
+  "timeout_seconds",
 ] as const;
 
 /**
@@ -157,5 +175,11 @@ export function queueJobView(row: JobRow, patch?: JobPatch): QueueJobView {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== undefined ? p.progress : parseJsonField(row.progress);
+  view.group_key = row.group_key;
+  view.timeout_seconds = row.timeout_seconds;
+  const deadline = isHeldStatus(p.status ?? row.status)
+    ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: p.claimed_at ?? row.claimed_at })
+    : null;
+  view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }

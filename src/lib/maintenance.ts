@@ -6,6 +6,11 @@
  * batches, each its own transaction, repeated until nothing expired is left or
  * RETENTION_BUDGET_MS is spent.
  */
+import {
+  CLAIMS_RETENTION_BATCH, deleteExpiredClaimsStatement, deletePassedParksStatement, PARKS_RETENTION_BATCH, START_BY_BATCH,
+  START_BY_ORDER, startByPassed, startByPassedWhere,
+} from "./flow.js";
+import { notStartedPatch } from "./transitions.js";
 import { deleteOldEventsStatement, JOB_EVENTS_RETENTION_BATCH } from "./job-events.js";
 import { enqueueJobs } from "./enqueue.js";
 import { parseJsonField, type JobBatch } from "./job-row.js";
@@ -169,4 +174,36 @@ export function ensureJobCounts(batch: JobBatch, nowMs: number): boolean {
   if (repair) for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
   batch.execute(pruneCompletionsStatement(nowMs));
   return repair;
+}
+
+/**
+ * One batch of flow control's upkeep (FLOW.md): never-started jobs past
+ * their start_by failed, the rate window's log trimmed to the windows still
+ * open, and group rows whose only setting was a park that has passed
+ * deleted. Each part bounded per batch; the caller repeats while a part was
+ * full (flowUpkeepWasFull).
+ */
+export interface FlowUpkeep {
+  notStarted: number;
+  claims: number;
+  parks: number;
+}
+
+export function flowUpkeepBatch(batch: JobBatch, nowMs: number): FlowUpkeep {
+  let notStarted = 0;
+  for (const row of batch.find(startByPassedWhere(nowMs), START_BY_ORDER, START_BY_BATCH)) {
+    // Re-checked on the row: the query proposes, the decision decides.
+    if (!startByPassed(row, nowMs)) continue;
+    batch.write(row, notStartedPatch(row, nowMs));
+    notStarted++;
+  }
+  return {
+    notStarted,
+    claims: batch.execute(deleteExpiredClaimsStatement(nowMs, CLAIMS_RETENTION_BATCH)),
+    parks: batch.execute(deletePassedParksStatement(nowMs, PARKS_RETENTION_BATCH)),
+  };
+}
+
+export function flowUpkeepWasFull(upkeep: FlowUpkeep): boolean {
+  return upkeep.notStarted >= START_BY_BATCH || upkeep.claims >= CLAIMS_RETENTION_BATCH || upkeep.parks >= PARKS_RETENTION_BATCH;
 }

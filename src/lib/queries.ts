@@ -8,6 +8,7 @@ import { formatPbDate, LIVE_LEASE_SQL } from "./lease.js";
 import { DEFAULT_QUEUE } from "./queue-names.js";
 import { JOB_STATUSES } from "./types.js";
 import { withPrefix, type PrefixUse } from "./prefix.js";
+import { STARTABLE_SQL } from "./flow.js";
 
 
 export interface WhereClause {
@@ -27,11 +28,42 @@ export interface WhereClause {
  * inside the transaction.
  */
 export function pendingDueWhere(
-  priority: number, nowMs: number, probeKeyPrefix: string, use: PrefixUse = "filter", queue?: string,
+  priority: number, nowMs: number, probeKeyPrefix: string, use: PrefixUse = "filter", queue?: string, held: HeldBack = NONE_HELD,
 ): WhereClause {
   const params: WhereClause["params"] = { priority, now: formatPbDate(nowMs) };
-  return withPrefix(`${queueTerm(queue, params)}status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")}`,
+  return withPrefix(`${queueTerm(queue, params)}status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")} ` +
+    `AND ${STARTABLE_SQL}${heldBackTerms(held, params)}`,
     params, probeKeyPrefix, use);
+}
+
+/**
+ * Scopes flow control holds back for the rest of a claim-next call (paused,
+ * parked, at a limit): their jobs are left out of the candidates, so they
+ * never block other work (FLOW.md: no head-of-line blocking).
+ */
+export interface HeldBack {
+  queues: readonly string[];
+  groups: readonly string[];
+}
+export const NONE_HELD: HeldBack = { queues: [], groups: [] };
+
+function heldBackTerms(held: HeldBack, params: WhereClause["params"]): string {
+  let terms = "";
+  if (held.queues.length > 0) {
+    const names = storedQueueValues(held.queues).map((queue, i) => {
+      params[`heldQueue${i}`] = queue;
+      return `{:heldQueue${i}}`;
+    });
+    terms += ` AND queue NOT IN (${names.join(", ")})`;
+  }
+  if (held.groups.length > 0) {
+    const names = held.groups.map((group, i) => {
+      params[`heldGroup${i}`] = group;
+      return `{:heldGroup${i}}`;
+    });
+    terms += ` AND group_key NOT IN (${names.join(", ")})`;
+  }
+  return terms;
 }
 
 /**
@@ -44,6 +76,31 @@ function queueTerm(queue: string | undefined, params: WhereClause["params"]): st
   params["queue"] = queue;
   return "queue = {:queue} AND ";
 }
+
+/** One queue's rows as stored ("" too for the default queue). */
+function queueInTerm(queue: string, params: WhereClause["params"]): string {
+  const names = storedQueueValues([queue]).map((value, i) => {
+    params[`statsQueue${i}`] = value;
+    return `{:statsQueue${i}}`;
+  });
+  return `queue IN (${names.join(", ")})`;
+}
+
+/**
+ * The unfinished jobs per queue and status (Prometheus's per-queue gauges):
+ * the live rows only, through the claim index that starts with status, so
+ * the cost follows the backlog, not the finished rows. At most `limit` rows.
+ */
+export function liveCountsByQueueQuery(limit: number): WhereClause {
+  return {
+    sql: "SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n " +
+      "FROM probe_jobs WHERE status IN ('pending', 'claimed', 'running') GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}",
+    params: { defaultQueue: DEFAULT_QUEUE, limit },
+  };
+}
+export const LIVE_COUNT_SHAPE = { queue: "", status: "", n: 0 };
+/** Rows of liveCountsByQueueQuery a scrape reads at most (a queue has up to 3): the answer stays bounded. */
+export const MAX_QUEUE_GAUGE_ROWS = 1500;
 
 /** The stored values of some queues: the default queue is also a row's "" (FLOW.md). */
 export function storedQueueValues(queues: readonly string[]): string[] {
@@ -118,14 +175,16 @@ export const CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER] as const;
  */
 const EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
-export function expiredLeaseWhere(nowMs: number, probeKeyPrefix: string, queues: readonly string[] | null = null): WhereClause {
+export function expiredLeaseWhere(
+  nowMs: number, probeKeyPrefix: string, queues: readonly string[] | null = null, held: HeldBack = NONE_HELD,
+): WhereClause {
   const params: WhereClause["params"] = { now: formatPbDate(nowMs) };
-  if (queues === null) return withPrefix(EXPIRED_LEASE_SQL, params, probeKeyPrefix);
+  if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
   const names = storedQueueValues(queues).map((queue, i) => {
     params[`queue${i}`] = queue;
     return `{:queue${i}}`;
   });
-  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})`, params, probeKeyPrefix);
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
 
 /** One job by id. */
@@ -231,11 +290,14 @@ export const FINISHED_SQL = "finished_at != ''";
  * not the table), and as the fallback while the counting triggers are
  * missing (every row, once).
  */
-export function statsScanQuery(nowMs: number, orphanCap: number, probeKeyPrefix: string): WhereClause {
+export function statsScanQuery(nowMs: number, orphanCap: number, probeKeyPrefix: string, queue: string | null = null): WhereClause {
   const statuses = JOB_STATUSES.map((status) => `'${status}'`).join(", ");
-  const scope = probeKeyPrefix === ""
-    ? { sql: "1 = 1", params: { now: formatPbDate(nowMs), cap: orphanCap } as WhereClause["params"] }
-    : withPrefix(`status IN (${statuses})`, { now: formatPbDate(nowMs), cap: orphanCap }, probeKeyPrefix);
+  const params: WhereClause["params"] = { now: formatPbDate(nowMs), cap: orphanCap };
+  // One queue (FLOW.md): a range of its claim index per status, so the cost follows the queue, not the table.
+  const inQueue = queue === null ? "" : `${queueInTerm(queue, params)} AND `;
+  const scope = probeKeyPrefix === "" && queue === null
+    ? { sql: "1 = 1", params }
+    : withPrefix(`${inQueue}status IN (${statuses})`, params, probeKeyPrefix, queue === null ? "range" : "filter");
   const statusCounts = JOB_STATUSES.map((status) => `COALESCE(SUM(status = '${status}'), 0) AS ${status}`).join(",\n  ");
   return {
     sql: `SELECT

@@ -6,9 +6,10 @@
 import { cronMatchesMinute, parseCron } from "./cron.js";
 import { formatPbDate, parsePbDate } from "./lease.js";
 import type { WhereClause } from "./queries.js";
-import { DEFAULT_QUEUE } from "./queue-names.js";
+import { GROUP_NAME_RULE, isGroupName } from "./flow-limits.js";
+import { DEFAULT_QUEUE, isQueueName } from "./queue-names.js";
 import { jsonByteLength, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MIN_PRIORITY } from "./queue.js";
-import type { EnqueueItem } from "./types.js";
+import type { EnqueueItemFields } from "./validate.js";
 
 /** A probe_schedules row as the records API reads it (rows are made by hand in the admin UI). */
 export interface ScheduleRow {
@@ -24,6 +25,10 @@ export interface ScheduleRow {
   enabled: boolean;
   /** The minute (its start, PocketBase's date text) this schedule last enqueued for; "" when never. */
   last_enqueued_for: string;
+  /** The queue its jobs go to (FLOW.md); "": the default queue. */
+  queue: string;
+  /** Its jobs' group; "": none. */
+  group_key: string;
 }
 
 /** Schedules one tick reads per page. */
@@ -41,7 +46,7 @@ export function enabledSchedulesQuery(minuteMs: number, limit: number = SCHEDULE
   return {
     // COALESCE: a hand-made row's empty json field is NULL, which the text shape cannot read.
     sql: "SELECT id, name, probe_key, cron, COALESCE(payload, '') AS payload, priority, max_attempts, enabled, " +
-      "COALESCE(last_enqueued_for, '') AS last_enqueued_for " +
+      "COALESCE(last_enqueued_for, '') AS last_enqueued_for, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key " +
       "FROM probe_schedules WHERE enabled = TRUE AND name > {:after} " +
       "AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}",
     params: { after: afterName, limit, minute: formatPbDate(minuteStart(minuteMs)) },
@@ -52,7 +57,7 @@ export function enabledSchedulesQuery(minuteMs: number, limit: number = SCHEDULE
 export type ScheduleColumns = Omit<ScheduleRow, "payload"> & { payload: string };
 export const SCHEDULE_COLUMNS_SHAPE: ScheduleColumns = {
   id: "", name: "", probe_key: "", cron: "", payload: "", priority: 0, max_attempts: 0, enabled: false,
-  last_enqueued_for: "",
+  last_enqueued_for: "", queue: "", group_key: "",
 };
 
 /** Pages of SCHEDULES_PER_TICK one tick reads at most: a bound on a tick's transaction. */
@@ -94,7 +99,7 @@ export interface SchedulePatch {
 }
 
 /** The job a due schedule enqueues: every field given, none left to enqueue's defaults. */
-export type ScheduledEnqueueItem = Required<Omit<EnqueueItem, "delaySeconds">>;
+export type ScheduledEnqueueItem = EnqueueItemFields;
 
 /**
  * `disabled`, `not_due` and `already_enqueued` are routine; `invalid` comes
@@ -136,8 +141,10 @@ export function decideScheduleTick(row: ScheduleRow, nowMs: number): ScheduleDec
     kind: "enqueue",
     item: {
       probeKey: row.probe_key,
-      // Schedules gain a queue with flow control (FLOW.md); until then they enqueue into the default one.
-      queue: DEFAULT_QUEUE,
+      queue: row.queue === "" ? DEFAULT_QUEUE : row.queue,
+      groupKey: row.group_key,
+      timeoutSeconds: 0,
+      startBy: "",
       payload,
       priority: row.priority,
       maxAttempts: row.max_attempts,
@@ -166,6 +173,8 @@ function scheduleFieldError(row: ScheduleRow, payload: unknown): string | null {
   if (!Number.isInteger(row.max_attempts) || row.max_attempts < 0 || row.max_attempts > MAX_MAX_ATTEMPTS) {
     return `max_attempts ${row.max_attempts} is not an integer from 0 (no cap) to ${MAX_MAX_ATTEMPTS}`;
   }
+  if (row.queue !== "" && !isQueueName(row.queue)) return `queue ${JSON.stringify(row.queue)} is not a queue name`;
+  if (row.group_key !== "" && !isGroupName(row.group_key)) return `group_key is not a group name (${GROUP_NAME_RULE})`;
   const bytes = jsonByteLength(payload);
   if (bytes > MAX_PAYLOAD_BYTES) return `payload is ${bytes} bytes of JSON, more than ${MAX_PAYLOAD_BYTES}`;
   return null;

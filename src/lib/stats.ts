@@ -31,8 +31,19 @@ export function parseStatsFormat(raw: string): StatsFormat | null {
   return raw === "prometheus" ? "prometheus" : null;
 }
 
-/** Prometheus text exposition format 0.0.4. */
-export function formatPrometheus(stats: FleetStats): string {
+/** Unfinished jobs of one queue in one status (Prometheus's per-queue gauges). */
+export interface QueueStatusCount {
+  queue: string;
+  status: string;
+  n: number;
+}
+
+/**
+ * Prometheus text exposition format 0.0.4. `byQueue`: the unfinished jobs
+ * per queue and status, as pb_fleet_queue_jobs{queue,status} (a metric of
+ * its own, so the series of pb_fleet_jobs{status} stay as they were).
+ */
+export function formatPrometheus(stats: FleetStats, byQueue: readonly QueueStatusCount[] = []): string {
   const lines: string[] = [];
   const gauge = (name: string, help: string, samples: [string, number][]) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
@@ -40,6 +51,10 @@ export function formatPrometheus(stats: FleetStats): string {
   };
   gauge("pb_fleet_jobs", "Jobs in probe_jobs by status.",
     JOB_STATUSES.map((s): [string, number] => [`{status="${s}"}`, stats.counts[s]]));
+  if (byQueue.length > 0) {
+    gauge("pb_fleet_queue_jobs", "Unfinished jobs (pending, claimed, running) by queue and status.",
+      byQueue.map((c): [string, number] => [`{queue="${escapeLabel(c.queue)}",status="${escapeLabel(c.status)}"}`, c.n]));
+  }
   gauge("pb_fleet_scheduled_jobs", "Pending jobs not yet due.", [["", stats.scheduled]]);
   gauge("pb_fleet_retrying_jobs", "Pending jobs that have been tried before.", [["", stats.retrying]]);
   gauge("pb_fleet_dead_lettered_jobs", "Jobs dead-lettered (out of attempts, or given up at the orphan cap).",

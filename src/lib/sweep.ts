@@ -8,17 +8,22 @@
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import { expiredLeaseWhere } from "./queries.js";
 import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR } from "./queue.js";
-import { deadLetterPatch, giveUpPatch, isClaimable, isHeldStatus, requeuePatch } from "./transitions.js";
+import {
+  deadLetterPatch, giveUpPatch, isClaimable, isHeldStatus, isPastDeadline, requeuePatch, timeoutPatch,
+} from "./transitions.js";
 import type { SweepResponse } from "./types.js";
 
 export type SweepDecision =
   | { kind: "requeue"; patch: JobPatch }
   | { kind: "give_up"; patch: JobPatch }
+  | { kind: "timed_out"; patch: JobPatch }
   | { kind: "skip" };
 
 export function decideSweep(row: JobRow, nowMs: number, cap: number): SweepDecision {
   // Re-checked inside the sweep's transaction: the holder may have renewed since the query.
   if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
+  // A failed attempt, not an orphan (FLOW.md "Timeouts").
+  if (isPastDeadline(row, nowMs)) return { kind: "timed_out", patch: timeoutPatch(row, nowMs) };
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
   }
@@ -34,16 +39,17 @@ export function sweepExpired(
   probeKeyPrefix: string,
   limit: number,
 ): SweepResponse {
-  const answer: SweepResponse = { requeued: 0, gaveUp: 0, jobs: [] };
+  const answer: SweepResponse = { requeued: 0, gaveUp: 0, timedOut: 0, jobs: [] };
   for (const row of batch.find(expiredLeaseWhere(nowMs, probeKeyPrefix), SWEEP_ORDER, limit)) {
     const decision = decideSweep(row, nowMs, cap);
     if (decision.kind === "skip") continue;
     batch.write(row, decision.patch);
     if (decision.kind === "requeue") answer.requeued++;
+    else if (decision.kind === "timed_out") answer.timedOut++;
     else answer.gaveUp++;
     answer.jobs.push({
       id: row.id,
-      outcome: decision.kind === "requeue" ? "requeued" : "gave_up",
+      outcome: decision.kind === "requeue" ? "requeued" : decision.kind === "timed_out" ? "timed_out" : "gave_up",
       claimedBy: row.claimed_by,
       consecutiveOrphanCount: decision.patch.consecutive_orphan_count ?? row.consecutive_orphan_count,
     });

@@ -3,11 +3,13 @@
  * as read inside the transaction and answers what to write (a patch) or why not.
  */
 import { SWEEPER_HOLDER } from "./config.js";
+import { deadlineMs, startByPassed } from "./flow.js";
+import { notStartedByError, timedOutError } from "./flow-limits.js";
 import { clampLeaseSeconds, formatPbDate, isLeaseLive } from "./lease.js";
 import type { JobPatch, JobRow } from "./job-row.js";
 import { DEFAULT_QUEUE } from "./queue-names.js";
 import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs } from "./queue.js";
-import type { ClaimRefusal, ReleaseRefusal, ReleaseTarget } from "./types.js";
+import type { ClaimRefusal, ReleaseRefusal, ReleaseTarget, RenewRefusal } from "./types.js";
 
 export function isHeldStatus(status: string): boolean {
   return status === "claimed" || status === "running";
@@ -57,7 +59,15 @@ export type ClaimDecision =
    * A claim of a job that used its attempts (dead-lettered), or a steal that
    * would pass the orphan cap (see StealRule): the job is failed instead.
    */
-  | { kind: "give_up"; patch: JobPatch };
+  | { kind: "give_up"; patch: JobPatch }
+  /** A held row past its deadline (FLOW.md "Timeouts"): the timeout is written instead of a claim. */
+  | { kind: "timed_out"; patch: JobPatch };
+
+/**
+ * Flow control's say on a claim that would win (FLOW.md "Limits"): a reason
+ * to hold it back, or null. Absent: no flow control (a test model's claim).
+ */
+export type FlowCheck = (row: JobRow) => ClaimRefusal | null;
 
 /**
  * What a steal of an expired lease means for the orphan count. The reference's
@@ -83,28 +93,35 @@ export function decideClaim(
   nowMs: number,
   newLeaseToken: () => string,
   stealRule: StealRule = REFERENCE_STEAL,
+  flow?: FlowCheck,
 ): ClaimDecision {
   if (!isClaimable(row, nowMs)) {
     const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
     return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
   }
+  const steal = isHeldStatus(row.status);
+  // An attempt past its deadline failed: it is not an orphan, and not stolen.
+  if (steal && isPastDeadline(row, nowMs)) return { kind: "timed_out", patch: timeoutPatch(row, nowMs) };
   // The two poison-job guards; attempts first: a job out of attempts is not delivered, whatever its orphan count.
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
   }
-  const steal = isHeldStatus(row.status);
   const countsOrphans = steal && stealRule.kind === "count_orphans";
   if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
     return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
   }
+  if (startByPassed(row, nowMs)) return { kind: "refused", reason: "start_by_passed" };
+  const held = flow === undefined ? null : flow(row);
+  if (held !== null) return { kind: "refused", reason: held };
+  const claimedAt = formatPbDate(nowMs);
   const patch: JobPatch = {
     status: "claimed",
     claimed_by: workerId,
-    lease_expires_at: leaseEnd(nowMs, leaseSeconds),
+    lease_expires_at: leaseEnd(nowMs, leaseSeconds, deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: claimedAt })),
     lease_token: newLeaseToken(), // only for a winner: most claimers of a contended job lose
     version: row.version + 1,
-    // Re-stamped on a steal: queue latency is measured to the last claim.
-    claimed_at: formatPbDate(nowMs),
+    // Re-stamped on a steal: queue latency is measured to the last claim, and a timeout's deadline from it.
+    claimed_at: claimedAt,
     attempts: row.attempts + 1,
   };
   if (steal) patch.reclaim_count = row.reclaim_count + 1;
@@ -122,25 +139,49 @@ function isStaleToken(row: JobRow, req: HolderRequest): boolean {
   return req.leaseToken !== undefined && req.leaseToken !== row.lease_token;
 }
 
+export type RenewDecision = { kind: "renew"; patch: JobPatch } | { kind: "refused"; reason?: RenewRefusal };
+
 /**
  * Only the holder may renew, and only while its lease is live: once it lapsed
  * the job may have been stolen, and the old holder must stop. The first renew
- * promotes claimed to running.
+ * promotes claimed to running. A job with a timeout is never renewed past its
+ * deadline, and the holder asking at or after it is told "timed_out".
  */
 export function decideRenew(
   row: JobRow,
   req: HolderRequest & { leaseSeconds: unknown; progress?: unknown },
   nowMs: number,
-): JobPatch | null {
-  if (!isHeldStatus(row.status)) return null;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return null;
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return null;
+): RenewDecision {
+  if (!isHeldStatus(row.status)) return REFUSED_RENEW;
+  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return REFUSED_RENEW;
+  if (isPastDeadline(row, nowMs)) return { kind: "refused", reason: "timed_out" };
+  if (!isLeaseLive(row.lease_expires_at, nowMs)) return REFUSED_RENEW;
   const patch: JobPatch = {
     status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds),
+    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds, deadlineMs(row)),
     version: row.version + 1,
   };
   if (req.progress !== undefined) patch.progress = req.progress;
+  return { kind: "renew", patch };
+}
+const REFUSED_RENEW: RenewDecision = { kind: "refused" };
+
+/** The row's attempt has a deadline and it has come (FLOW.md "Timeouts"). */
+export function isPastDeadline(row: JobRow, nowMs: number): boolean {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+
+/**
+ * An attempt that passed its deadline: a failed attempt by the retry rules
+ * (backoff, or the dead letter at max_attempts) with the timeout as its
+ * error; the orphan count is left as it is (a timeout is not an orphaning).
+ */
+export function timeoutPatch(row: JobRow, nowMs: number): JobPatch {
+  const error = timedOutError(row.timeout_seconds);
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  patch.last_error = error;
   return patch;
 }
 
@@ -150,10 +191,13 @@ export interface ReleaseOutcome {
   error?: string;
   /** In [0, 1): the retry backoff's jitter (Math.random() in the server). */
   jitter?: number;
+  /** Only with target "retry" (FLOW.md): due again this many seconds from now, the attempt given back. */
+  rateLimitedFor?: number;
 }
 
 export type ReleaseDecision =
-  | { kind: "release"; patch: JobPatch }
+  /** `park`: a rate-limited release's seconds, for which its group (or queue) is parked in the same transaction. */
+  | { kind: "release"; patch: JobPatch; park?: number }
   | { kind: "refused"; reason: ReleaseRefusal };
 
 /**
@@ -183,6 +227,9 @@ export function decideRelease(
     return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
   }
   if (!live) return refused("refused_not_holder");
+  if (req.target === "retry" && req.rateLimitedFor !== undefined) {
+    return { kind: "release", patch: withOutcome(rateLimitedPatch(row, nowMs, req.rateLimitedFor), req), park: req.rateLimitedFor };
+  }
   if (req.target === "retry") return { kind: "release", patch: withOutcome(retryPatch(row, nowMs, req), req) };
   return {
     kind: "release",
@@ -212,14 +259,34 @@ function retryPatch(row: JobRow, nowMs: number, req: ReleaseOutcome): JobPatch {
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return deadLetterPatch(row, nowMs, req.error !== undefined ? req.error : MAX_ATTEMPTS_ERROR);
   }
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, req.jitter ?? 0)));
+  patch.consecutive_orphan_count = 0;
+  return patch;
+}
+
+/**
+ * A `retry` release with `rateLimitedFor` (FLOW.md): due when the target's
+ * limit has reset, and the attempt given back, so waiting out a rate limit
+ * never dead-letters a job (max_attempts is not consulted).
+ */
+function rateLimitedPatch(row: JobRow, nowMs: number, seconds: number): JobPatch {
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1000)));
+  patch.attempts = Math.max(0, row.attempts - 1);
+  patch.consecutive_orphan_count = 0;
+  // It has started (FLOW.md: start_by guards the first start only), though its attempt is given back.
+  if (row.start_by !== "") patch.start_by = "";
+  return patch;
+}
+
+/** Back to pending, due at `runAt`, held by no one. */
+function backToPendingPatch(row: JobRow, runAt: string): JobPatch {
   return {
     status: "pending",
-    run_at: formatPbDate(nowMs + retryBackoffMs(row.attempts, req.jitter ?? 0)),
+    run_at: runAt,
     claimed_by: "",
     lease_token: "",
-    // The lease was live: a pending row must not look held until then.
+    // A pending row must not look held until then.
     lease_expires_at: "",
-    consecutive_orphan_count: 0,
     progress: null,
     version: row.version + 1,
   };
@@ -276,6 +343,22 @@ export function retryJobPatch(row: JobRow, nowMs: number): JobPatch | null {
     lease_token: "",
     consecutive_orphan_count: 0,
     progress: null,
+    // start_by guards a first start only; a retried job starts afresh.
+    start_by: "",
+    version: row.version + 1,
+  };
+}
+
+/**
+ * A job never started by its start_by (FLOW.md): failed by the maintenance
+ * tick, with the date in PocketBase's layout; not a dead letter (no attempt
+ * of it ever failed).
+ */
+export function notStartedPatch(row: JobRow, nowMs: number): JobPatch {
+  return {
+    status: "failed",
+    finished_at: formatPbDate(nowMs),
+    last_error: notStartedByError(row.start_by),
     version: row.version + 1,
   };
 }
@@ -329,6 +412,8 @@ function refused(reason: ReleaseRefusal): ReleaseDecision {
   return { kind: "refused", reason };
 }
 
-function leaseEnd(nowMs: number, leaseSeconds: unknown): string {
-  return formatPbDate(nowMs + clampLeaseSeconds(leaseSeconds) * 1000);
+/** now + the clamped lease, but never past the attempt's deadline (which wins over the 1-second floor). */
+function leaseEnd(nowMs: number, leaseSeconds: unknown, deadline: number | null): string {
+  const end = nowMs + clampLeaseSeconds(leaseSeconds) * 1000;
+  return formatPbDate(deadline === null ? end : Math.min(end, deadline));
 }

@@ -60,6 +60,12 @@ export interface ReleaseRequest {
   result?: unknown;
   /** Stored in `last_error` in the release's own transaction. null: absent. */
   error?: string | null;
+  /**
+   * Only with status "retry" (FLOW.md): a number 1..86,400. The job is due again
+   * this many seconds from now, the attempt is given back, and its group (its
+   * queue when it has none) is parked as long.
+   */
+  rateLimitedFor?: number;
 }
 
 /**
@@ -70,10 +76,18 @@ export type ClaimResponse =
   | { claimed: true; job: JobView; alreadyHeld?: true; leaseToken: string }
   /** A reason only where the reference answers none for a request it cannot make (a worker identity's queues). */
   | { claimed: false; reason?: ClaimRefusal };
-/** Why a claim by id was refused besides the protocol (only worker identities get one). */
-export const CLAIM_REFUSALS = ["queue_not_allowed"] as const;
+/**
+ * Why a claim by id was refused besides the protocol: a worker identity's
+ * queues, and flow control (FLOW.md, in the order they are checked) of a job
+ * the claim would otherwise win.
+ */
+export const FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"] as const;
+export const CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS] as const;
 export type ClaimRefusal = (typeof CLAIM_REFUSALS)[number];
-export type RenewResponse = { renewed: true; job: JobView } | { renewed: false };
+/** Why the holder's renew or heartbeat item was refused with a reason: its attempt passed its deadline (FLOW.md "Timeouts"). */
+export const RENEW_REFUSALS = ["timed_out"] as const;
+export type RenewRefusal = (typeof RENEW_REFUSALS)[number];
+export type RenewResponse = { renewed: true; job: JobView } | { renewed: false; reason?: RenewRefusal };
 export type ReleaseResponse =
   | { released: true; job: JobView }
   | { released: false; reason: ReleaseRefusal };
@@ -113,6 +127,12 @@ export interface QueueJobView extends JobView {
   dead_lettered_at: string;
   unique_key: string;
   progress: unknown;
+  /** The job's group (FLOW.md); "" when none. */
+  group_key: string;
+  /** 0: no timeout. */
+  timeout_seconds: number;
+  /** The current attempt's deadline (its winning claim + timeout_seconds), PocketBase's text form; null when none. */
+  deadline: string | null;
 }
 
 export interface ClaimedJob {
@@ -131,7 +151,8 @@ export interface SweepRequest {
 /** What one sweep did to one job. */
 export interface SweptJob {
   id: string;
-  outcome: "requeued" | "gave_up";
+  /** timed_out: its attempt passed its deadline, and it was retried (or dead-lettered) as FLOW.md says. */
+  outcome: "requeued" | "gave_up" | "timed_out";
   /** The holder whose lease had expired. */
   claimedBy: string;
   /** consecutive_orphan_count after the sweep (kept as it was on a give-up). */
@@ -141,6 +162,8 @@ export interface SweptJob {
 export interface SweepResponse {
   requeued: number;
   gaveUp: number;
+  /** Held jobs past their deadline (FLOW.md "Timeouts"). */
+  timedOut: number;
   jobs: SweptJob[];
 }
 
@@ -170,6 +193,12 @@ export interface EnqueueItem {
   uniqueKey?: string;
   /** The job's queue (FLOW.md): a name matching QUEUE_NAME_PATTERN; default DEFAULT_QUEUE. */
   queue?: string;
+  /** The job's group (a host, a tenant, an API key): absent, null or "": none. */
+  group?: string | null;
+  /** An integer 1..MAX_TIMEOUT_SECONDS: the longest one attempt may be held. */
+  timeoutSeconds?: number;
+  /** An integer 1..MAX_START_WITHIN_SECONDS: never first started later than run_at + this. */
+  startWithinSeconds?: number;
 }
 export interface EnqueueRequest {
   /** 1 to MAX_ENQUEUE_JOBS; written all or nothing. */
@@ -211,7 +240,9 @@ export interface HeartbeatRequest {
   leases: HeartbeatItem[];
 }
 /** As renew answers, per item: a renewed item carries the job as written. */
-export type HeartbeatResult = { jobId: string; renewed: true; job: JobView } | { jobId: string; renewed: false };
+export type HeartbeatResult =
+  | { jobId: string; renewed: true; job: JobView }
+  | { jobId: string; renewed: false; reason?: RenewRefusal };
 /** One result per item, in request order. */
 export interface HeartbeatResponse {
   results: HeartbeatResult[];
@@ -224,6 +255,8 @@ export interface CompleteItem {
   status: ReleaseTarget;
   result?: unknown;
   error?: string | null;
+  /** As release's: only with status "retry". */
+  rateLimitedFor?: number;
 }
 export interface CompleteRequest {
   workerId: string;
@@ -257,4 +290,51 @@ export interface FleetStats {
   pastOrphanCap: number;
   orphanCap: number;
   sweeper: SweeperState;
+}
+
+/** A scope's rate limit: at most `limit` winning claims in any window of `periodSeconds`. */
+export interface FlowRateLimit {
+  limit: number;
+  periodSeconds: number;
+}
+
+/** POST /api/fleet/flow: exactly one of queue/group, and at least one setting; null clears one. */
+export interface FlowRequest {
+  queue?: string;
+  group?: string;
+  paused?: boolean | null;
+  concurrency?: number | null;
+  rateLimit?: FlowRateLimit | null;
+  /** 0..MAX_PARK_SECONDS; 0 clears the park. Not with parkUntil. */
+  parkSeconds?: number;
+  /** A date with a zone, after now, at most 7 days ahead; null clears the park. */
+  parkUntil?: string | null;
+}
+
+/** A scope's settings as stored; null for unset. */
+export interface FlowSettings {
+  paused: boolean;
+  concurrency: number | null;
+  rateLimit: FlowRateLimit | null;
+  /** PocketBase's text form; null when unset or already past. */
+  parkedUntil: string | null;
+}
+export type FlowScopeName = { queue: string } | { group: string };
+export interface FlowResponse {
+  flow: FlowScopeName & FlowSettings;
+}
+
+/** One scope of GET /api/fleet/flow. */
+export interface FlowScopeState extends FlowSettings {
+  name: string;
+  /** Jobs of the scope held under a live lease. */
+  held: number;
+  /** Pending jobs of the scope that are due and not past their start_by. */
+  due: number;
+  /** Winning claims counted in the current rate window; 0 without a rate limit. */
+  claimsInWindow: number;
+}
+export interface FlowStateResponse {
+  queues: FlowScopeState[];
+  groups: FlowScopeState[];
 }

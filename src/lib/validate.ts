@@ -10,6 +10,9 @@ import {
   MAX_RESULT_BYTES, MAX_UNIQUE_KEY_BYTES, MAX_WORKER_ID_BYTES, MIN_PRIORITY, utf8LongerThan,
 } from "./queue.js";
 import { DEFAULT_QUEUE, isQueueName, MAX_CLAIM_QUEUES } from "./queue-names.js";
+import {
+  GROUP_NAME_RULE, isGroupName, MAX_RATE_LIMITED_FOR_SECONDS, MAX_START_WITHIN_SECONDS, MAX_TIMEOUT_SECONDS,
+} from "./flow-limits.js";
 import { RELEASE_TARGETS, type ReleaseTarget } from "./types.js";
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -36,6 +39,8 @@ export interface ReleaseRequestFields {
   /** undefined: absent (or null). */
   result: unknown;
   error: string | undefined;
+  /** Only with target "retry" (FLOW.md); undefined: absent. */
+  rateLimitedFor: number | undefined;
 }
 
 /** claim-next's `limit`: an integer from 1 to this. */
@@ -139,9 +144,19 @@ export function validateReleaseRequest(data: unknown): Validated<ReleaseRequestF
   if (error !== undefined && utf8LongerThan(error, MAX_ERROR_BYTES)) {
     return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
   }
+  const rateLimitedFor = absentIfNull(asBody(data)["rateLimitedFor"]);
+  if (rateLimitedFor !== undefined) {
+    if (target !== "retry") return fail("rateLimitedFor is only for status retry");
+    if (typeof rateLimitedFor !== "number" || !(rateLimitedFor >= 1) || rateLimitedFor > MAX_RATE_LIMITED_FOR_SECONDS) {
+      return fail(`rateLimitedFor must be a number from 1 to ${MAX_RATE_LIMITED_FOR_SECONDS}`);
+    }
+  }
   return {
     ok: true,
-    value: { jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken, result, error },
+    value: {
+      jobId: ids.value.jobId, workerId: ids.value.workerId, target, leaseToken, result, error,
+      rateLimitedFor: rateLimitedFor as number | undefined,
+    },
   };
 }
 
@@ -248,6 +263,12 @@ export interface EnqueueItemFields {
   /** "" when none. */
   uniqueKey: string;
   queue: string;
+  /** "" when none. */
+  groupKey: string;
+  /** 0: none. */
+  timeoutSeconds: number;
+  /** PocketBase's text form; "" when none. */
+  startBy: string;
 }
 
 /**
@@ -296,9 +317,23 @@ function validateEnqueueItem(data: unknown, nowMs: number): EnqueueItemFields | 
   if (badUniqueKey !== null) return badUniqueKey;
   const queue = absentIfNull(item["queue"]);
   if (queue !== undefined && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
+  const group = absentIfNull(item["group"]);
+  if (group !== undefined && group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE}), or "" for none`;
+  const timeoutSeconds = absentIfNull(item["timeoutSeconds"]);
+  if (timeoutSeconds !== undefined && !isIntegerIn(timeoutSeconds, 1, MAX_TIMEOUT_SECONDS)) {
+    return `timeoutSeconds must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`;
+  }
+  const startWithin = absentIfNull(item["startWithinSeconds"]);
+  if (startWithin !== undefined && !isIntegerIn(startWithin, 1, MAX_START_WITHIN_SECONDS)) {
+    return `startWithinSeconds must be an integer from 1 to ${MAX_START_WITHIN_SECONDS}`;
+  }
+  const runAtMs = parsePbDate(runAt.value) as number;
   return {
     probeKey,
     queue: queue === undefined ? DEFAULT_QUEUE : queue,
+    groupKey: typeof group === "string" ? group : "",
+    timeoutSeconds: timeoutSeconds === undefined ? 0 : (timeoutSeconds as number),
+    startBy: startWithin === undefined ? "" : formatPbDate(runAtMs + (startWithin as number) * 1000),
     payload: payload === undefined ? null : payload,
     runAt: runAt.value,
     priority: priority === undefined ? 0 : (priority as number),
@@ -395,7 +430,7 @@ export function validateCompleteRequest(data: unknown): Validated<ReleaseRequest
     // The fields release reads, one by one (see validateHeartbeatRequest).
     const valid = validateReleaseRequest({
       jobId: item["jobId"], workerId: body["workerId"], status: item["status"],
-      leaseToken: item["leaseToken"], result: item["result"], error: item["error"],
+      leaseToken: item["leaseToken"], result: item["result"], error: item["error"], rateLimitedFor: item["rateLimitedFor"],
     });
     if (!valid.ok) return fail(`releases[${i}]: ${valid.error}`);
     releases.push(valid.value);

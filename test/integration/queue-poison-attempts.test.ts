@@ -179,9 +179,9 @@ describe("a job that kills its worker every time is dead-lettered after max_atte
       if (path === "sweeper re-queues, then claim-next") {
         // Two re-queues, then the sweeper itself dead-letters the job that used its attempts.
         expect(sweeps.map((s) => s.body)).toEqual([
-          { requeued: 1, gaveUp: 0, jobs: [{ id: job.id, outcome: "requeued", claimedBy: "dying-1", consecutiveOrphanCount: 1 }] },
-          { requeued: 1, gaveUp: 0, jobs: [{ id: job.id, outcome: "requeued", claimedBy: "dying-2", consecutiveOrphanCount: 2 }] },
-          { requeued: 0, gaveUp: 1, jobs: [expect.objectContaining({ id: job.id, outcome: "gave_up", claimedBy: "dying-3" })] },
+          { requeued: 1, gaveUp: 0, timedOut: 0, jobs: [{ id: job.id, outcome: "requeued", claimedBy: "dying-1", consecutiveOrphanCount: 1 }] },
+          { requeued: 1, gaveUp: 0, timedOut: 0, jobs: [{ id: job.id, outcome: "requeued", claimedBy: "dying-2", consecutiveOrphanCount: 2 }] },
+          { requeued: 0, gaveUp: 1, timedOut: 0, jobs: [expect.objectContaining({ id: job.id, outcome: "gave_up", claimedBy: "dying-3" })] },
         ]);
       }
       const row = await getQueueJob(job.id, capHigh);

@@ -152,6 +152,7 @@ describe("retry releases, backoff and the dead letter", () => {
     expect(swept.body).toEqual({
       requeued: 0,
       gaveUp: 1,
+      timedOut: 0,
       jobs: [{ id, outcome: "gave_up", claimedBy: "sw1", consecutiveOrphanCount: 0 }],
     });
     const row = await getQueueJob(id);
@@ -161,6 +162,6 @@ describe("retry releases, backoff and the dead letter", () => {
       .toEqual({ released: false, reason: "refused_not_holder" });
     expect((await claimNext({ workerId: "sw2", probeKeyPrefix: prefix })).body).toEqual({ jobs: [] });
     // A second sweep finds nothing.
-    expect((await post("/api/fleet/sweep", { probeKeyPrefix: prefix })).body).toEqual({ requeued: 0, gaveUp: 0, jobs: [] });
+    expect((await post("/api/fleet/sweep", { probeKeyPrefix: prefix })).body).toEqual({ requeued: 0, gaveUp: 0, timedOut: 0, jobs: [] });
   }, 20_000);
 });

@@ -30,6 +30,9 @@ interface ScheduleFields {
   priority?: number;
   max_attempts?: number;
   enabled: boolean;
+  /** Flow control (FLOW.md): "" or absent is the default queue and no group. */
+  queue?: string;
+  group_key?: string;
 }
 type ScheduleRecord = ScheduleFields & { id: string; created: string; last_enqueued_for: string };
 
@@ -43,11 +46,13 @@ interface MaintenanceAnswer {
   countsRepaired: boolean | null;
   schedules: { enqueued: EnqueuedEntry[]; errors: string[] } | null;
   retention: { deleted: { done: number; failed: number }; errors: string[]; rolledBack: boolean };
+  /** Flow control's upkeep (FLOW.md); null: its transaction rolled back. */
+  flow: { notStarted: number; claims: number; parks: number } | null;
 }
 
 /** Whether some part of a tick rolled back (a 503 says which). */
 function partRolledBack(body: MaintenanceAnswer): boolean {
-  return body.countsRepaired === null || body.schedules === null || body.retention.rolledBack;
+  return body.countsRepaired === null || body.schedules === null || body.retention.rolledBack || body.flow === null;
 }
 /** One maintenance call and when it was in flight (local clock; the server's is the same machine's). */
 interface Tick {
@@ -222,6 +227,28 @@ describe("periodic jobs from probe_schedules (POST /api/fleet/maintenance)", () 
     // The compare-and-set mark is the minute.
     const row = await fetch(`${server.url}${SCHEDULES}/${schedule.id}`, { headers: { Authorization: server.token } }).then((r) => r.json());
     expect(row.last_enqueued_for).toBe(job!.run_at);
+  });
+
+  it("a schedule's queue and group_key are its jobs' (FLOW.md); without them, the default queue and no group", async () => {
+    await roomInMinute(15_000);
+    const key = randomKey("sched-flow");
+    const queue = randomKey("sched-q").replace(/[^A-Za-z0-9_.:-]/g, "-");
+    await createSchedule({ name: `${key}-a`, probe_key: `${key}-a`, cron: "* * * * *", enabled: true, queue, group_key: "host:example.com" });
+    await createSchedule({ name: `${key}-b`, probe_key: `${key}-b`, cron: "* * * * *", enabled: true });
+    const t = await tick();
+    expect(errorsNaming(t, `${key}-a`).concat(errorsNaming(t, `${key}-b`))).toEqual([]);
+    const [a] = await jobsOf(`${key}-a`);
+    const [b] = await jobsOf(`${key}-b`);
+    expect(a).toMatchObject({ queue, group_key: "host:example.com" });
+    expect(b).toMatchObject({ queue: "default", group_key: "" });
+  });
+
+  it("a schedule with a queue that is not a queue name is reported and enqueues nothing", async () => {
+    const key = randomKey("sched-bad-queue");
+    const schedule = await createSchedule({ name: key, probe_key: key, cron: "* * * * *", enabled: true, queue: "no spaces allowed" });
+    const t = await tick();
+    expect(await jobsOf(key)).toEqual([]);
+    expect(errorsNaming(t, schedule.name).join(" ")).toMatch(/queue "no spaces allowed" is not a queue name/);
   });
 
   it("a disabled schedule enqueues nothing", async () => {

@@ -23,7 +23,7 @@ describe("POST /api/fleet/sweep", () => {
 
     expect(await sweep(prefix)).toEqual({
       status: 200,
-      body: { requeued: 1, gaveUp: 0, jobs: [{ id: lapsed.id, outcome: "requeued", claimedBy: "dead", consecutiveOrphanCount: 2 }] },
+      body: { requeued: 1, gaveUp: 0, timedOut: 0, jobs: [{ id: lapsed.id, outcome: "requeued", claimedBy: "dead", consecutiveOrphanCount: 2 }] },
     });
     const row = await getJob(lapsed.id);
     expect(row).toMatchObject({
@@ -32,7 +32,7 @@ describe("POST /api/fleet/sweep", () => {
     });
     expect(row.requeued_at).not.toBe("");
     expect(await Promise.all([live, pending, done].map((j) => getJob(j.id)))).toEqual(untouched);
-    expect(await sweep(prefix)).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0, jobs: [] } });
+    expect(await sweep(prefix)).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0, timedOut: 0, jobs: [] } });
   });
 
   it("gives a job up as failed once its consecutive orphans reach the cap", async () => {
@@ -42,7 +42,7 @@ describe("POST /api/fleet/sweep", () => {
     const atCap = await createJob({ probe_key: prefix + "at", status: "claimed", claimed_by: "d", lease_expires_at: pastDate(), consecutive_orphan_count: cap, version: 9 });
     expect(await sweep(prefix)).toMatchObject({
       status: 200,
-      body: { requeued: 1, gaveUp: 1, jobs: expect.arrayContaining([expect.objectContaining({ id: atCap.id, outcome: "gave_up" })]) },
+      body: { requeued: 1, gaveUp: 1, timedOut: 0, jobs: expect.arrayContaining([expect.objectContaining({ id: atCap.id, outcome: "gave_up" })]) },
     });
     expect(await getJob(below.id)).toMatchObject({ status: "pending", consecutive_orphan_count: cap });
     const failed = await getJob(atCap.id);

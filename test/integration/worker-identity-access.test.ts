@@ -117,6 +117,13 @@ async function requestFor(route: RouteEntry, workerId: string): Promise<{ query:
       // Its writes are global (retention, schedules): the refusal is checked by its answer.
       return { query: "", body: {}, written: async () => false };
     }
+    case "/api/fleet/flow": {
+      const group = randomKey("access-flow");
+      if (route.method === "GET") return { query: `?group=${encodeURIComponent(group)}`, body: undefined, written: async () => false };
+      // Written: the group now has settings (an admin's GET lists it).
+      const listed = async () => ((await send("GET", `/api/fleet/flow?group=${encodeURIComponent(group)}`, undefined)).body.groups ?? []).length > 0;
+      return { query: "", body: { group, paused: true }, written: listed };
+    }
     case "/api/fleet/stats":
     case "/api/fleet/completions": {
       const prefix = randomKey("access-read") + "/";
@@ -130,11 +137,12 @@ async function requestFor(route: RouteEntry, workerId: string): Promise<{ query:
 /** Routes whose successful call writes the row requestFor made (the rest only read, or write globally). */
 const WRITES_ITS_ROW = new Set([
   "/api/fleet/claim", "/api/fleet/renew", "/api/fleet/release", "/api/fleet/heartbeat", "/api/fleet/complete",
-  "/api/fleet/claim-next", "/api/fleet/enqueue", "/api/fleet/sweep", "/api/fleet/cancel", "/api/fleet/retry",
-]);
+  "/api/fleet/claim-next", "/api/fleet/enqueue", "/api/fleet/sweep", "/api/fleet/cancel", "/api/fleet/retry", "/api/fleet/flow",
+].map((path) => `POST ${path}`));
+const writesItsRow = (route: RouteEntry): boolean => WRITES_ITS_ROW.has(`${route.method} ${route.path}`);
 
 it("every route of the route table has a request here", () => {
-  for (const route of ROUTES) expect(WRITES_ITS_ROW.has(route.path) || route.method === "GET" || route.path === "/api/fleet/maintenance", route.path).toBe(true);
+  for (const route of ROUTES) expect(writesItsRow(route) || route.method === "GET" || route.path === "/api/fleet/maintenance", route.path).toBe(true);
 });
 
 describe.each(ROUTES.map((route) => [`${route.method} ${route.path}`, route] as const))("%s", (_name, route) => {
@@ -145,7 +153,7 @@ describe.each(ROUTES.map((route) => [`${route.method} ${route.path}`, route] as 
     expect(res.status, JSON.stringify(res.body)).toBe(want.status);
     if (want.body !== undefined) expect(res.body).toEqual(want.body);
     // A refusal writes nothing; a success writes what the call is for (so the request was a real one).
-    expect(await call.written()).toBe(want.status === 200 && WRITES_ITS_ROW.has(route.path));
+    expect(await call.written()).toBe(want.status === 200 && writesItsRow(route));
   });
 });
 

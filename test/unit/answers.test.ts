@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { claimAnswer, claimPatch, releaseAnswer, releasePatch, renewAnswer } from "../../src/lib/answers";
-import { jobView, parseJsonField, queueJobView } from "../../src/lib/job-row";
+import { claimAnswer, claimPatch, releaseAnswer, releasePatch, renewAnswer, renewPatch } from "../../src/lib/answers";
+import { jobView, parseJsonField, queueJobView, type JobPatch } from "../../src/lib/job-row";
 import { formatPbDate } from "../../src/lib/lease";
-import { decideClaim, decideRelease, decideRenew, type ClaimDecision, type ReleaseDecision } from "../../src/lib/transitions";
+import {
+  decideClaim, decideRelease, decideRenew, type ClaimDecision, type ReleaseDecision, type RenewDecision,
+} from "../../src/lib/transitions";
 import { EXPIRED, enqueued, held, LIVE, NOW } from "./support/rows";
 
 /** The reference's job view: exactly these keys, whatever the row carries. */
@@ -44,15 +46,27 @@ describe("claimAnswer and claimPatch", () => {
 describe("renewAnswer", () => {
   it("answers the reference's view after the renew, not the progress", () => {
     const row = held("w1", LIVE, { version: 4 });
-    const patch = decideRenew(row, { workerId: "w1", leaseToken: undefined, leaseSeconds: 60, progress: { p: 1 } }, NOW);
-    const answer = renewAnswer({ row, decision: patch });
+    const decision = decideRenew(row, { workerId: "w1", leaseToken: undefined, leaseSeconds: 60, progress: { p: 1 } }, NOW);
+    const answer = renewAnswer({ row, decision });
     expect(answer).toEqual({ renewed: true, job: { ...jobView(row), status: "running", lease_expires_at: formatPbDate(NOW + 60_000), version: 5 } });
     expect(answer.renewed && Object.keys(answer.job).sort()).toEqual(REFERENCE_KEYS);
   });
 
-  it("answers a refusal and a rollback with renewed: false", () => {
-    expect(renewAnswer({ row: held("w1", EXPIRED), decision: null })).toEqual({ renewed: false });
+  it("answers a refusal and a rollback with renewed: false, and writes nothing for a refusal", () => {
+    expect(renewAnswer({ row: held("w1", EXPIRED), decision: { kind: "refused" } })).toEqual({ renewed: false });
     expect(renewAnswer(null)).toEqual({ renewed: false });
+    expect(renewPatch({ kind: "refused" })).toBeNull();
+  });
+
+  it("answers a timed-out holder with its reason (FLOW.md), writing nothing", () => {
+    const decision: RenewDecision = { kind: "refused", reason: "timed_out" };
+    expect(renewAnswer({ row: held("w1", LIVE), decision })).toEqual({ renewed: false, reason: "timed_out" });
+    expect(renewPatch(decision)).toBeNull();
+  });
+
+  it("writes the renew's patch", () => {
+    const patch: JobPatch = { status: "running", lease_expires_at: formatPbDate(NOW + 30_000), version: 4 };
+    expect(renewPatch({ kind: "renew", patch })).toBe(patch);
   });
 });
 
@@ -91,7 +105,24 @@ describe("queueJobView", () => {
       ...jobView(row), status: "claimed", version: 1,
       payload: { n: [1, "é"] }, priority: -3, run_at: formatPbDate(NOW - 1000), attempts: 3, max_attempts: 5,
       last_error: "e", dead_lettered_at: "", unique_key: "k", queue: "default", progress: { step: 2 },
+      // Flow control's (FLOW.md): no group, no timeout, so no deadline.
+      group_key: "", timeout_seconds: 0, deadline: null,
     });
+  });
+
+  it("carries the group and timeout, and the held attempt's deadline (claim + timeout) after the patch; null when not held", () => {
+    const claimedAt = formatPbDate(NOW);
+    const row = enqueued({ group_key: "host-a", timeout_seconds: 90 });
+    expect(queueJobView(row, { status: "claimed", claimed_at: claimedAt })).toMatchObject({
+      group_key: "host-a", timeout_seconds: 90, deadline: formatPbDate(NOW + 90_000),
+    });
+    const running = enqueued({ status: "running", claimed_at: formatPbDate(NOW - 10_000), timeout_seconds: 30 });
+    expect(queueJobView(running).deadline).toBe(formatPbDate(NOW + 20_000));
+    // Back to pending (or finished): no current attempt, no deadline.
+    expect(queueJobView(running, { status: "pending" }).deadline).toBeNull();
+    expect(queueJobView(enqueued({ claimed_at: claimedAt, timeout_seconds: 30 })).deadline).toBeNull();
+    // Held without a timeout: none.
+    expect(queueJobView(enqueued({ status: "claimed", claimed_at: claimedAt })).deadline).toBeNull();
   });
 
   it("carries the row's queue, and reads a row's empty queue as the default queue (FLOW.md)", () => {

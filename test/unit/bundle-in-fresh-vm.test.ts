@@ -60,6 +60,7 @@ const WORKER_ROUTES = [
 ] as const;
 const ADMIN_ROUTES = [
   "/api/fleet/sweep", "/api/fleet/stats", "/api/fleet/completions", "/api/fleet/cancel", "/api/fleet/retry", "/api/fleet/maintenance",
+  "/api/fleet/flow",
 ] as const;
 
 const TOKEN = /^[A-Za-z0-9]{24}$/;
@@ -69,9 +70,10 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
   const SOURCE = readFileSync(output, "utf8");
   const hooks = fake.loadHooks(SOURCE);
 
-  function route(path: string): CapturedRoute {
-    const found = hooks.routes.find((r) => r.path === path);
-    if (!found) throw new Error(`the bundle registers no ${path}`);
+  /** A route by its path (the first registered when two methods share it), or by method and path. */
+  function route(path: string, method?: string): CapturedRoute {
+    const found = hooks.routes.find((r) => r.path === path && (method === undefined || r.method === method));
+    if (!found) throw new Error(`the bundle registers no ${method ?? ""} ${path}`);
     return found;
   }
 
@@ -104,10 +106,15 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
 
   /** The `job` object of pb-fleet's own answers (claim-next, cancel, retry): the reference's view plus the queue's fields. */
   function queueViewOf(row: StoredRow) {
-    const { priority, run_at, attempts, max_attempts, last_error, dead_lettered_at, unique_key } = row;
+    const { priority, run_at, attempts, max_attempts, last_error, dead_lettered_at, unique_key, group_key, timeout_seconds } = row;
+    // FLOW.md: a held attempt's deadline is its claim + timeout_seconds.
+    const held = row.status === "claimed" || row.status === "running";
+    const deadline = held && timeout_seconds > 0 && row.claimed_at !== ""
+      ? pbDate(Date.parse(row.claimed_at.replace(" ", "T")) + timeout_seconds * 1000)
+      : null;
     return {
       ...viewOf(row), payload: jsonOf(row.payload), priority, run_at, attempts, max_attempts, last_error, dead_lettered_at,
-      unique_key, queue: row.queue === "" ? "default" : row.queue, progress: jsonOf(row.progress),
+      unique_key, queue: row.queue === "" ? "default" : row.queue, progress: jsonOf(row.progress), group_key, timeout_seconds, deadline,
     };
   }
 
@@ -121,7 +128,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       for (const r of hooks.routes) {
         // No auth middleware (0.22's requireAdminAuth would turn a worker identity away): serve decides.
         expect(r.middlewares.map((m) => (m as FakeMiddleware).middleware)).toEqual(fake.routeMiddlewares.map((m) => m.middleware));
-        const entry = ROUTES.find((e) => e.path === r.path)!;
+        const entry = ROUTES.find((e) => e.path === r.path && e.method === r.method)!;
         expect(r.text, r.path).toContain(`serve(context, ${entry.handler}, ${JSON.stringify(entry.access)})`);
       }
       expect(hooks.crons.map((c) => c.id)).toEqual(CRONS.map((c) => c.id));
@@ -171,7 +178,9 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       expect(ROUTES.map((r) => r.access).every((a) => ["worker", "enqueue", "admin"].includes(a))).toBe(true);
       expect(paths("worker")).toEqual([...WORKER_ROUTES]);
       expect(paths("enqueue")).toEqual(["/api/fleet/enqueue"]);
-      expect(paths("admin")).toEqual([...ADMIN_ROUTES]);
+      // /api/fleet/flow is an admin's by both of its methods (POST sets a scope's settings, GET reads them).
+      expect(paths("admin")).toEqual([...ADMIN_ROUTES, "/api/fleet/flow"]);
+      expect(ROUTES.filter((r) => r.path === "/api/fleet/flow").map((r) => [r.method, r.access])).toEqual([["POST", "admin"], ["GET", "admin"]]);
     });
 
     it.each<[string, Caller]>([
@@ -224,6 +233,8 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
         events: [...db.events.values()].map((e) => ({ ...e })),
         schedules: [...db.schedules.values()].map((s) => ({ ...s })),
         workers: [...db.workers.values()].map((w) => ({ ...w })),
+        flow: [...db.flow.values()].map((f) => ({ ...f })),
+        flowClaims: db.flowClaims.map((c) => ({ ...c })),
         saves: db.saves,
         executes: db.executes,
       };
@@ -790,6 +801,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
         body: {
           requeued: 1,
           gaveUp: 1,
+          timedOut: 0,
           jobs: [
             { id: rows.requeue.id, outcome: "requeued", claimedBy: "w-dead", consecutiveOrphanCount: 2 },
             { id: rows.giveUp.id, outcome: "gave_up", claimedBy: "w-dead", consecutiveOrphanCount: 3 },
@@ -824,7 +836,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
     it("answers a failed write with nothing swept and rolls back", () => {
       const rows = seedSweepable();
       db.failExecute(1);
-      expect(post("/api/fleet/sweep", {})).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0, jobs: [] } });
+      expect(post("/api/fleet/sweep", {})).toEqual({ status: 200, body: { requeued: 0, gaveUp: 0, timedOut: 0, jobs: [] } });
       expect(db.row(rows.requeue.id)).toEqual(rows.requeue);
     });
 
@@ -833,7 +845,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       fake.runCron(hooks.crons[0]!, db);
       expect(db.row(rows.requeue.id).status).toBe("pending");
       expect(db.row(rows.giveUp.id).status).toBe("pending");
-      expect(db.logs).toEqual([{ level: "info", message: "pb-fleet sweep", attrs: ["requeued", 2, "gaveUp", 0] }]);
+      expect(db.logs).toEqual([{ level: "info", message: "pb-fleet sweep", attrs: ["requeued", 2, "gaveUp", 0, "timedOut", 0] }]);
     });
 
     it("does nothing on a cron tick when PB_FLEET_SWEEP_CRON=off", () => {
@@ -1247,6 +1259,8 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
           countsRepaired: false,
           schedules: { enqueued: [], errors: [] },
           retention: { deleted: { done: 1, failed: 1 }, events: 0, errors: [], batches: 1, drained: true, rolledBack: false },
+          // Flow control's upkeep (FLOW.md): nothing to do here.
+          flow: { notStarted: 0, claims: 0, parks: 0 },
         },
       });
       expect(db.all().map((r) => r.id)).toEqual([newDone.id]);
@@ -1264,6 +1278,139 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
         level: "info", message: "pb-fleet maintenance",
         attrs: ["enqueued", 1, "deleted", 1, "events", 0, "batches", 1, "drained", true],
       }]);
+    });
+  });
+
+  describe("flow control (FLOW.md): /api/fleet/flow and the limits on every path", () => {
+    const getFlow = (query: Record<string, string> = {}, caller: Caller = "superuser") =>
+      fake.runRoute(route("/api/fleet/flow", "GET"), db, { query, caller });
+    const setFlow = (body: unknown, caller: Caller = "superuser") => fake.runRoute(route("/api/fleet/flow", "POST"), db, { body, caller });
+    const UNSET = { paused: false, concurrency: null, rateLimit: null, parkedUntil: null };
+
+    it("stores a scope's settings and answers them as stored; a setting not given keeps its value, null clears it", () => {
+      expect(setFlow({ queue: "emails", concurrency: 3 })).toEqual({ status: 200, body: { flow: { queue: "emails", ...UNSET, concurrency: 3 } } });
+      expect(setFlow({ queue: "emails", rateLimit: { limit: 10, periodSeconds: 60 }, paused: true }).body).toEqual({
+        flow: { queue: "emails", paused: true, concurrency: 3, rateLimit: { limit: 10, periodSeconds: 60 }, parkedUntil: null },
+      });
+      expect(setFlow({ queue: "emails", concurrency: null, paused: null }).body).toEqual({
+        flow: { queue: "emails", ...UNSET, rateLimit: { limit: 10, periodSeconds: 60 } },
+      });
+      const parked = setFlow({ group: "host-a", parkSeconds: 60 }).body as { flow: { parkedUntil: string } };
+      expect(parked.flow).toMatchObject({ group: "host-a", paused: false });
+      expect(msFromNow(parked.flow.parkedUntil)).toBeGreaterThan(55_000);
+      expect(setFlow({ group: "host-a", parkUntil: null }).body).toEqual({ flow: { group: "host-a", ...UNSET } });
+      // One row per scope.
+      expect([...db.flow.values()].map((f) => [f.scope, f.name]).sort()).toEqual([["group", "host-a"], ["queue", "emails"]]);
+    });
+
+    it("answers 400 for a bad body, writing nothing, and 503 when its transaction fails", () => {
+      expect(setFlow({ queue: "emails", group: "g", paused: true })).toEqual({ status: 400, body: { error: "give exactly one of queue and group" } });
+      expect(setFlow({ queue: "emails", concurrency: 0 }).status).toBe(400);
+      expect(getFlow({ queue: "bad name" })).toEqual({ status: 400, body: { error: "queue must be a queue name" } });
+      expect(db.flow.size).toBe(0);
+      db.failExecute(1);
+      expect(setFlow({ queue: "emails", paused: true })).toEqual({ status: 503, body: { error: TRANSACTION_FAILED } });
+      expect(db.flow.size).toBe(0);
+    });
+
+    it("answers both methods 403 to a worker identity, writing nothing", () => {
+      const w = db.addWorker({ can_enqueue: true });
+      expect(setFlow({ queue: "emails", paused: true }, w)).toEqual({ status: 403, body: { error: ADMIN_ONLY } });
+      expect(getFlow({}, w)).toEqual({ status: 403, body: { error: ADMIN_ONLY } });
+      expect(db.flow.size).toBe(0);
+    });
+
+    it("lists the queues with settings or unfinished jobs and the groups with settings, with their figures", () => {
+      db.insert({ queue: "emails", group_key: "host-a" });
+      db.insert({ queue: "emails", status: "pending", run_at: live(600) });
+      heldRow("w1", live(), { queue: "emails", group_key: "host-a" });
+      db.insert({ queue: "old", status: "done" });
+      db.insert({ queue: "" });
+      setFlow({ group: "host-a", concurrency: 2 });
+      setFlow({ queue: "quiet", paused: true });
+      const state = getFlow();
+      expect(state.status).toBe(200);
+      expect(state.body).toEqual({
+        queues: [
+          { name: "default", ...UNSET, held: 0, due: 1, claimsInWindow: 0 },
+          { name: "emails", ...UNSET, held: 1, due: 1, claimsInWindow: 0 },
+          { name: "quiet", ...UNSET, paused: true, held: 0, due: 0, claimsInWindow: 0 },
+        ],
+        groups: [{ name: "host-a", ...UNSET, concurrency: 2, held: 1, due: 1, claimsInWindow: 0 }],
+      });
+      expect(getFlow({ queue: "emails" }).body).toEqual({ queues: [{ name: "emails", ...UNSET, held: 1, due: 1, claimsInWindow: 0 }], groups: [] });
+      expect(getFlow({ queue: "old" }).body).toEqual({ queues: [], groups: [] });
+      expect(getFlow({ group: "host-a" }).body).toMatchObject({ queues: [], groups: [{ name: "host-a" }] });
+    });
+
+    it("answers a claim by id that a limit holds back { claimed: false, reason }, writing nothing; the three endpoints answer as today otherwise", () => {
+      const job = db.insert({ queue: "emails", group_key: "host-a" });
+      setFlow({ group: "host-a", paused: true });
+      const before = db.row(job.id);
+      expect(post("/api/fleet/claim", { jobId: job.id, workerId: "w1" })).toEqual({ status: 200, body: { claimed: false, reason: "paused" } });
+      expect(db.row(job.id)).toEqual(before);
+      setFlow({ group: "host-a", paused: false, concurrency: 1 });
+      heldRow("w9", live(), { group_key: "host-a" });
+      expect(post("/api/fleet/claim", { jobId: job.id, workerId: "w1" }).body).toEqual({ claimed: false, reason: "concurrency_limit" });
+      setFlow({ group: "host-a", concurrency: null, rateLimit: { limit: 1, periodSeconds: 60 } });
+      const other = db.insert({ group_key: "host-a" });
+      expect(post("/api/fleet/claim", { jobId: other.id, workerId: "w2" }).body).toMatchObject({ claimed: true });
+      expect(db.flowClaims).toMatchObject([{ scope: "group", name: "host-a" }]);
+      expect(post("/api/fleet/claim", { jobId: job.id, workerId: "w1" }).body).toEqual({ claimed: false, reason: "rate_limit" });
+      expect(db.row(job.id)).toEqual(before);
+      // A job no limit applies to: as the reference answers.
+      const plain = db.insert();
+      expect(Object.keys(post("/api/fleet/claim", { jobId: plain.id, workerId: "w1" }).body as object).sort()).toEqual(["claimed", "job", "leaseToken"]);
+    });
+
+    it("parks the job's group on a retry release with rateLimitedFor, the attempt given back", () => {
+      const job = heldRow("w1", live(), { group_key: "host-a", attempts: 1, max_attempts: 1 });
+      const answer = post("/api/fleet/release", { jobId: job.id, workerId: "w1", leaseToken: "tok-current", status: "retry", rateLimitedFor: 120, error: "429" });
+      expect(answer.body).toMatchObject({ released: true, job: { status: "pending" } });
+      const after = db.row(job.id);
+      expect(after).toMatchObject({ status: "pending", attempts: 0, last_error: "429", claimed_by: "" });
+      expect(msFromNow(after.run_at)).toBeGreaterThan(115_000);
+      expect(msFromNow(db.flowOf("group", "host-a")!.parked_until)).toBeGreaterThan(115_000);
+      expect(post("/api/fleet/release", { jobId: job.id, workerId: "w1", status: "done", rateLimitedFor: 5 }))
+        .toEqual({ status: 400, body: { error: "rateLimitedFor is only for status retry" } });
+    });
+
+    it("has claim-next skip a paused queue's jobs and hand out the rest; a parked group's too", () => {
+      const paused = db.insert({ queue: "emails" });
+      const parked = db.insert({ group_key: "host-a" });
+      const free = db.insert();
+      setFlow({ queue: "emails", paused: true });
+      setFlow({ group: "host-a", parkSeconds: 60 });
+      const answer = post("/api/fleet/claim-next", { workerId: "w1", limit: 5 });
+      expect((answer.body as { jobs: { job: { id: string } }[] }).jobs.map((j) => j.job.id)).toEqual([free.id]);
+      expect([db.row(paused.id).status, db.row(parked.id).status]).toEqual(["pending", "pending"]);
+    });
+
+    it("tells a timed-out holder's renew and heartbeat item timed_out, writing nothing, and has the sweep write the timeout", () => {
+      // Claimed 20 s ago with a 10 s timeout: its lease ended at the deadline.
+      const job = heldRow("w1", expired(10), { claimed_at: expired(20), timeout_seconds: 10, attempts: 1, max_attempts: 3 });
+      const before = db.row(job.id);
+      expect(post("/api/fleet/renew", { jobId: job.id, workerId: "w1", leaseToken: "tok-current" }))
+        .toEqual({ status: 200, body: { renewed: false, reason: "timed_out" } });
+      expect(post("/api/fleet/heartbeat", { workerId: "w1", leases: [{ jobId: job.id, leaseToken: "tok-current" }] }).body)
+        .toEqual({ results: [{ jobId: job.id, renewed: false, reason: "timed_out" }] });
+      expect(post("/api/fleet/renew", { jobId: job.id, workerId: "w2" }).body).toEqual({ renewed: false });
+      expect(db.row(job.id)).toEqual(before);
+      expect(post("/api/fleet/sweep", {}).body).toEqual({
+        requeued: 0, gaveUp: 0, timedOut: 1,
+        jobs: [{ id: job.id, outcome: "timed_out", claimedBy: "w1", consecutiveOrphanCount: 0 }],
+      });
+      expect(db.row(job.id)).toMatchObject({ status: "pending", claimed_by: "", attempts: 1, last_error: "timed out after 10 s" });
+    });
+
+    it("has the maintenance tick fail a never-started job past its start_by, and drop a passed park", () => {
+      const late = db.insert({ start_by: expired(5) });
+      db.addFlow({ scope: "group", name: "host-a", parked_until: expired(1) });
+      const answer = post("/api/fleet/maintenance", {});
+      expect(answer.status).toBe(200);
+      expect((answer.body as { flow: unknown }).flow).toEqual({ notStarted: 1, claims: 0, parks: 1 });
+      expect(db.row(late.id)).toMatchObject({ status: "failed", last_error: `not started by ${late.start_by}`, dead_lettered_at: "" });
+      expect(db.flow.size).toBe(0);
     });
   });
 

@@ -6,8 +6,12 @@ import { validateEnqueueRequest, type EnqueueItemFields } from "../../src/lib/va
 import { enqueued, memoryBatch, NOW } from "./support/rows";
 
 const item = (probeKey: string, fields: Partial<EnqueueItemFields> = {}): EnqueueItemFields => ({
-  probeKey, queue: "default", payload: null, runAt: formatPbDate(NOW), priority: 0, maxAttempts: 25, uniqueKey: "", ...fields,
+  probeKey, queue: "default", payload: null, runAt: formatPbDate(NOW), priority: 0, maxAttempts: 25, uniqueKey: "",
+  groupKey: "", timeoutSeconds: 0, startBy: "", ...fields,
 });
+
+/** An insert's flow control fields when the item sets none: no group, no timeout, no start_by. */
+const NO_FLOW = { group_key: "", timeout_seconds: 0, start_by: "" };
 
 describe("enqueueJobs", () => {
   it("writes every item, in request order, with its position as enqueue_index, and answers its id", () => {
@@ -20,11 +24,21 @@ describe("enqueueJobs", () => {
     const answer = enqueueJobs(batch, items);
     expect(answer).toEqual(batch.inserts.map((ins, i) => ({ id: ins.id, probeKey: items[i]!.probeKey, created: true })));
     expect(batch.inserts.map((ins) => ins.fields)).toEqual([
-      { probe_key: "a", queue: "default", status: "pending", payload: { n: 1 }, run_at: formatPbDate(NOW + 5000), priority: 7, max_attempts: 0, unique_key: "", enqueue_index: 0 },
-      { probe_key: "b", queue: "default", status: "pending", payload: "123", run_at: formatPbDate(NOW), priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 1 },
-      { probe_key: "a", queue: "default", status: "pending", payload: null, run_at: formatPbDate(NOW), priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 2 },
+      { probe_key: "a", queue: "default", status: "pending", payload: { n: 1 }, run_at: formatPbDate(NOW + 5000), priority: 7, max_attempts: 0, unique_key: "", enqueue_index: 0, ...NO_FLOW },
+      { probe_key: "b", queue: "default", status: "pending", payload: "123", run_at: formatPbDate(NOW), priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 1, ...NO_FLOW },
+      { probe_key: "a", queue: "default", status: "pending", payload: null, run_at: formatPbDate(NOW), priority: 0, max_attempts: 25, unique_key: "", enqueue_index: 2, ...NO_FLOW },
     ]);
     expect(new Set(answer.map((j) => j.id)).size).toBe(3);
+  });
+
+  it("writes each item's group, timeout and start_by (FLOW.md)", () => {
+    const batch = memoryBatch();
+    const startBy = formatPbDate(NOW + 90_000);
+    enqueueJobs(batch, [item("g", { groupKey: "host-a", timeoutSeconds: 45, startBy }), item("plain")]);
+    expect(batch.inserts.map((ins) => [ins.fields.group_key, ins.fields.timeout_seconds, ins.fields.start_by])).toEqual([
+      ["host-a", 45, startBy], ["", 0, ""],
+    ]);
+    expect(batch.row(batch.inserts[0]!.id)).toMatchObject({ group_key: "host-a", timeout_seconds: 45, start_by: startBy });
   });
 
   it.each(["pending", "claimed", "running"])("answers a unique key held by a %s job with that job, writing nothing", (status) => {

@@ -14,7 +14,7 @@ const DAY = 86_400_000;
 function schedule(name: string, fields: Partial<StoredSchedule> = {}): StoredSchedule {
   return {
     id: `s-${name}`, name, probe_key: `probe/${name}`, cron: "* * * * *", payload: "", priority: 0, max_attempts: 0,
-    enabled: true, last_enqueued_for: "", ...fields,
+    enabled: true, last_enqueued_for: "", queue: "", group_key: "", ...fields,
   };
 }
 
@@ -31,8 +31,19 @@ describe("enqueueDueSchedules", () => {
     expect(batch.inserts[0]!.fields).toEqual({
       probe_key: "report", status: "pending", payload: { report: "daily" }, run_at: formatPbDate(minuteStart(NOW)),
       priority: 5, max_attempts: 3, unique_key: scheduleUniqueKey("nightly", NOW), enqueue_index: 0, queue: "default",
+      group_key: "", timeout_seconds: 0, start_by: "",
     });
     expect(batch.schedules.get("s-nightly")!.last_enqueued_for).toBe(formatPbDate(minuteStart(NOW)));
+  });
+
+  it("enqueues into the schedule's queue and group (FLOW.md), the default queue when its queue is empty", () => {
+    const batch = memoryBatch([], {
+      schedules: [schedule("a-grouped", { queue: "emails", group_key: "host-a" }), schedule("b-plain")],
+    });
+    expect(enqueueDueSchedules(batch, NOW).errors).toEqual([]);
+    expect(batch.inserts.map((i) => [i.fields.probe_key, i.fields.queue, i.fields.group_key])).toEqual([
+      ["probe/a-grouped", "emails", "host-a"], ["probe/b-plain", "default", ""],
+    ]);
   });
 
   it("enqueues nothing on a second tick in the same minute, and again in the next due minute", () => {

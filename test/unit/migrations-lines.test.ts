@@ -1,11 +1,12 @@
 /**
  * pb_migrations/ (PocketBase 0.22) and pb_migrations_0.23/ (0.23 to 0.40)
  * must build the same collections (probe_jobs, probe_schedules, probe_job_events,
- * and the auth collection fleet_workers). Both sets run
+ * probe_flow, and the auth collection fleet_workers). Both sets run
  * here in node:vm over small stand-ins of each line's migration API (the calls
  * the files make, as PocketBase names them), up, down and up again; the
  * collections they leave are compared field by field, and the raw SQL they run
- * (the queue fields' backfill) statement by statement. The files are also run
+ * (the backfills, the job counts' triggers, flow control's claims table)
+ * statement by statement. The files are also run
  * on real binaries (test/integration/migration-queue-fields.test.ts), which
  * this cannot replace.
  */
@@ -348,6 +349,20 @@ const WORKERS_STEP = "1764461101_created_fleet_workers.js";
 const FINISHED_INDEX = "CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`) WHERE " + FINISHED_SQL;
 const ORPHANED_INDEX =
   "CREATE INDEX `idx_probe_jobs_orphaned` ON `probe_jobs` (`consecutive_orphan_count`) WHERE " + ORPHANED_SQL;
+/** Flow control's (FLOW.md): a group's held and due counts, and the tick's start_by failures. */
+const GROUP_INDEX = "CREATE INDEX `idx_probe_jobs_group` ON `probe_jobs` (`group_key`, `status`, `lease_expires_at`) WHERE group_key != ''";
+const START_BY_INDEX = "CREATE INDEX `idx_probe_jobs_start_by` ON `probe_jobs` (`status`, `start_by`) WHERE start_by != ''";
+/** The rate window's log: a plain table (src/lib/flow.ts FLOW_CLAIMS_TABLE), made and dropped by raw SQL. */
+const FLOW_CLAIMS_SETUP = [
+  "CREATE TABLE IF NOT EXISTS probe_flow_claims (scope TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, expires INTEGER NOT NULL)",
+  "CREATE INDEX IF NOT EXISTS idx_probe_flow_claims_scope ON probe_flow_claims (scope, name, at)",
+  "CREATE INDEX IF NOT EXISTS idx_probe_flow_claims_expires ON probe_flow_claims (expires)",
+];
+const FLOW_CLAIMS_TEARDOWN = "DROP TABLE IF EXISTS probe_flow_claims";
+/** The step that adds flow control. */
+const FLOW_STEP = "1764461200_added_flow_control.js";
+/** A number field of 0 and up, integers only, no maximum. */
+const COUNT = { type: "number", required: false, min: 0, max: null, onlyInt: true };
 
 describe("the migrations of both PocketBase lines", () => {
   it("carry the same steps under the same file names, plus 0.23's lifts of the 5000-character text limit", () => {
@@ -362,7 +377,7 @@ describe("the migrations of both PocketBase lines", () => {
     old.run("up");
     modern.run("up");
     const expected = old.shapes();
-    expect(Object.keys(expected).sort()).toEqual([WORKERS_COLLECTION, "probe_job_events", "probe_jobs", "probe_schedules"]);
+    expect(Object.keys(expected).sort()).toEqual([WORKERS_COLLECTION, "probe_flow", "probe_job_events", "probe_jobs", "probe_schedules"]);
     expect(modern.shapes()).toEqual(expected);
 
     const jobs = expected["probe_jobs"]!;
@@ -375,7 +390,10 @@ describe("the migrations of both PocketBase lines", () => {
     for (const name of ["attempts", "max_attempts", "enqueue_index"]) {
       expect(jobs.fields[name]).toEqual({ type: "number", required: false, min: 0, max: null, onlyInt: true });
     }
-    for (const name of ["last_error", "unique_key", "queue"]) expect(jobs.fields[name]).toEqual(TEXT(false));
+    for (const name of ["last_error", "unique_key", "queue", "group_key"]) expect(jobs.fields[name]).toEqual(TEXT(false));
+    // Flow control's (FLOW.md): 0 is no timeout, an empty start_by none.
+    expect(jobs.fields["timeout_seconds"]).toEqual(COUNT);
+    expect(jobs.fields["start_by"]).toEqual({ type: "date", required: false });
     for (const name of ["payload", "progress"]) expect(jobs.fields[name]).toEqual({ type: "json", required: false, maxSize: 2000000 });
     expect(jobs.indexes).toEqual([
       "CREATE INDEX `idx_probe_jobs_status_lease` ON `probe_jobs` (`status`, `lease_expires_at`)",
@@ -386,9 +404,11 @@ describe("the migrations of both PocketBase lines", () => {
       FINISHED_INDEX,
       ORPHANED_INDEX,
       QUEUE_CLAIM_INDEX,
+      GROUP_INDEX,
+      START_BY_INDEX,
     ]);
     // PocketBase 0.22's index parser cuts a WHERE at its first parenthesis.
-    expect(UNIQUE_KEY_INDEX.slice(UNIQUE_KEY_INDEX.indexOf("WHERE"))).not.toMatch(/[()]/);
+    for (const index of [UNIQUE_KEY_INDEX, GROUP_INDEX, START_BY_INDEX]) expect(index.slice(index.indexOf("WHERE"))).not.toMatch(/[()]/);
 
     const events = expected["probe_job_events"]!;
     expect([events.type, events.auth]).toEqual(["base", null]);
@@ -412,6 +432,30 @@ describe("the migrations of both PocketBase lines", () => {
       max_attempts: { type: "number", required: false, min: 0, max: null, onlyInt: true },
       enabled: { type: "bool", required: false },
       last_enqueued_for: { type: "date", required: false },
+      // FLOW.md: a schedule's queue and group ("": the default queue, no group).
+      queue: TEXT(false),
+      group_key: TEXT(false),
+    });
+
+    // Flow control's settings, one row per scope: admins (superusers) only, like probe_jobs.
+    const flow = expected["probe_flow"]!;
+    expect([flow.type, flow.auth]).toEqual(["base", null]);
+    expect(flow.rules).toEqual([null, null, null, null, null]);
+    expect(flow.indexes).toEqual([
+      "CREATE UNIQUE INDEX `idx_probe_flow_scope` ON `probe_flow` (`scope`, `name`)",
+      "CREATE INDEX `idx_probe_flow_parked` ON `probe_flow` (`parked_until`) WHERE parked_until != ''",
+      "CREATE INDEX `idx_probe_flow_paused` ON `probe_flow` (`scope`, `name`) WHERE paused = 1",
+    ]);
+    expect(flow.fields).toEqual({
+      created: { type: "autodate", onCreate: true, onUpdate: false },
+      updated: { type: "autodate", onCreate: true, onUpdate: true },
+      scope: TEXT(true),
+      name: TEXT(true),
+      paused: { type: "bool", required: false },
+      concurrency: COUNT,
+      rate_limit: COUNT,
+      rate_period: COUNT,
+      parked_until: { type: "date", required: false },
     });
 
     // Worker identities: admins (superusers) alone list, view, create, change
@@ -477,16 +521,16 @@ describe("the migrations of both PocketBase lines", () => {
     expect(min023).toBe((old.collection(WORKERS_COLLECTION)!["options"] as Record<string, unknown>)["minPasswordLength"]);
   });
 
-  it("run the same raw SQL: the due-time backfill, the job counts (src/lib/job-counts.ts word for word) and the queue backfill up, the first two undone down", () => {
+  it("run the same raw SQL: the due-time backfill, the job counts (src/lib/job-counts.ts word for word), the queue backfill and the rate window's table up; the counts, the table and the first status undone down", () => {
     const [old, modern] = [migrations022(), migrations023()];
     for (const line of [old, modern]) {
       line.run("up");
       line.run("down");
     }
     expect(old.sql).toEqual([
-      BACKFILL, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD, QUEUE_BACKFILL,
-      // Down, the queue field goes with its values: no statement.
-      ...JOB_COUNTS_TEARDOWN, "UPDATE `probe_jobs` SET `status` = 'failed' WHERE `status` = 'cancelled'",
+      BACKFILL, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD, QUEUE_BACKFILL, ...FLOW_CLAIMS_SETUP,
+      // Down, in reverse: the rate window's table first; the queue field goes with its values (no statement).
+      FLOW_CLAIMS_TEARDOWN, ...JOB_COUNTS_TEARDOWN, "UPDATE `probe_jobs` SET `status` = 'failed' WHERE `status` = 'cancelled'",
     ]);
     expect(modern.sql).toEqual(old.sql);
   });
@@ -496,10 +540,14 @@ describe("the migrations of both PocketBase lines", () => {
       const line = make();
       line.run("up");
       const [jobs, schedules, workers] = [line.collection("probe_jobs"), line.collection("probe_schedules"), line.collection(WORKERS_COLLECTION)];
+      const flow = line.collection("probe_flow");
       const shapes = line.shapes();
       line.run("up");
       expect(line.collection("probe_jobs")).toBe(jobs);
       expect(line.collection("probe_schedules")).toBe(schedules);
+      // An existing probe_flow is not made again (its rows, the scopes' settings, stay).
+      expect(flow).not.toBeNull();
+      expect(line.collection("probe_flow")).toBe(flow);
       // An existing fleet_workers is never saved again (its records and any admin's changes stay).
       expect(line.collection(WORKERS_COLLECTION)).toBe(workers);
       expect(line.shapes()).toEqual(shapes);
@@ -554,7 +602,28 @@ describe("the migrations of both PocketBase lines", () => {
         indexes: all["probe_jobs"]!.indexes.filter((index) => index !== QUEUE_CLAIM_INDEX),
       });
       line.run("up");
-      expect(line.shapes()).toEqual(all);
+      // The same collections; the restored queue index comes back at the end (after flow control's).
+      const sortedIndexes = (shapes: Record<string, Shape>) =>
+        Object.fromEntries(Object.entries(shapes).map(([n, shape]) => [n, { ...shape, indexes: [...shape.indexes].sort() }]));
+      expect(sortedIndexes(line.shapes())).toEqual(sortedIndexes(all));
+      expect(line.shape("probe_jobs")!.indexes.at(-1)).toBe(QUEUE_CLAIM_INDEX);
+    });
+
+    it(`undo only flow control when only its step goes down: probe_flow, the new fields and indexes, the claims table (${name})`, () => {
+      const line = make();
+      line.run("up", (file) => file !== FLOW_STEP);
+      const before = line.shapes();
+      line.run("up");
+      const all = line.shapes();
+      expect(Object.keys(all).sort()).toEqual([...Object.keys(before), "probe_flow"].sort());
+      const sqlBefore = line.sql.length;
+      for (let round = 0; round < 2; round++) {
+        line.run("down", (file) => file === FLOW_STEP);
+        expect(line.shapes()).toEqual(before);
+        line.run("up", (file) => file === FLOW_STEP);
+        expect(line.shapes()).toEqual(all);
+      }
+      expect(line.sql.slice(sqlBefore)).toEqual([FLOW_CLAIMS_TEARDOWN, ...FLOW_CLAIMS_SETUP, FLOW_CLAIMS_TEARDOWN, ...FLOW_CLAIMS_SETUP]);
     });
   }
 

@@ -63,7 +63,7 @@ describe("cancelJob", () => {
     const after = batch.row("j");
     expect(after).toMatchObject({ status: "cancelled", finished_at: formatPbDate(NOW), lease_token: "", claimed_by: before.claimed_by, version: 3 });
     // The holder's next renew and release are refused.
-    expect(decideRenew(after, { workerId: "w1", leaseToken: "tok-current", leaseSeconds: 30 }, NOW)).toBeNull();
+    expect(decideRenew(after, { workerId: "w1", leaseToken: "tok-current", leaseSeconds: 30 }, NOW)).toEqual({ kind: "refused" });
     expect(decideRelease(after, { workerId: "w1", leaseToken: "tok-current", target: "done" }, NOW))
       .toEqual({ kind: "refused", reason: "refused_not_holder" });
   });

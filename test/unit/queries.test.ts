@@ -96,8 +96,11 @@ describe("prefixUpperBound", () => {
 /** The filter form of a prefix (claim-next's level queries): `+probe_key` keeps SQLite on the claim-order index. */
 const FILTER_RANGE = "+probe_key >= {:prefix} AND +probe_key < {:prefixEnd}";
 
+/** A pending row that may still be started (FLOW.md: start_by guards the first start only). */
+const STARTABLE = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
+
 describe("pendingDueWhere", () => {
-  const DUE = "status = 'pending' AND priority = {:priority} AND run_at <= {:now}";
+  const DUE = `status = 'pending' AND priority = {:priority} AND run_at <= {:now} AND ${STARTABLE}`;
 
   it("is one priority level's due pending rows", () => {
     expect(pendingDueWhere(-7, NOW, "")).toEqual({ sql: DUE, params: { priority: -7, now: NOW_TEXT } });
@@ -141,7 +144,7 @@ describe("topPriorityQuery", () => {
 });
 
 describe("named queues in the claim queries (FLOW.md)", () => {
-  const DUE = "status = 'pending' AND priority = {:priority} AND run_at <= {:now}";
+  const DUE = `status = 'pending' AND priority = {:priority} AND run_at <= {:now} AND ${STARTABLE}`;
 
   it("storedQueueValues asks for a row's \"\" too where the default queue is asked for", () => {
     expect(storedQueueValues(["emails"])).toEqual(["emails"]);
@@ -186,8 +189,31 @@ describe("named queues in the claim queries (FLOW.md)", () => {
     expectPlaceholdersBound(prefixed);
   });
 
+  it("leaves out the scopes flow control holds back (FLOW.md), each name bound; the default queue's \"\" too", () => {
+    const held = { queues: ["default", "emails"], groups: ["host-a"] };
+    expect(pendingDueWhere(2, NOW, "", "filter", undefined, held)).toEqual({
+      sql: `${DUE} AND queue NOT IN ({:heldQueue0}, {:heldQueue1}, {:heldQueue2}) AND group_key NOT IN ({:heldGroup0})`,
+      params: { priority: 2, now: NOW_TEXT, heldQueue0: "default", heldQueue1: "emails", heldQueue2: "", heldGroup0: "host-a" },
+    });
+    expect(pendingDueWhere(2, NOW, "", "filter", "q", { queues: [], groups: ["g1", "g2"] }).sql)
+      .toBe(`queue = {:queue} AND ${DUE} AND group_key NOT IN ({:heldGroup0}, {:heldGroup1})`);
+    expect(expiredLeaseWhere(NOW, "", null, { queues: ["emails"], groups: [] })).toEqual({
+      sql: `${EXPIRED} AND queue NOT IN ({:heldQueue0})`, params: { now: NOW_TEXT, heldQueue0: "emails" },
+    });
+    const both = expiredLeaseWhere(NOW, "a-", ["emails"], { queues: [], groups: ["h"] });
+    expect(both.sql).toBe(`(${EXPIRED} AND queue IN ({:queue0}) AND group_key NOT IN ({:heldGroup0})) AND probe_key >= {:prefix} AND probe_key < {:prefixEnd}`);
+    expectPlaceholdersBound(both);
+    // Nothing held back: the queries as without flow control.
+    expect(pendingDueWhere(2, NOW, "", "filter", undefined, { queues: [], groups: [] })).toEqual(pendingDueWhere(2, NOW, ""));
+    expect(expiredLeaseWhere(NOW, "", null, { queues: [], groups: [] })).toEqual(expiredLeaseWhere(NOW, ""));
+  });
+
   it.each(["x' OR 1=1 --", "{:now}", "emails"])("never puts a queue name into the SQL text (%j)", (queue) => {
-    for (const clause of [pendingDueWhere(0, NOW, "", "filter", queue), topPriorityQuery("", 0, "filter", queue), expiredLeaseWhere(NOW, "", [queue])]) {
+    const held = { queues: [queue], groups: [queue] };
+    for (const clause of [
+      pendingDueWhere(0, NOW, "", "filter", queue), topPriorityQuery("", 0, "filter", queue), expiredLeaseWhere(NOW, "", [queue]),
+      pendingDueWhere(0, NOW, "", "filter", undefined, held), expiredLeaseWhere(NOW, "", null, held),
+    ]) {
       if (queue !== "{:now}") expect(clause.sql).not.toContain(queue);
       expectPlaceholdersBound(clause);
     }

@@ -25,6 +25,8 @@ function row(fields: Partial<ScheduleRow> = {}): ScheduleRow {
     max_attempts: 3,
     enabled: true,
     last_enqueued_for: "",
+    queue: "",
+    group_key: "",
     ...fields,
   };
 }
@@ -62,8 +64,11 @@ describe("decideScheduleTick", () => {
       kind: "enqueue",
       item: {
         probeKey: "probe-a",
-        // Schedules have no queue of their own yet: the default one.
+        // An empty queue column: the default queue (FLOW.md); no group, and a schedule sets no timeout or start_by.
         queue: "default",
+        groupKey: "",
+        timeoutSeconds: 0,
+        startBy: "",
         payload: { target: "db" },
         priority: 5,
         maxAttempts: 3,
@@ -71,6 +76,13 @@ describe("decideScheduleTick", () => {
         runAt: "2025-01-31 02:00:00.000Z",
       },
       patch: { last_enqueued_for: "2025-01-31 02:00:00.000Z" },
+    });
+  });
+
+  it("enqueues into the row's queue and group (FLOW.md)", () => {
+    expect(decideScheduleTick(row({ queue: "emails", group_key: "host-a.example" }), AT_TICK)).toMatchObject({
+      kind: "enqueue",
+      item: { queue: "emails", groupKey: "host-a.example", timeoutSeconds: 0, startBy: "" },
     });
   });
 
@@ -138,6 +150,9 @@ describe("decideScheduleTick", () => {
     ["an empty probe_key", { probe_key: "" }, /probe_key is empty/],
     ["an empty name", { name: "" }, /name is empty/],
     ["an oversized payload", { payload: "x".repeat(MAX_PAYLOAD_BYTES) }, /payload is 1048578 bytes of JSON, more than 1048576/],
+    ["a queue that is not a queue name", { queue: "no spaces" }, /queue "no spaces" is not a queue name/],
+    ["a group with a control character", { group_key: "host\u0007" }, /group_key is not a group name/],
+    ["a group longer than 200 code points", { group_key: "g".repeat(201) }, /group_key is not a group name/],
   ])("refuses %s when due, and enqueues nothing", (_name, fields, error) => {
     expect(invalidError(decideScheduleTick(row(fields), AT_TICK))).toMatch(error);
   });
@@ -172,6 +187,7 @@ describe("enabledSchedulesQuery", () => {
     expect(SCHEDULES_PER_TICK).toBe(100);
     const minute = Date.UTC(2026, 11, 1, 9, 30);
     const first = enabledSchedulesQuery(minute + 42_000);
+    expect(first.sql).toContain("COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key ");
     expect(first.sql).toContain("FROM probe_schedules WHERE enabled = TRUE AND name > {:after} " +
       "AND COALESCE(last_enqueued_for, '') < {:minute} ORDER BY name LIMIT {:limit}");
     expect(first.params).toEqual({ after: "", limit: 100, minute: "2026-12-01 09:30:00.000Z" });

@@ -128,13 +128,38 @@ describe("sweepExpired", () => {
     expect(sweepExpired(batch, NOW, CAP, "", 2)).toEqual({
       requeued: 0,
       gaveUp: 2,
+      timedOut: 0,
       jobs: [
         { id: "b", outcome: "gave_up", claimedBy: "w-b", consecutiveOrphanCount: 1 },
         { id: "c", outcome: "gave_up", claimedBy: "w-c", consecutiveOrphanCount: CAP },
       ],
     });
     expect(batch.row("b")).toMatchObject({ status: "failed", last_error: MAX_ATTEMPTS_ERROR, claimed_by: "" });
-    expect(sweepExpired(batch, NOW, CAP, "", 2)).toMatchObject({ requeued: 1, gaveUp: 0, jobs: [{ id: "a", consecutiveOrphanCount: 1 }] });
+    expect(sweepExpired(batch, NOW, CAP, "", 2)).toMatchObject({
+      requeued: 1, gaveUp: 0, timedOut: 0, jobs: [{ id: "a", consecutiveOrphanCount: 1 }],
+    });
     expect(batch.row("live").status).toBe("claimed");
+  });
+
+  it("writes the timeout of a held job past its deadline (FLOW.md): a failed attempt, counted apart, the orphan count kept", () => {
+    // Claimed 60 s ago with a 30 s timeout: its lease ended at the deadline.
+    const claimedAt = formatPbDate(NOW - 60_000);
+    const deadline = formatPbDate(NOW - 30_000);
+    const batch = memoryBatch([
+      held("w-t", deadline, { id: "t", claimed_at: claimedAt, timeout_seconds: 30, attempts: 1, max_attempts: 3, consecutive_orphan_count: 2 }),
+      held("w-o", formatPbDate(NOW - 1000), { id: "o", consecutive_orphan_count: 0 }),
+    ]);
+    expect(sweepExpired(batch, NOW, CAP, "", 10)).toEqual({
+      requeued: 1,
+      gaveUp: 0,
+      timedOut: 1,
+      jobs: [
+        { id: "t", outcome: "timed_out", claimedBy: "w-t", consecutiveOrphanCount: 2 },
+        { id: "o", outcome: "requeued", claimedBy: "w-o", consecutiveOrphanCount: 1 },
+      ],
+    });
+    expect(batch.row("t")).toMatchObject({
+      status: "pending", claimed_by: "", lease_token: "", attempts: 1, consecutive_orphan_count: 2, last_error: "timed out after 30 s",
+    });
   });
 });

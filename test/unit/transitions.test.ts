@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatPbDate } from "../../src/lib/lease";
-import { claimPatch } from "../../src/lib/answers";
+import { claimPatch, renewPatch } from "../../src/lib/answers";
 import { MAX_ATTEMPTS_ERROR } from "../../src/lib/queue";
 import {
   decideCancel,
@@ -233,19 +233,18 @@ describe("decideRenew", () => {
 
   it.each(["claimed", "running"])("lets the holder of a live %s lease renew: running, new lease, version + 1", (status) => {
     expect(decideRenew(held("w1", LIVE, { status, version: 5 }), renew(), NOW)).toEqual({
-      status: "running",
-      lease_expires_at: leaseIn(30),
-      version: 6,
+      kind: "renew",
+      patch: { status: "running", lease_expires_at: leaseIn(30), version: 6 },
     });
   });
 
   it("clamps the renewed lease", () => {
-    expect(decideRenew(held("w1", LIVE), renew(undefined, 1e9), NOW)?.lease_expires_at).toBe(leaseIn(3600));
-    expect(decideRenew(held("w1", LIVE), renew(undefined, 120), NOW)?.lease_expires_at).toBe(leaseIn(120));
+    expect(renewPatch(decideRenew(held("w1", LIVE), renew(undefined, 1e9), NOW))?.lease_expires_at).toBe(leaseIn(3600));
+    expect(renewPatch(decideRenew(held("w1", LIVE), renew(undefined, 120), NOW))?.lease_expires_at).toBe(leaseIn(120));
   });
 
   it("accepts the current token", () => {
-    expect(decideRenew(held("w1", LIVE), renew("tok-current"), NOW)).toMatchObject({ status: "running" });
+    expect(decideRenew(held("w1", LIVE), renew("tok-current"), NOW)).toMatchObject({ kind: "renew", patch: { status: "running" } });
   });
 
   it.each<[string, () => ReturnType<typeof held>, ReturnType<typeof renew>]>([
@@ -261,8 +260,8 @@ describe("decideRenew", () => {
     ["a done row", () => held("w1", LIVE, { status: "done" }), renew()],
     ["a failed row", () => held("w1", LIVE, { status: "failed" }), renew()],
     ["an unknown status", () => held("w1", LIVE, { status: "weird" }), renew()],
-  ])("refuses %s", (_name, makeRow, req) => {
-    expect(decideRenew(makeRow(), req, NOW)).toBeNull();
+  ])("refuses %s, without a reason", (_name, makeRow, req) => {
+    expect(decideRenew(makeRow(), req, NOW)).toEqual({ kind: "refused" });
   });
 });
 
@@ -430,20 +429,20 @@ describe("decideRenew: progress", () => {
     ["an empty string", ""],
   ])("stores %s with a successful renew", (_name, progress) => {
     expect(decideRenew(held("w1", LIVE, { version: 2 }), renew(progress), NOW)).toEqual({
-      status: "running",
-      lease_expires_at: leaseIn(60),
-      version: 3,
-      progress,
+      kind: "renew",
+      patch: { status: "running", lease_expires_at: leaseIn(60), version: 3, progress },
     });
   });
 
   it("leaves progress alone when none is sent", () => {
-    expect(decideRenew(held("w1", LIVE), renew(undefined), NOW)).not.toHaveProperty("progress");
+    const decision = decideRenew(held("w1", LIVE), renew(undefined), NOW);
+    expect(decision.kind).toBe("renew");
+    expect(renewPatch(decision)).not.toHaveProperty("progress");
   });
 
   it("stores nothing on a refused renew", () => {
-    expect(decideRenew(held("w1", EXPIRED), renew({ p: 1 }), NOW)).toBeNull();
-    expect(decideRenew(held("w1", LIVE, { status: "cancelled" }), renew({ p: 1 }), NOW)).toBeNull();
+    expect(decideRenew(held("w1", EXPIRED), renew({ p: 1 }), NOW)).toEqual({ kind: "refused" });
+    expect(decideRenew(held("w1", LIVE, { status: "cancelled" }), renew({ p: 1 }), NOW)).toEqual({ kind: "refused" });
   });
 });
 
@@ -545,7 +544,7 @@ describe("decideCancel", () => {
     expect(patch).toEqual({ status: "cancelled", finished_at: formatPbDate(NOW), lease_token: "", version: 2 });
     const after = { ...before, ...patch } as typeof before;
     // The holder's next renew and release are refused.
-    expect(decideRenew(after, { workerId: "w1", leaseToken: undefined, leaseSeconds: 30 }, NOW)).toBeNull();
+    expect(decideRenew(after, { workerId: "w1", leaseToken: undefined, leaseSeconds: 30 }, NOW)).toEqual({ kind: "refused" });
     expect(decideRelease(after, { workerId: "w1", leaseToken: "tok-current", target: "done" }, NOW))
       .toEqual({ kind: "refused", reason: "refused_not_holder" });
     expect(decideClaim(after, "w2", 30, NOW, newToken)).toEqual({ kind: "refused" });
@@ -567,6 +566,8 @@ describe("retryJobPatch", () => {
     expect(patch).toEqual({
       status: "pending", run_at: formatPbDate(NOW), attempts: 0, finished_at: "", dead_lettered_at: "", claimed_by: "",
       lease_token: "", consecutive_orphan_count: 0, progress: null, version: 9,
+      // start_by guards the first start only (FLOW.md): a retried job starts afresh.
+      start_by: "",
     });
     expect(patch).not.toHaveProperty("last_error");
     expect(isClaimable({ ...before, ...patch } as typeof before, NOW)).toBe(true);

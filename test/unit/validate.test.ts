@@ -378,13 +378,18 @@ describe("validateEnqueueRequest", () => {
     expect(DEFAULT_MAX_ATTEMPTS).toBe(25);
     expect(one({})).toEqual({
       ok: true,
-      value: [{ probeKey: "p", queue: DEFAULT_QUEUE, payload: null, runAt: formatPbDate(T), priority: 0, maxAttempts: 25, uniqueKey: "" }],
+      value: [{
+        probeKey: "p", queue: DEFAULT_QUEUE, payload: null, runAt: formatPbDate(T), priority: 0, maxAttempts: 25, uniqueKey: "",
+        // FLOW.md: no group, no timeout, no start_by.
+        groupKey: "", timeoutSeconds: 0, startBy: "",
+      }],
     });
   });
 
   it("reads null as absent for every optional field", () => {
     expect(one({ payload: null, runAt: null, delaySeconds: null, priority: null, maxAttempts: null, uniqueKey: null, queue: null }))
       .toEqual(one({}));
+    expect(one({ group: null, timeoutSeconds: null, startWithinSeconds: null })).toEqual(one({}));
   });
 
   it("keeps the request order and every field", () => {
@@ -395,8 +400,14 @@ describe("validateEnqueueRequest", () => {
     expect(answer).toEqual({
       ok: true,
       value: [
-        { probeKey: "a", queue: DEFAULT_QUEUE, payload: { x: [1] }, runAt: formatPbDate(T), priority: -1000, maxAttempts: 0, uniqueKey: "k" },
-        { probeKey: "b", queue: DEFAULT_QUEUE, payload: "123", runAt: formatPbDate(T + 1500), priority: 1000, maxAttempts: 1000, uniqueKey: "" },
+        {
+          probeKey: "a", queue: DEFAULT_QUEUE, payload: { x: [1] }, runAt: formatPbDate(T), priority: -1000, maxAttempts: 0, uniqueKey: "k",
+          groupKey: "", timeoutSeconds: 0, startBy: "",
+        },
+        {
+          probeKey: "b", queue: DEFAULT_QUEUE, payload: "123", runAt: formatPbDate(T + 1500), priority: 1000, maxAttempts: 1000, uniqueKey: "",
+          groupKey: "", timeoutSeconds: 0, startBy: "",
+        },
       ],
     });
   });

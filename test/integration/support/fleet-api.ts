@@ -126,6 +126,11 @@ export interface QueueJobRecord extends JobRecord {
   unique_key: string;
   progress: unknown;
   enqueue_index: number;
+  // Flow control's fields (FLOW.md).
+  queue: string;
+  group_key: string;
+  timeout_seconds: number;
+  start_by: string;
 }
 
 /** POST /api/fleet/enqueue with these items, as sent (odd shapes included). */

@@ -93,7 +93,8 @@ export class FakeFleet implements FleetApi {
       id, created: formatPbDate(this.#lastCreatedMs), probe_key: `key-${id}`, status: "pending", claimed_by: "",
       lease_expires_at: "", version: 0, reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "",
       payload: "", progress: "", priority: 0, run_at: "", attempts: 0, max_attempts: 0, last_error: "",
-      dead_lettered_at: "", unique_key: "", enqueue_index: 0, queue: "default", ...fields,
+      dead_lettered_at: "", unique_key: "", enqueue_index: 0, queue: "default",
+      group_key: "", timeout_seconds: 0, start_by: "", claimed_at: "", ...fields,
     };
     this.rows.set(id, row);
     return row;
@@ -183,9 +184,9 @@ export class FakeFleet implements FleetApi {
     if (!row) return { renewed: false };
     // A server without the queue ignores a field it does not know; null means absent.
     const progress = this.queue ? req?.progress ?? undefined : undefined;
-    const patch = decideRenew(row, { workerId, leaseToken, leaseSeconds, progress }, Date.now());
-    if (patch === null) return { renewed: false };
-    this.#write(row, patch);
+    const decision = decideRenew(row, { workerId, leaseToken, leaseSeconds, progress }, Date.now());
+    if (decision.kind === "refused") return decision.reason === undefined ? { renewed: false } : { renewed: false, reason: decision.reason };
+    this.#write(row, decision.patch);
     return { renewed: true, job: jobView(row) };
   }
 
@@ -222,8 +223,9 @@ export class FakeFleet implements FleetApi {
     return {
       results: valid.value.map((renewal) => {
         const row = this.rows.get(renewal.jobId);
-        const patch = row ? decideRenew(row, renewal, now) : null;
-        if (!row || patch === null) return { jobId: renewal.jobId, renewed: false } as const;
+        const decision = row ? decideRenew(row, renewal, now) : null;
+        if (!row || decision === null || decision.kind === "refused") return { jobId: renewal.jobId, renewed: false } as const;
+        const patch = decision.patch;
         const job = jobView(row, patch);
         this.#write(row, patch);
         return { jobId: renewal.jobId, renewed: true, job } as const;

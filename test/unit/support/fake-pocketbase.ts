@@ -33,10 +33,16 @@ import { deleteOldEventsStatement, JOB_EVENTS_COLLECTION } from "../../../src/li
 import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch } from "../../../src/lib/job-row";
 import { stampLastSeenStatement, WORKERS_COLLECTION } from "../../../src/lib/identity";
 import { formatPbDate, isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
+import { DEFAULT_QUEUE } from "../../../src/lib/queue-names";
 import {
-  expiredLeaseWhere, FAMILY_PROBE_LIMIT, familyProbeQuery, jobByIdWhere, jobsByIdsWhere, liveUniqueKeyQuery, pendingDueWhere,
-  statsQuery, statsScanQuery, topPriorityQuery,
+  expiredLeaseWhere, FAMILY_PROBE_LIMIT, familyProbeQuery, jobByIdWhere, jobsByIdsWhere, liveCountsByQueueQuery, liveUniqueKeyQuery,
+  pendingDueWhere, statsQuery, statsScanQuery, topPriorityQuery, type HeldBack,
 } from "../../../src/lib/queries";
+import {
+  deleteExpiredClaimsStatement, deletePassedParksStatement, dueCountQuery, flowListQuery, flowRowsQuery, heldCountQuery, stoppedScopesQuery,
+  nextQueueQuery, parkStatement, recordClaimStatement, reExpireClaimsStatement, startByPassedWhere, unfinishedInQueueQuery, upsertFlowStatement,
+  windowCountQuery, type Scope, type ScopeKind,
+} from "../../../src/lib/flow";
 import { JOB_COUNTS_READY_QUERY, pruneCompletionsStatement } from "../../../src/lib/job-counts";
 import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
@@ -53,9 +59,13 @@ interface FieldTypes {
 }
 const FIELDS: Record<string, FieldTypes> = {
   [COLLECTION]: {
-    date: new Set(["created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "run_at", "dead_lettered_at"]),
-    number: new Set(["version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index"]),
-    text: new Set(["probe_key", "status", "claimed_by", "lease_token", "last_error", "unique_key", "queue"]),
+    date: new Set([
+      "created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "run_at", "dead_lettered_at", "start_by",
+    ]),
+    number: new Set([
+      "version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index", "timeout_seconds",
+    ]),
+    text: new Set(["probe_key", "status", "claimed_by", "lease_token", "last_error", "unique_key", "queue", "group_key"]),
     json: new Set(["result", "payload", "progress"]),
   },
   // What the batch endpoints save once per transaction (src/lib/bulk.ts).
@@ -106,6 +116,10 @@ export interface StoredRow {
   enqueue_index: number;
   /** The job's queue as stored: "default" after the migration's backfill; "" on a row written around enqueue and the create hook. */
   queue: string;
+  // Flow control's fields (FLOW.md), as the migration adds them: "" / 0 when unset.
+  group_key: string;
+  timeout_seconds: number;
+  start_by: string;
 }
 
 /** A probe_job_events row as stored (changes: JSON text). */
@@ -128,6 +142,35 @@ export interface StoredSchedule {
   max_attempts: number;
   enabled: boolean;
   last_enqueued_for: string;
+  /** Flow control's columns (FLOW.md): "" when unset. */
+  queue: string;
+  group_key: string;
+}
+
+/**
+ * A probe_flow row as stored (FLOW.md: one per scope). Written only through
+ * the raw statements of src/lib/flow.ts here; a column such an INSERT does not
+ * name takes the collection's default (0, "").
+ */
+export interface StoredFlow {
+  id: string;
+  scope: string;
+  name: string;
+  paused: number;
+  concurrency: number;
+  rate_limit: number;
+  rate_period: number;
+  parked_until: string;
+  created: string;
+  updated: string;
+}
+
+/** A probe_flow_claims row (the rate window's log): epoch milliseconds. */
+export interface StoredFlowClaim {
+  scope: string;
+  name: string;
+  at: number;
+  expires: number;
 }
 
 /** PocketBase's text form of a date, from the forms the handlers write (ISO `T` or PocketBase's space form). */
@@ -177,7 +220,7 @@ function blankRow(): Omit<StoredRow, "id"> {
     created: "", updated: "", probe_key: "", status: "", claimed_by: "", lease_expires_at: "", version: 0,
     claimed_at: "", finished_at: "", requeued_at: "", reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "",
     result: "", payload: "", progress: "", priority: 0, run_at: "", attempts: 0, max_attempts: 0, last_error: "",
-    dead_lettered_at: "", unique_key: "", enqueue_index: 0, queue: "",
+    dead_lettered_at: "", unique_key: "", enqueue_index: 0, queue: "", group_key: "", timeout_seconds: 0, start_by: "",
   };
 }
 
@@ -270,7 +313,8 @@ const JUDGED_SELECT = ["probe_jobs.*", LEASE_AS_JUDGED_SQL];
 /** The probe_jobs columns the evaluator reads (a StoredRow, or the pure tests' in-memory row). */
 export type SqlJobRow = Pick<StoredRow,
   "id" | "created" | "probe_key" | "status" | "lease_expires_at" | "priority" | "run_at" | "attempts" |
-  "dead_lettered_at" | "unique_key" | "consecutive_orphan_count" | "finished_at" | "requeued_at" | "queue">;
+  "dead_lettered_at" | "unique_key" | "consecutive_orphan_count" | "finished_at" | "requeued_at" | "queue" |
+  "group_key" | "start_by">;
 
 /**
  * The tables a query sees: the app's, or a transaction's working copies.
@@ -282,6 +326,10 @@ export interface SqlTables<J extends SqlJobRow = StoredRow> {
   jobs: Map<string, J>;
   schedules: Map<string, StoredSchedule>;
   events: Map<string, StoredEvent>;
+  /** probe_flow, by id. */
+  flow: Map<string, StoredFlow>;
+  /** probe_flow_claims, in insertion order. */
+  flowClaims: StoredFlowClaim[];
   workers?: Map<string, StoredWorker>;
 }
 
@@ -347,9 +395,7 @@ function inQueue(row: SqlJobRow, queue: string | undefined): boolean {
 
 /** The values bound as {:queue0}, {:queue1}, ... (expiredLeaseWhere's `queue IN (...)`), in order. */
 function boundQueueList(params: Params): string[] {
-  const values: string[] = [];
-  while (params[`queue${values.length}`] !== undefined) values.push(String(params[`queue${values.length}`]));
-  return values;
+  return boundList(params, "queue");
 }
 
 /**
@@ -359,6 +405,34 @@ function boundQueueList(params: Params): string[] {
  */
 function queueListsOf(stored: string[]): string[][] {
   return stored[stored.length - 1] === "" ? [stored, stored.slice(0, -1)] : [stored];
+}
+
+/** The values bound as {:<name>0}, {:<name>1}, ..., in order. */
+function boundList(params: Params, name: string): string[] {
+  const values: string[] = [];
+  while (params[`${name}${values.length}`] !== undefined) values.push(String(params[`${name}${values.length}`]));
+  return values;
+}
+
+/**
+ * The HeldBack lists (src/lib/queries.ts) a query may have been built with:
+ * the held queues are bound as stored (the default queue's "" after the
+ * names, see queueListsOf), the held groups as they are.
+ */
+function heldBackOf(params: Params): HeldBack[] {
+  const stored = boundList(params, "heldQueue");
+  const groups = boundList(params, "heldGroup");
+  return stored.length === 0 ? [{ queues: [], groups }] : queueListsOf(stored).map((queues) => ({ queues, groups }));
+}
+
+/** heldBackTerms as SQLite evaluates them: `queue NOT IN (...)` over the stored values, `group_key NOT IN (...)`. */
+function notHeldBack(row: SqlJobRow, params: Params): boolean {
+  return !boundList(params, "heldQueue").includes(row.queue) && !boundList(params, "heldGroup").includes(row.group_key);
+}
+
+/** STARTABLE_SQL (src/lib/flow.ts): no start_by, started before, or its start_by not passed (dates compared as text). */
+function startable(row: SqlJobRow, params: Params): boolean {
+  return row.start_by === "" || row.attempts > 0 || compareText(row.start_by, String(params["now"])) > 0;
 }
 
 /** The row test of a record query's condition, for the WHERE shapes src/lib/queries.ts builds (dates compared as text, as SQLite does). */
@@ -372,19 +446,28 @@ export function jobWhere(expression: DbxExpression): (row: SqlJobRow) => boolean
   if (sql === jobByIdWhere("").sql) return (row) => row.id === params["id"];
   const ids = Object.keys(params).filter((name) => /^id\d+$/.test(name)).map((_, i) => String(params[`id${i}`]));
   if (ids.length > 0 && sql === jobsByIdsWhere(ids).sql) return (row) => ids.includes(row.id);
-  if (sql === expiredLeaseWhere(0, prefix).sql) return (row) => leaseExpired(row, params) && inPrefix(row, params);
+  const held = heldBackOf(params);
+  if (held.some((h) => sql === expiredLeaseWhere(0, prefix, null, h).sql)) {
+    return (row) => leaseExpired(row, params) && notHeldBack(row, params) && inPrefix(row, params);
+  }
   const stored = boundQueueList(params);
-  if (stored.length > 0 && queueListsOf(stored).some((queues) => sql === expiredLeaseWhere(0, prefix, queues).sql)) {
+  if (stored.length > 0 && queueListsOf(stored).some((queues) => held.some((h) => sql === expiredLeaseWhere(0, prefix, queues, h).sql))) {
     // `queue IN (...)` over the values as stored (the default queue's "" among them when bound).
-    return (row) => leaseExpired(row, params) && stored.includes(row.queue) && inPrefix(row, params);
+    return (row) => leaseExpired(row, params) && stored.includes(row.queue) && notHeldBack(row, params) && inPrefix(row, params);
   }
   const priority = params["priority"];
   const queue = boundQueue(params);
-  if (typeof priority === "number" && (["filter", "range"] as const).some((use) => sql === pendingDueWhere(priority, 0, prefix, use, queue).sql)) {
+  if (typeof priority === "number" &&
+    (["filter", "range"] as const).some((use) => held.some((h) => sql === pendingDueWhere(priority, 0, prefix, use, queue, h).sql))) {
     const now = String(params["now"]);
     boundNow(params);
     return (row) => row.status === "pending" && row.priority === params["priority"] &&
-      compareText(row.run_at, now) <= 0 && inQueue(row, queue) && inPrefix(row, params);
+      compareText(row.run_at, now) <= 0 && startable(row, params) && notHeldBack(row, params) && inQueue(row, queue) && inPrefix(row, params);
+  }
+  if (sql === startByPassedWhere(0).sql) {
+    const now = String(params["now"]);
+    boundNow(params);
+    return (row) => row.status === "pending" && row.start_by !== "" && compareText(row.start_by, now) <= 0 && row.attempts === 0;
   }
   throw new Error(`fake PocketBase: cannot evaluate WHERE ${sql}`);
 }
@@ -474,6 +557,24 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
   // The counts table is exact by construction (SQLite triggers): here it is the rows themselves.
   if (sql === statsQuery(0, 0).sql) return [answerStats(jobs, params)];
   if (sql === statsScanQuery(0, 0, prefix).sql) return [answerStats(jobs.filter((r) => inPrefix(r, params)), params)];
+  // One queue's figures (FLOW.md): its rows as stored ({:statsQueue0}, and "" after it for the default queue).
+  const statsQueues = boundList(params, "statsQueue");
+  if (statsQueues.length > 0 && sql === statsScanQuery(0, 0, prefix, statsQueues[0]).sql) {
+    return [answerStats(jobs.filter((r) => statsQueues.includes(r.queue) && inPrefix(r, params)), params)];
+  }
+  if (typeof params["limit"] === "number" && sql === liveCountsByQueueQuery(params["limit"]).sql) {
+    const counts = new Map<string, { queue: string; status: string; n: number }>();
+    for (const r of jobs.filter((j) => ["pending", "claimed", "running"].includes(j.status))) {
+      const queue = r.queue === "" ? String(params["defaultQueue"]) : r.queue;
+      const key = `${queue}\u0000${r.status}`;
+      const entry = counts.get(key) ?? { queue, status: r.status, n: 0 };
+      entry.n++;
+      counts.set(key, entry);
+    }
+    return [...counts.values()]
+      .sort((a, b) => compareText(a.queue, b.queue) || compareText(a.status, b.status))
+      .slice(0, params["limit"]);
+  }
   if (sql === JOB_COUNTS_READY_QUERY.sql) return [{ ready: 1 }];
   if (sql === enabledSchedulesQuery(0, Number(params["limit"]), String(params["after"])).sql) {
     return [...tables.schedules.values()]
@@ -483,7 +584,190 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
       .slice(0, Number(params["limit"]))
       .map((s) => ({ ...s }));
   }
+  const flowAnswer = answerFlowQuery(sql, params, tables);
+  if (flowAnswer !== null) return flowAnswer;
   throw new Error(`fake PocketBase: cannot answer ${sql}`);
+}
+
+// ---- flow control's tables and counts (src/lib/flow.ts) ---------------------------------
+
+const SCOPE_KINDS: readonly ScopeKind[] = ["queue", "group"];
+
+/** A probe_flow row as FLOW_COLUMNS selects it (the COALESCEs make unset 0 and ""). */
+function flowColumns(row: StoredFlow): Record<string, unknown> {
+  return {
+    scope: row.scope, name: row.name, paused: row.paused, concurrency: row.concurrency, rate_limit: row.rate_limit,
+    rate_period: row.rate_period, parked_until: row.parked_until,
+  };
+}
+
+/** scopeTerm (src/lib/flow.ts) as SQLite evaluates it: a group's rows, or a queue's as stored ("" too for the default queue). */
+function inScope(row: SqlJobRow, s: Scope): boolean {
+  if (s.scope === "group") return row.group_key !== "" && row.group_key === s.name;
+  return row.queue === s.name || (s.name === DEFAULT_QUEUE && row.queue === "");
+}
+
+/** The scope a heldCountQuery/dueCountQuery text was built for (its kind is in the text, its name bound), or null. */
+function countedScope(sql: string, params: Params, build: (s: Scope, nowMs: number) => { sql: string }): Scope | null {
+  if (typeof params["scopeName"] !== "string") return null;
+  const name = params["scopeName"];
+  for (const scope of SCOPE_KINDS) if (sql === build({ scope, name }, 0).sql) return { scope, name };
+  return null;
+}
+
+/** The scopes a flowRowsQuery was built for: {:s0}/{:n0}, {:s1}/{:n1}, ... */
+function boundScopes(params: Params): Scope[] {
+  const kinds = boundList(params, "s");
+  const names = boundList(params, "n");
+  return kinds.map((scope, i) => ({ scope: scope as ScopeKind, name: names[i] ?? "" }));
+}
+
+/** flow.ts's queries over probe_jobs, probe_flow and probe_flow_claims, as SQLite answers them; null: not one of them. */
+function answerFlowQuery(sql: string, params: Params, tables: SqlTables<SqlJobRow>): Record<string, unknown>[] | null {
+  const jobs = [...tables.jobs.values()];
+  const flows = [...tables.flow.values()];
+  const scopes = boundScopes(params);
+  if (scopes.length > 0 && sql === flowRowsQuery(scopes).sql) {
+    return flows.filter((f) => scopes.some((s) => f.scope === s.scope && f.name === s.name)).map(flowColumns);
+  }
+  const listScope = params["scope"] === undefined ? null : (String(params["scope"]) as ScopeKind);
+  const listName = params["name"] === undefined ? null : String(params["name"]);
+  if (typeof params["limit"] === "number" && sql === flowListQuery(listScope, listName, params["limit"]).sql) {
+    return flows
+      .filter((f) => (listScope === null || f.scope === listScope) && (listName === null || f.name === listName))
+      .sort((a, b) => compareText(a.scope, b.scope) || compareText(a.name, b.name))
+      .slice(0, params["limit"])
+      .map(flowColumns);
+  }
+  if (typeof params["limit"] === "number" && typeof params["now"] === "string" && sql === stoppedScopesQuery(0, params["limit"]).sql) {
+    const now = String(params["now"]);
+    const paused = flows.filter((f) => f.paused === 1).slice(0, params["limit"]);
+    const parked = flows.filter((f) => f.parked_until !== "" && compareText(f.parked_until, now) > 0).slice(0, params["limit"]);
+    const seen = new Set<string>();
+    return paused.concat(parked).filter((f) => !seen.has(`${f.scope}\u0000${f.name}`) && seen.add(`${f.scope}\u0000${f.name}`) !== undefined)
+      .map((f) => ({ scope: f.scope, name: f.name }));
+  }
+  const heldScope = countedScope(sql, params, heldCountQuery);
+  if (heldScope !== null) {
+    const now = boundNow(params);
+    return [{ n: jobs.filter((r) => inScope(r, heldScope) && isHeld(r) && isLeaseLive(r.lease_expires_at, now)).length }];
+  }
+  const dueScope = countedScope(sql, params, dueCountQuery);
+  if (dueScope !== null) {
+    const now = String(params["now"]);
+    boundNow(params);
+    return [{
+      n: jobs.filter((r) => inScope(r, dueScope) && r.status === "pending" && compareText(r.run_at, now) <= 0 && startable(r, params)).length,
+    }];
+  }
+  if (typeof params["since"] === "number" && typeof params["now"] === "number" &&
+    sql === windowCountQuery({ scope: "queue", name: "" }, 0, 0).sql) {
+    const { scope, name, since, now } = params as { scope: string; name: string; since: number; now: number };
+    return [{ n: tables.flowClaims.filter((c) => c.scope === scope && c.name === name && c.at > since && c.at <= now).length }];
+  }
+  if (sql === nextQueueQuery(null).sql || (typeof params["after"] === "string" && sql === nextQueueQuery(params["after"]).sql)) {
+    const after = params["after"] === undefined ? null : String(params["after"]);
+    const next = jobs.map((r) => r.queue).filter((q) => after === null || compareText(q, after) > 0).sort(compareText)[0];
+    return next === undefined ? [] : [{ name: next }];
+  }
+  if (typeof params["queue"] === "string" && sql === unfinishedInQueueQuery(params["queue"]).sql) {
+    const stored = params["queue"];
+    return [{ n: jobs.some((r) => r.queue === stored && ["pending", "claimed", "running"].includes(r.status)) ? 1 : 0 }];
+  }
+  return null;
+}
+
+/** The probe_flow row of a scope, if any (the (scope, name) unique index: at most one). */
+function flowRowOf(tables: SqlTables<SqlJobRow>, scope: string, name: string): StoredFlow | undefined {
+  return [...tables.flow.values()].find((f) => f.scope === scope && f.name === name);
+}
+
+/** A new probe_flow row as a raw INSERT makes it: the named columns, the collection's defaults for the rest. */
+function insertFlowRow(tables: SqlTables<SqlJobRow>, scope: string, name: string, stamp: string): StoredFlow {
+  const row: StoredFlow = {
+    id: newRecordId(), scope, name, paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "", created: stamp, updated: stamp,
+  };
+  tables.flow.set(row.id, row);
+  return row;
+}
+
+/** flow.ts's statements, applied as SQLite would; the rows changed, or null: not one of them. */
+function executeFlowStatement(sql: string, params: Params, tables: SqlTables<SqlJobRow>): number | null {
+  const scope = params["scope"];
+  const name = params["name"];
+  if (typeof scope === "string" && typeof name === "string") {
+    const s: Scope = { scope: scope as ScopeKind, name };
+    if (typeof params["at"] === "number" && typeof params["expires"] === "number" && sql === recordClaimStatement(s, 0, 0).sql) {
+      tables.flowClaims.push({ scope, name, at: params["at"], expires: params["expires"] });
+      return 1;
+    }
+    if (typeof params["periodMs"] === "number" && sql === reExpireClaimsStatement(s, params["periodMs"] / 1000).sql) {
+      const periodMs = params["periodMs"];
+      let changed = 0;
+      for (const c of tables.flowClaims) {
+        if (c.scope !== scope || c.name !== name) continue;
+        c.expires = c.at + periodMs;
+        changed++;
+      }
+      return changed;
+    }
+    const stamp = typeof params["stamp"] === "string" ? params["stamp"] : null;
+    const stampMs = stamp === null ? null : parsePbDate(stamp);
+    if (stamp !== null && stampMs !== null) {
+      // The columns an upsert names are bound after scope, name and stamp, in its order.
+      const columns = Object.fromEntries(Object.entries(params).filter(([k]) => k !== "scope" && k !== "name" && k !== "stamp"));
+      if (sql === upsertFlowStatement(s, columns as never, stampMs).sql) {
+        const row = flowRowOf(tables, scope, name) ?? insertFlowRow(tables, scope, name, stamp);
+        for (const [column, value] of Object.entries(columns)) {
+          if (!(column in row) || column === "id" || column === "created" || column === "updated") {
+            throw new Error(`fake PocketBase: probe_flow has no settable column ${column}`);
+          }
+          (row as unknown as Record<string, unknown>)[column] = column === "parked_until" ? toPbDateText(value) : value;
+        }
+        row.updated = stamp;
+        return 1;
+      }
+      const untilMs = typeof params["until"] === "string" ? parsePbDate(params["until"]) : null;
+      if (untilMs !== null && sql === parkStatement(s, untilMs, stampMs).sql) {
+        const until = String(params["until"]);
+        const existing = flowRowOf(tables, scope, name);
+        if (existing === undefined) {
+          insertFlowRow(tables, scope, name, stamp).parked_until = until;
+        } else {
+          // MAX(COALESCE(parked_until, ''), excluded.parked_until): text order.
+          if (compareText(until, existing.parked_until) > 0) existing.parked_until = until;
+          existing.updated = stamp;
+        }
+        return 1;
+      }
+    }
+  }
+  const limit = params["limit"];
+  if (typeof params["now"] === "number" && typeof limit === "number" && sql === deleteExpiredClaimsStatement(0, limit).sql) {
+    const now = params["now"];
+    let deleted = 0;
+    // In place: the table is the app's (or the transaction's) array.
+    for (let i = 0; i < tables.flowClaims.length && deleted < limit;) {
+      if ((tables.flowClaims[i] as StoredFlowClaim).expires <= now) {
+        tables.flowClaims.splice(i, 1);
+        deleted++;
+      } else {
+        i++;
+      }
+    }
+    return deleted;
+  }
+  if (typeof limit === "number" && sql === deletePassedParksStatement(0, limit).sql) {
+    const now = String(params["now"]);
+    boundNow(params);
+    const doomed = [...tables.flow.values()]
+      .filter((f) => f.parked_until !== "" && compareText(f.parked_until, now) <= 0 && f.scope === "group" &&
+        f.paused === 0 && f.concurrency === 0 && f.rate_limit === 0)
+      .slice(0, limit);
+    for (const f of doomed) tables.flow.delete(f.id);
+    return doomed.length;
+  }
+  return null;
 }
 
 /** SQLite's answer to statsQuery (src/lib/queries.ts), computed over the rows. */
@@ -572,6 +856,8 @@ export function executeStatement(sql: string, params: Params, tables: SqlTables<
     for (const r of doomed) tables.jobs.delete(r.id);
     return doomed.length;
   }
+  const flowChanged = executeFlowStatement(sql, params, tables);
+  if (flowChanged !== null) return flowChanged;
   throw new Error(`fake PocketBase: cannot execute ${sql}`);
 }
 
@@ -625,6 +911,10 @@ export class FakeDb {
   schedules = new Map<string, StoredSchedule>();
   /** probe_job_events, in insertion order. */
   events = new Map<string, StoredEvent>();
+  /** probe_flow (FLOW.md: a scope's settings), by id. */
+  flow = new Map<string, StoredFlow>();
+  /** probe_flow_claims (the rate window's log), in insertion order. */
+  flowClaims: StoredFlowClaim[] = [];
   /** fleet_workers: only what the hooks read and write (the adapters get a request's record from PocketBase, as FakeWorker). */
   workers = new Map<string, StoredWorker>();
   env: Record<string, string> = {};
@@ -700,7 +990,7 @@ export class FakeDb {
     const schedule: StoredSchedule = {
       id: `sch${String(this.schedules.size + 1).padStart(12, "0")}`,
       probe_key: `scheduled-${fields.name}`, cron: "* * * * *", payload: "", priority: 0, max_attempts: 0,
-      enabled: true, last_enqueued_for: "",
+      enabled: true, last_enqueued_for: "", queue: "", group_key: "",
       ...fields,
     };
     this.schedules.set(schedule.id, schedule);
@@ -711,6 +1001,23 @@ export class FakeDb {
     const schedule = this.schedules.get(id);
     if (!schedule) throw new Error(`no schedule ${id}`);
     return clone(schedule);
+  }
+
+  /** A probe_flow row as an earlier POST /api/fleet/flow (or a park) left it; unset settings 0 and "". */
+  addFlow(fields: Partial<StoredFlow> & { scope: ScopeKind; name: string }): StoredFlow {
+    const stamp = pbDate(Date.now());
+    const row: StoredFlow = {
+      id: newRecordId(), paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "", created: stamp, updated: stamp,
+      ...fields,
+    };
+    this.flow.set(row.id, row);
+    return clone(row);
+  }
+
+  /** A scope's probe_flow row, or undefined when it has none. */
+  flowOf(scope: ScopeKind, name: string): StoredFlow | undefined {
+    const row = [...this.flow.values()].find((f) => f.scope === scope && f.name === name);
+    return row === undefined ? undefined : clone(row);
   }
 
   /** A record created through PocketBase's record API (or the admin UI): saved by the app, the create hooks run. */
@@ -771,7 +1078,10 @@ export class FakeDao {
     if (this.#txTables) return this.#txTables;
     // PocketBase has one writer connection: the app dao inside a transaction deadlocks (issue #4859).
     if (this.#db.openTransaction) throw new Error("fake PocketBase: $app.dao() used inside runInTransaction (deadlocks PocketBase)");
-    return { jobs: this.#db.rows, schedules: this.#db.schedules, events: this.#db.events, workers: this.#db.workers };
+    return {
+      jobs: this.#db.rows, schedules: this.#db.schedules, events: this.#db.events, flow: this.#db.flow, flowClaims: this.#db.flowClaims,
+      workers: this.#db.workers,
+    };
   }
 
   findCollectionByNameOrId(name: string): FakeCollection {
@@ -825,6 +1135,8 @@ export class FakeDao {
       jobs: new Map([...this.#db.rows].map(([id, row]) => [id, clone(row)])),
       schedules: new Map([...this.#db.schedules].map(([id, row]) => [id, clone(row)])),
       events: new Map([...this.#db.events].map(([id, row]) => [id, clone(row)])),
+      flow: new Map([...this.#db.flow].map(([id, row]) => [id, clone(row)])),
+      flowClaims: this.#db.flowClaims.map(clone),
     };
     this.#db.openTransaction = true;
     try {
@@ -836,6 +1148,8 @@ export class FakeDao {
     this.#db.rows = working.jobs;
     this.#db.schedules = working.schedules;
     this.#db.events = working.events;
+    this.#db.flow = working.flow;
+    this.#db.flowClaims = working.flowClaims;
   }
 
   /**

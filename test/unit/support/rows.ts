@@ -3,7 +3,8 @@ import { JOB_JSON_FIELDS, type JobBatch, type JobInsert, type JobPatch, type Job
 import { formatPbDate } from "../../../src/lib/lease";
 import type { WhereClause } from "../../../src/lib/queries";
 import {
-  answerQuery, checkUniqueKey, compareBy, executeStatement, jobWhere, shaped, type StoredEvent, type StoredSchedule,
+  answerQuery, checkUniqueKey, compareBy, executeStatement, jobWhere, shaped, type StoredEvent, type StoredFlow, type StoredFlowClaim,
+  type StoredSchedule,
 } from "./fake-pocketbase";
 
 /** A fixed "now" so every expected date is exact. */
@@ -40,6 +41,11 @@ export function row(overrides: Partial<JobRow> = {}): JobRow {
     enqueue_index: 0,
     // As the migration backfilled it (a row written around enqueue and the create hook has "": tests say so).
     queue: "default",
+    // Flow control's fields (FLOW.md): no group, no timeout, no start_by, never claimed.
+    group_key: "",
+    timeout_seconds: 0,
+    start_by: "",
+    claimed_at: "",
     ...overrides,
   };
 }
@@ -60,7 +66,6 @@ export function held(
 
 /** A row in the in-memory batch: a JobRow plus the columns only the server writes. */
 export interface MemoryRow extends JobRow {
-  claimed_at: string;
   finished_at: string;
   requeued_at: string;
   result: string;
@@ -84,6 +89,10 @@ export interface MemoryBatch extends JobBatch {
   jobs: Map<string, MemoryRow>;
   schedules: Map<string, StoredSchedule>;
   events: Map<string, StoredEvent>;
+  /** probe_flow, by id. */
+  flow: Map<string, StoredFlow>;
+  /** probe_flow_claims, in insertion order. */
+  flowClaims: StoredFlowClaim[];
   writes: { id: string; patch: JobPatch }[];
   inserts: { id: string; fields: JobInsert }[];
   calls: BatchCall[];
@@ -91,17 +100,21 @@ export interface MemoryBatch extends JobBatch {
 }
 
 export function memoryRow(from: JobRow): MemoryRow {
-  return { claimed_at: "", finished_at: "", requeued_at: "", result: "", ...from };
+  return { finished_at: "", requeued_at: "", result: "", ...from };
 }
 
 export function memoryBatch(
   rows: (JobRow | MemoryRow)[] = [],
-  options: { schedules?: StoredSchedule[]; events?: StoredEvent[]; nowMs?: number } = {},
+  options: {
+    schedules?: StoredSchedule[]; events?: StoredEvent[]; flow?: StoredFlow[]; flowClaims?: StoredFlowClaim[]; nowMs?: number;
+  } = {},
 ): MemoryBatch {
   const jobs = new Map(rows.map((r) => [r.id, memoryRow(r)]));
   const schedules = new Map((options.schedules ?? []).map((s) => [s.id, { ...s }]));
   const events = new Map((options.events ?? []).map((e) => [e.id, { ...e }]));
-  const tables = { jobs, schedules, events };
+  const flow = new Map((options.flow ?? []).map((f) => [f.id, { ...f }]));
+  const flowClaims = (options.flowClaims ?? []).map((c) => ({ ...c }));
+  const tables = { jobs, schedules, events, flow, flowClaims };
   const found = new Set<string>();
   const writes: MemoryBatch["writes"] = [];
   const inserts: MemoryBatch["inserts"] = [];
@@ -112,6 +125,8 @@ export function memoryBatch(
     jobs,
     schedules,
     events,
+    flow,
+    flowClaims,
     writes,
     inserts,
     calls,

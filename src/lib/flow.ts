@@ -1,0 +1,563 @@
+/**
+ * Flow control's rules (FLOW.md): a scope (a queue, or a group) may be
+ * paused or parked, may hold at most `concurrency` jobs under live leases,
+ * and may win at most `limit` claims in any window of `periodSeconds`. Every
+ * check runs inside the claim's transaction on PocketBase's single writer,
+ * and the counts are read there and kept up to date as the call claims: so
+ * the limits are exact, never one claim over, however many callers race.
+ *
+ * The settings live in the collection probe_flow (one row per scope). The
+ * rate window is the plain table probe_flow_claims: one row per winning
+ * claim of a rate-limited scope, at its claimed_at (epoch ms), kept until
+ * the window has passed it; the maintenance tick deletes the rest.
+ */
+import { isGroupName, MAX_FLOW_CONCURRENCY, MAX_PARK_SECONDS, MAX_RATE_LIMIT, MAX_RATE_PERIOD_SECONDS, GROUP_NAME_RULE } from "./flow-limits.js";
+import type { JobBatch, JobRow } from "./job-row.js";
+import { formatPbDate, LIVE_LEASE_SQL, parsePbDate } from "./lease.js";
+import type { WhereClause } from "./queries.js";
+import { isQueueName, storedQueueName } from "./queue-names.js";
+import type { ClaimRefusal, FlowRateLimit, FlowRequest, FlowScopeName, FlowSettings, FlowScopeState } from "./types.js";
+import { parseZonedInstant, type Validated } from "./validate.js";
+
+export const FLOW_COLLECTION = "probe_flow";
+export const FLOW_CLAIMS_TABLE = "probe_flow_claims";
+
+export type ScopeKind = "queue" | "group";
+export interface Scope {
+  scope: ScopeKind;
+  name: string;
+}
+
+/** A probe_flow row as read (0 and "" for unset). */
+export interface FlowRow {
+  scope: string;
+  name: string;
+  paused: number;
+  concurrency: number;
+  rate_limit: number;
+  rate_period: number;
+  parked_until: string;
+}
+export const FLOW_ROW_SHAPE: FlowRow = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
+const FLOW_COLUMNS = "scope, name, COALESCE(paused, 0) AS paused, COALESCE(concurrency, 0) AS concurrency, " +
+  "COALESCE(rate_limit, 0) AS rate_limit, COALESCE(rate_period, 0) AS rate_period, COALESCE(parked_until, '') AS parked_until";
+
+/** The settings of some scopes, one query through the (scope, name) unique index. */
+export function flowRowsQuery(scopes: readonly Scope[]): WhereClause {
+  const params: WhereClause["params"] = {};
+  const terms = scopes.map((s, i) => {
+    params[`s${i}`] = s.scope;
+    params[`n${i}`] = s.name;
+    return `(scope = {:s${i}} AND name = {:n${i}})`;
+  });
+  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
+}
+
+/**
+ * The scopes paused, or parked until after now: held back from the start of
+ * a claim-next call, so however many there are, none costs a query round.
+ * Through two partial indexes of probe_flow (their WHERE repeated word for
+ * word); at most `limit` of each.
+ */
+export function stoppedScopesQuery(nowMs: number, limit: number): WhereClause {
+  return {
+    sql: "SELECT scope, name FROM (SELECT scope, name FROM probe_flow WHERE paused = 1 LIMIT {:limit}) " +
+      "UNION SELECT scope, name FROM (SELECT scope, name FROM probe_flow WHERE parked_until != '' AND parked_until > {:now} LIMIT {:limit})",
+    params: { now: formatPbDate(nowMs), limit },
+  };
+}
+export const SCOPE_SHAPE = { scope: "", name: "" };
+/** Paused and parked scopes one claim-next call leaves out from its start, of each kind; more are found round by round. */
+export const STOPPED_SCOPES_LIMIT = 500;
+
+/** Every scope with settings, in name order (GET /api/fleet/flow), at most `limit`. */
+export function flowListQuery(scope: ScopeKind | null, name: string | null, limit: number): WhereClause {
+  const params: WhereClause["params"] = { limit };
+  const terms: string[] = [];
+  if (scope !== null) {
+    params["scope"] = scope;
+    terms.push("scope = {:scope}");
+  }
+  if (name !== null) {
+    params["name"] = name;
+    terms.push("name = {:name}");
+  }
+  const where = terms.length === 0 ? "" : ` WHERE ${terms.join(" AND ")}`;
+  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow${where} ORDER BY scope, name LIMIT {:limit}`, params };
+}
+
+/** The jobs column a scope narrows on, and its stored values ("" is also the default queue). */
+function scopeTerm(s: Scope, params: WhereClause["params"]): string {
+  params["scopeName"] = s.name;
+  if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
+  return storedQueueName("") === s.name ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+}
+
+/**
+ * Jobs of a scope held under a live lease (PROTOCOL.md's lease rule, in SQL):
+ * a range of the group index, or of the queue's claim index (held rows are
+ * about the jobs in flight).
+ */
+export function heldCountQuery(s: Scope, nowMs: number): WhereClause {
+  const params: WhereClause["params"] = { now: formatPbDate(nowMs) };
+  return {
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    params,
+  };
+}
+
+/** Pending jobs of a scope that are due and not past their start_by (GET /api/fleet/flow's `due`). */
+export function dueCountQuery(s: Scope, nowMs: number): WhereClause {
+  const params: WhereClause["params"] = { now: formatPbDate(nowMs) };
+  return {
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status = 'pending' AND run_at <= {:now} AND ${STARTABLE_SQL}`,
+    params,
+  };
+}
+export const COUNT_SHAPE = { n: 0 };
+
+/**
+ * A pending row may still be started: it has no start_by, or started
+ * before, or its start_by has not passed (FLOW.md: start_by guards the first
+ * start only). Needs {:now}.
+ */
+export const STARTABLE_SQL = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
+
+/** Counted claims of a scope in the window (now - period, now]. */
+export function windowCountQuery(s: Scope, nowMs: number, periodSeconds: number): WhereClause {
+  return {
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since} AND at <= {:now}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1000, now: nowMs },
+  };
+}
+
+/** One winning claim counted in a scope's rate window, kept until the window has passed it. */
+export function recordClaimStatement(s: Scope, nowMs: number, periodSeconds: number): WhereClause {
+  return {
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
+    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1000 },
+  };
+}
+
+/**
+ * A scope's rate period changed: its logged claims are kept until the new
+ * window has passed them, so a longer period still counts every claim in
+ * it (exact from the first window on). Bounded by the scope's own rows.
+ */
+export function reExpireClaimsStatement(s: Scope, periodSeconds: number): WhereClause {
+  return {
+    sql: `UPDATE ${FLOW_CLAIMS_TABLE} SET expires = at + {:periodMs} WHERE scope = {:scope} AND name = {:name}`,
+    params: { scope: s.scope, name: s.name, periodMs: periodSeconds * 1000 },
+  };
+}
+
+/**
+ * The maintenance tick's drain of the rate window's log: claims whose
+ * window has passed. Bounded per statement; the tick repeats it.
+ */
+export function deleteExpiredClaimsStatement(nowMs: number, limit: number): WhereClause {
+  return {
+    sql: `DELETE FROM ${FLOW_CLAIMS_TABLE} WHERE rowid IN (SELECT rowid FROM ${FLOW_CLAIMS_TABLE} WHERE expires <= {:now} LIMIT {:limit})`,
+    params: { now: nowMs, limit },
+  };
+}
+export const CLAIMS_RETENTION_BATCH = 20_000;
+
+/**
+ * Group rows whose only setting is a park that has passed (a rate-limited
+ * host's 429): deleted by the tick, so parking does not grow the collection.
+ */
+export function deletePassedParksStatement(nowMs: number, limit: number): WhereClause {
+  return {
+    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE parked_until != '' AND parked_until <= {:now} " +
+      "AND scope = 'group' AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
+    params: { now: formatPbDate(nowMs), limit },
+  };
+}
+export const PARKS_RETENTION_BATCH = 5_000;
+
+/** A row's settings as FLOW.md answers them; a park that has passed reads null. */
+export function settingsOf(row: FlowRow | null, nowMs: number): FlowSettings {
+  if (row === null) return { paused: false, concurrency: null, rateLimit: null, parkedUntil: null };
+  return {
+    paused: row.paused === 1,
+    concurrency: row.concurrency > 0 ? row.concurrency : null,
+    rateLimit: row.rate_limit > 0 ? { limit: row.rate_limit, periodSeconds: row.rate_period } : null,
+    parkedUntil: isParked(row, nowMs) ? row.parked_until : null,
+  };
+}
+
+function isParked(row: FlowRow, nowMs: number): boolean {
+  return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
+}
+
+/** What the gate knows of one scope inside a transaction. */
+interface ScopeState {
+  row: FlowRow | null;
+  /** Held under a live lease (only read when the scope has a concurrency). */
+  held: number;
+  /** Claims in the rate window (only read when the scope has a rate limit). */
+  claims: number;
+}
+
+/**
+ * The flow checks of one transaction: the scopes' settings and counts read
+ * once, then kept as the transaction claims. Jobs of scopes without settings
+ * cost one query per call (flowRowsQuery), and nothing per job.
+ */
+export interface FlowGate {
+  /** Reads the scopes of these rows not yet read (one query for settings, one per limited scope for its count). */
+  load(rows: readonly JobRow[]): void;
+  /**
+   * Why flow control holds this claimable row back (FLOW.md's order: paused,
+   * then the concurrency, then the rate limit; its queue before its group),
+   * and the scope that does; null: both allow one more claim.
+   */
+  refusal(row: JobRow): { reason: ClaimRefusal; scope: Scope } | null;
+  /** A winning claim of this row: counted in its scopes (a rate-limited one's log gets the claim's instant). */
+  claimed(row: JobRow): void;
+}
+
+// A plain closure, not a class: goja runs es2017, where private fields become WeakMaps.
+export function flowGate(batch: JobBatch, nowMs: number): FlowGate {
+  const states: { [key: string]: ScopeState } = {};
+  // The common path: rows whose scopes were all read and found without settings are let through with
+  // no work per row (measured: the per-row scope keys were most of claim-next's added CPU).
+  const loadedIds: { [id: string]: true } = {};
+  let withSettings = 0;
+  const count = (query: WhereClause): number => batch.queryOne(query, COUNT_SHAPE)?.n ?? 0;
+  const stateOf = (s: Scope): ScopeState => {
+    const st = states[keyOf(s)];
+    if (st === undefined) throw new Error(`pb-fleet: flow scope ${s.scope} ${s.name} was not loaded`);
+    return st;
+  };
+  const load = (rows: readonly JobRow[]): void => {
+    const missing: Scope[] = [];
+    const seen: { [key: string]: true } = {};
+    for (const row of rows) {
+      if (loadedIds[row.id]) continue;
+      loadedIds[row.id] = true;
+      for (const s of scopesOf(row)) {
+        const key = keyOf(s);
+        if (states[key] !== undefined || seen[key]) continue;
+        seen[key] = true;
+        missing.push(s);
+      }
+    }
+    if (missing.length === 0) return;
+    const found: { [key: string]: FlowRow } = {};
+    for (const row of batch.queryAll(flowRowsQuery(missing), FLOW_ROW_SHAPE)) found[keyOf({ scope: row.scope as ScopeKind, name: row.name })] = row;
+    for (const s of missing) {
+      const row = found[keyOf(s)] ?? null;
+      const state: ScopeState = { row, held: 0, claims: 0 };
+      if (row !== null) withSettings++;
+      if (row !== null && row.concurrency > 0) state.held = count(heldCountQuery(s, nowMs));
+      if (row !== null && row.rate_limit > 0) state.claims = count(windowCountQuery(s, nowMs, row.rate_period));
+      states[keyOf(s)] = state;
+    }
+  };
+  return {
+    load,
+    refusal(row) {
+      load([row]);
+      if (withSettings === 0) return null;
+      const scopes = scopesOf(row);
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && (st.row.paused === 1 || isParked(st.row, nowMs))) return { reason: "paused", scope: s };
+      }
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && st.row.concurrency > 0 && st.held >= st.row.concurrency) return { reason: "concurrency_limit", scope: s };
+      }
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && st.row.rate_limit > 0 && st.claims >= st.row.rate_limit) return { reason: "rate_limit", scope: s };
+      }
+      return null;
+    },
+    claimed(row) {
+      if (withSettings === 0) return;
+      for (const s of scopesOf(row)) {
+        const st = stateOf(s);
+        if (st.row === null) continue;
+        if (st.row.concurrency > 0) st.held++;
+        if (st.row.rate_limit > 0) {
+          st.claims++;
+          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+        }
+      }
+    },
+  };
+}
+
+/** A job's scopes: its queue, and its group when it has one. */
+export function scopesOf(row: JobRow): Scope[] {
+  const queue: Scope = { scope: "queue", name: storedQueueName(row.queue) };
+  return row.group_key === "" ? [queue] : [queue, { scope: "group", name: row.group_key }];
+}
+
+function keyOf(s: Scope): string {
+  return `${s.scope}\u0000${s.name}`;
+}
+
+/**
+ * The scope a rate-limited release parks (FLOW.md "Release targets"): the
+ * job's group, or its queue when it has none.
+ */
+export function parkScopeOf(row: JobRow): Scope {
+  return row.group_key === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: row.group_key };
+}
+
+/** The id PocketBase would give a record: 15 of [a-z0-9]. */
+const NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
+
+/**
+ * A scope's row created with the given columns, or those columns changed on
+ * the existing one (the (scope, name) unique index decides which). `updated`
+ * is stamped as a record save would.
+ */
+export function upsertFlowStatement(s: Scope, columns: Partial<Omit<FlowRow, "scope" | "name">>, nowMs: number): WhereClause {
+  const names = Object.keys(columns) as (keyof typeof columns)[];
+  const params: WhereClause["params"] = { scope: s.scope, name: s.name, stamp: formatPbDate(nowMs) };
+  for (const c of names) params[c] = columns[c] as string | number;
+  const insertColumns = names.map((c) => `, ${c}`).join("");
+  const insertValues = names.map((c) => `, {:${c}}`).join("");
+  const updates = names.map((c) => `${c} = excluded.${c}, `).join("");
+  return {
+    sql: `INSERT INTO probe_flow (id, scope, name${insertColumns}, created, updated) ` +
+      `VALUES (${NEW_ID_SQL}, {:scope}, {:name}${insertValues}, {:stamp}, {:stamp}) ` +
+      `ON CONFLICT (scope, name) DO UPDATE SET ${updates}updated = excluded.updated`,
+    params,
+  };
+}
+
+/**
+ * A rate-limited release's park: parked_until = max(its parked_until, until),
+ * creating the scope's row when it has none.
+ */
+export function parkStatement(s: Scope, untilMs: number, nowMs: number): WhereClause {
+  const until = formatPbDate(untilMs);
+  return {
+    sql: `INSERT INTO probe_flow (id, scope, name, parked_until, created, updated) ` +
+      `VALUES (${NEW_ID_SQL}, {:scope}, {:name}, {:until}, {:stamp}, {:stamp}) ` +
+      "ON CONFLICT (scope, name) DO UPDATE SET parked_until = MAX(COALESCE(parked_until, ''), excluded.parked_until), updated = excluded.updated",
+    params: { scope: s.scope, name: s.name, until, stamp: formatPbDate(nowMs) },
+  };
+}
+
+/** A rate-limited release's park of the job's group (or queue), in the release's transaction. */
+export function parkFor(batch: JobBatch, row: JobRow, seconds: number, nowMs: number): void {
+  batch.execute(parkStatement(parkScopeOf(row), nowMs + Math.round(seconds * 1000), nowMs));
+}
+
+/** POST /api/fleet/flow as validated: the scope, and the columns to write. */
+export interface FlowChange {
+  scope: Scope;
+  columns: Partial<Omit<FlowRow, "scope" | "name">>;
+}
+
+type Body = Record<string, unknown>;
+
+const FLOW_SETTINGS = ["paused", "concurrency", "rateLimit", "parkSeconds", "parkUntil"] as const;
+
+/** POST /api/fleet/flow's body (FLOW.md "Endpoints"); every rule and its 400 message. */
+export function validateFlowRequest(data: unknown, nowMs: number): Validated<FlowChange> {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return fail("the body must be a JSON object");
+  const body = data as Body;
+  const hasQueue = body["queue"] !== undefined;
+  const hasGroup = body["group"] !== undefined;
+  if (hasQueue === hasGroup) return fail("give exactly one of queue and group");
+  let scope: Scope;
+  if (hasQueue) {
+    if (!isQueueName(body["queue"])) return fail("queue must be a queue name (1 to 64 letters, digits and _ . : -, starting with a letter or digit)");
+    scope = { scope: "queue", name: body["queue"] };
+  } else {
+    if (!isGroupName(body["group"])) return fail(`group must be a group name (${GROUP_NAME_RULE})`);
+    scope = { scope: "group", name: body["group"] };
+  }
+  if (!FLOW_SETTINGS.some((k) => body[k] !== undefined)) {
+    return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
+  }
+  const columns: FlowChange["columns"] = {};
+  const paused = body["paused"];
+  if (paused !== undefined) {
+    if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
+    columns.paused = paused === true ? 1 : 0;
+  }
+  const concurrency = body["concurrency"];
+  if (concurrency !== undefined) {
+    if (concurrency !== null && !isIntegerIn(concurrency, 1, MAX_FLOW_CONCURRENCY)) {
+      return fail(`concurrency must be an integer from 1 to ${MAX_FLOW_CONCURRENCY}, or null`);
+    }
+    columns.concurrency = concurrency === null ? 0 : (concurrency as number);
+  }
+  const rateLimit = body["rateLimit"];
+  if (rateLimit !== undefined) {
+    const rate = readRateLimit(rateLimit);
+    if (typeof rate === "string") return fail(rate);
+    columns.rate_limit = rate === null ? 0 : rate.limit;
+    columns.rate_period = rate === null ? 0 : rate.periodSeconds;
+  }
+  const parkSeconds = body["parkSeconds"];
+  const parkUntil = body["parkUntil"];
+  if (parkSeconds !== undefined && parkUntil !== undefined) return fail("give parkSeconds or parkUntil, not both");
+  if (parkSeconds !== undefined) {
+    if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
+      return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
+    }
+    columns.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1000));
+  }
+  if (parkUntil !== undefined) {
+    if (parkUntil === null) {
+      columns.parked_until = "";
+    } else {
+      const ms = typeof parkUntil === "string" ? parseZonedInstant(parkUntil) : null;
+      if (ms === null || ms <= nowMs || ms > nowMs + MAX_PARK_SECONDS * 1000) {
+        return fail(`parkUntil must be a date with a zone, after now and at most ${MAX_PARK_SECONDS / 86_400} days ahead, or null`);
+      }
+      columns.parked_until = formatPbDate(ms);
+    }
+  }
+  return { ok: true, value: { scope, columns } };
+}
+
+function readRateLimit(value: unknown): FlowRateLimit | null | string {
+  const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;
+  if (value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) return rule;
+  const { limit, periodSeconds } = value as Body;
+  if (!isIntegerIn(limit, 1, MAX_RATE_LIMIT) || !isIntegerIn(periodSeconds, 1, MAX_RATE_PERIOD_SECONDS)) return rule;
+  for (const key of Object.keys(value)) if (key !== "limit" && key !== "periodSeconds") return rule;
+  return { limit: limit as number, periodSeconds: periodSeconds as number };
+}
+
+function isIntegerIn(value: unknown, min: number, max: number): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+
+function fail(error: string): { ok: false; error: string } {
+  return { ok: false, error };
+}
+
+/** The scope's name as an answer names it. */
+export function scopeName(s: Scope): FlowScopeName {
+  return s.scope === "queue" ? { queue: s.name } : { group: s.name };
+}
+
+/** GET /api/fleet/flow's query string: `queue` and `group`, each optional; else the 400's message. */
+export function readFlowFilter(queue: string, group: string): { queue: string | null; group: string | null } | string {
+  if (queue !== "" && !isQueueName(queue)) return "queue must be a queue name";
+  if (group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE})`;
+  return { queue: queue === "" ? null : queue, group: group === "" ? null : group };
+}
+
+/** How many scopes of each kind GET /api/fleet/flow lists at most: the answer stays bounded. */
+export const MAX_FLOW_LIST = 500;
+
+/**
+ * The next queue name after `after` that has a row at all: a seek of the
+ * queue's index per queue (a skip-scan), so listing the queues costs their
+ * number, not the rows.
+ */
+export function nextQueueQuery(after: string | null): WhereClause {
+  return after === null
+    ? { sql: "SELECT queue AS name FROM probe_jobs ORDER BY queue LIMIT 1", params: {} }
+    : { sql: "SELECT queue AS name FROM probe_jobs WHERE queue > {:after} ORDER BY queue LIMIT 1", params: { after } };
+}
+export const NAME_SHAPE = { name: "" };
+
+/** Whether a queue (as stored) has an unfinished job: one seek of its index. */
+export function unfinishedInQueueQuery(stored: string): WhereClause {
+  return {
+    sql: "SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND status IN ('pending', 'claimed', 'running') LIMIT 1)",
+    params: { queue: stored },
+  };
+}
+
+/**
+ * GET /api/fleet/flow's figures of one scope, read inside one transaction.
+ * The counts are each one index range (see heldCountQuery, dueCountQuery).
+ */
+export function scopeState(batch: JobBatch, s: Scope, row: FlowRow | null, nowMs: number): FlowScopeState {
+  const settings = settingsOf(row, nowMs);
+  const count = (q: WhereClause): number => batch.queryOne(q, COUNT_SHAPE)?.n ?? 0;
+  return {
+    name: s.name,
+    ...settings,
+    held: count(heldCountQuery(s, nowMs)),
+    due: count(dueCountQuery(s, nowMs)),
+    claimsInWindow: settings.rateLimit === null ? 0 : count(windowCountQuery(s, nowMs, settings.rateLimit.periodSeconds)),
+  };
+}
+
+/** GET /api/fleet/flow: the queues (with settings or unfinished jobs) and the groups with settings, narrowed by the filter. */
+export function flowState(
+  batch: JobBatch, filter: { queue: string | null; group: string | null }, nowMs: number,
+): { queues: FlowScopeState[]; groups: FlowScopeState[] } {
+  const wantQueues = filter.group === null || filter.queue !== null;
+  const wantGroups = filter.queue === null || filter.group !== null;
+  const queues: FlowScopeState[] = [];
+  const groups: FlowScopeState[] = [];
+  if (wantQueues) {
+    const rows: { [name: string]: FlowRow } = {};
+    for (const row of batch.queryAll(flowListQuery("queue", filter.queue, MAX_FLOW_LIST), FLOW_ROW_SHAPE)) rows[row.name] = row;
+    const names = Object.keys(rows);
+    for (const name of queuesWithUnfinishedJobs(batch, filter.queue)) if (names.indexOf(name) === -1) names.push(name);
+    for (const name of names.sort().slice(0, MAX_FLOW_LIST)) {
+      queues.push(scopeState(batch, { scope: "queue", name }, rows[name] ?? null, nowMs));
+    }
+  }
+  if (wantGroups) {
+    for (const row of batch.queryAll(flowListQuery("group", filter.group, MAX_FLOW_LIST), FLOW_ROW_SHAPE)) {
+      groups.push(scopeState(batch, { scope: "group", name: row.name }, row, nowMs));
+    }
+  }
+  return { queues, groups };
+}
+
+/** The queues (by name) that hold an unfinished job: one seek per queue name. */
+function queuesWithUnfinishedJobs(batch: JobBatch, only: string | null): string[] {
+  const names: string[] = [];
+  const stored = only === null ? null : (storedQueueName("") === only ? [only, ""] : [only]);
+  if (stored !== null) {
+    for (const value of stored) {
+      if ((batch.queryOne(unfinishedInQueueQuery(value), COUNT_SHAPE)?.n ?? 0) > 0) return [only as string];
+    }
+    return names;
+  }
+  let after: string | null = null;
+  for (let i = 0; i < MAX_FLOW_LIST; i++) {
+    const next: { name: string } | null = batch.queryOne(nextQueueQuery(after), NAME_SHAPE);
+    if (next === null) break;
+    after = next.name;
+    if ((batch.queryOne(unfinishedInQueueQuery(next.name), COUNT_SHAPE)?.n ?? 0) > 0) {
+      const name = storedQueueName(next.name);
+      if (names.indexOf(name) === -1) names.push(name);
+    }
+  }
+  return names;
+}
+
+/** A job's deadline (its current attempt's claim + timeout_seconds), epoch ms; null: none. */
+export function deadlineMs(row: { timeout_seconds: number; claimed_at: string }): number | null {
+  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
+  const claimed = parsePbDate(row.claimed_at);
+  return claimed === null ? null : claimed + row.timeout_seconds * 1000;
+}
+
+/** A pending row past its start_by that has never started (FLOW.md: never handed out; the tick fails it). */
+export function startByPassed(row: { status: string; attempts: number; start_by: string }, nowMs: number): boolean {
+  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+}
+
+/**
+ * The tick's start_by failures: never-started pending rows past their
+ * start_by, through the partial (status, start_by) index (its WHERE repeated
+ * word for word so SQLite uses it), the earliest first.
+ */
+export function startByPassedWhere(nowMs: number): WhereClause {
+  return { sql: "status = 'pending' AND start_by != '' AND start_by <= {:now} AND attempts = 0", params: { now: formatPbDate(nowMs) } };
+}
+export const START_BY_ORDER = ["start_by ASC"] as const;
+export const START_BY_BATCH = 500;
