@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 449582c4cc5b"] || (globalThis["pbFleet POST /api/fleet/claim 449582c4cc5b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 0cdb6fc1bc7c"] || (globalThis["pbFleet POST /api/fleet/claim 0cdb6fc1bc7c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -247,19 +247,25 @@ function flowGate(batch, nowMs) {
   };
 }
 function scopesOf(row) {
+  var _a;
   const queue = { scope: "queue", name: storedQueueName(row.queue) };
-  return row.group_key === "" ? [queue] : [queue, { scope: "group", name: row.group_key }];
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? [queue] : [queue, { scope: "group", name: group }];
 }
 function keyOf(s) {
   return `${s.scope}\0${s.name}`;
 }
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 function startByPassed(row, nowMs) {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 
 // src/lib/transitions.ts
@@ -311,7 +317,8 @@ function isPastDeadline(row, nowMs) {
   return deadline !== null && nowMs >= deadline;
 }
 function timeoutPatch(row, nowMs) {
-  const error = timedOutError(row.timeout_seconds);
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -483,10 +490,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -495,9 +499,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -532,6 +537,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -557,7 +564,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -796,7 +807,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew d09c00c951e9"] || (globalThis["pbFleet POST /api/fleet/renew d09c00c951e9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew d43750784d93"] || (globalThis["pbFleet POST /api/fleet/renew d43750784d93"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -936,9 +947,11 @@ function readLeaseToken(data) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -1079,10 +1092,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1091,9 +1101,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -1125,6 +1136,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -1150,7 +1163,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -1352,7 +1369,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release cce2c731fa06"] || (globalThis["pbFleet POST /api/fleet/release cce2c731fa06"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release a553bc1e1025"] || (globalThis["pbFleet POST /api/fleet/release a553bc1e1025"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1532,7 +1549,9 @@ function isReleaseTarget(value) {
 
 // src/lib/flow.ts
 function parkScopeOf(row) {
-  return row.group_key === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: row.group_key };
+  var _a;
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: group };
 }
 var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
 function parkStatement(s, untilMs, nowMs) {
@@ -1600,10 +1619,11 @@ function retryPatch(row, nowMs, req) {
   return patch;
 }
 function rateLimitedPatch(row, nowMs, seconds) {
+  var _a;
   const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1e3)));
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
-  if (row.start_by !== "") patch.start_by = "";
+  if (((_a = row.start_by) != null ? _a : "") !== "") patch.start_by = "";
   return patch;
 }
 function backToPendingPatch(row, runAt) {
@@ -1754,10 +1774,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1766,9 +1783,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -1800,6 +1818,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -1825,7 +1845,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -2054,7 +2078,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 29831319ebdd"] || (globalThis["pbFleet POST /api/fleet/claim-next 29831319ebdd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next e319067daa2c"] || (globalThis["pbFleet POST /api/fleet/claim-next e319067daa2c"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2381,8 +2405,10 @@ function flowGate(batch, nowMs) {
   };
 }
 function scopesOf(row) {
+  var _a;
   const queue = { scope: "queue", name: storedQueueName(row.queue) };
-  return row.group_key === "" ? [queue] : [queue, { scope: "group", name: row.group_key }];
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? [queue] : [queue, { scope: "group", name: group }];
 }
 function keyOf(s) {
   return `${s.scope}\0${s.name}`;
@@ -2392,12 +2418,16 @@ function nextQueueQuery(after) {
 }
 var NAME_SHAPE = { name: "" };
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 function startByPassed(row, nowMs) {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 
 // src/lib/transitions.ts
@@ -2449,7 +2479,8 @@ function isPastDeadline(row, nowMs) {
   return deadline !== null && nowMs >= deadline;
 }
 function timeoutPatch(row, nowMs) {
-  const error = timedOutError(row.timeout_seconds);
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -2629,10 +2660,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2641,9 +2669,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -2665,7 +2694,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d, _e, _f;
+  var _a, _b, _c, _d, _e, _f, _g, _h;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -2678,9 +2707,9 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
-  view.group_key = row.group_key;
-  view.timeout_seconds = row.timeout_seconds;
-  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.group_key = (_e = row.group_key) != null ? _e : "";
+  view.timeout_seconds = (_f = row.timeout_seconds) != null ? _f : 0;
+  const deadline = isHeldStatus((_g = p.status) != null ? _g : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_h = p.claimed_at) != null ? _h : row.claimed_at }) : null;
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
@@ -2709,6 +2738,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -2734,7 +2765,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -2877,6 +2912,35 @@ function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter", queue,
     probeKeyPrefix,
     use
   );
+}
+function pendingGroupsCte(params, queue, groupLimit) {
+  params["groupQueue"] = queue;
+  params["groupLimit"] = groupLimit;
+  const next = "SELECT group_key FROM probe_jobs WHERE status = 'pending' AND queue = {:groupQueue}";
+  return `WITH RECURSIVE grp(k) AS (SELECT (${next} ORDER BY group_key LIMIT 1) UNION ALL SELECT (${next} AND group_key > grp.k ORDER BY group_key LIMIT 1) FROM grp WHERE grp.k IS NOT NULL LIMIT {:groupLimit})`;
+}
+function pendingGroupCountQuery(queue, limit) {
+  const params = {};
+  return { sql: `${pendingGroupsCte(params, queue, limit + 1)} SELECT COUNT(*) AS n FROM grp WHERE k IS NOT NULL`, params };
+}
+var MAX_GROUP_WALK = 256;
+function pendingDueByGroupWhere(priority, nowMs, probeKeyPrefix, queue, heldGroups, want) {
+  const params = { priority, now: formatPbDate(nowMs), groupWant: want };
+  const held = heldGroups.map((group, i) => {
+    params[`heldGroup${i}`] = group;
+    return `{:heldGroup${i}}`;
+  });
+  const inGroup = withPrefix(
+    `status = 'pending' AND queue = {:groupQueue} AND group_key = grp.k AND priority = {:priority} AND run_at <= {:now} AND ${STARTABLE_SQL}`,
+    params,
+    probeKeyPrefix,
+    "filter"
+  );
+  const cte = pendingGroupsCte(params, queue, MAX_GROUP_WALK + 1);
+  return {
+    sql: `id IN (${cte} SELECT r.id FROM grp, probe_jobs r WHERE grp.k IS NOT NULL AND grp.k NOT IN (${held.join(", ")}) AND r.id IN (SELECT id FROM probe_jobs WHERE ${inGroup.sql} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:groupWant}))`,
+    params: inGroup.params
+  };
 }
 var NONE_HELD = { queues: [], groups: [] };
 function heldBackTerms(held, params) {
@@ -3098,7 +3162,8 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   for (const s of batch.queryAll(stoppedScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) {
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   }
-  let queues = req.queues === null ? held.queues.length === 0 ? null : otherQueues(batch, held.queues) : req.queues;
+  const anyHeld = held.queues.length > 0 || held.groups.length > 0;
+  let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
   let rounds = 0;
   for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_HELD_BACK_ROUNDS && claimed.length < req.limit; pass++) {
@@ -3132,6 +3197,7 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
         const list = scope.scope === "queue" ? held.queues : held.groups;
         if (list.indexOf(scope.name) === -1) list.push(scope.name);
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
+        else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
       }
     }
@@ -3154,19 +3220,23 @@ function otherQueues(batch, heldQueues) {
   return null;
 }
 function duePendingOf(batch, nowMs, probeKeyPrefix, want, queues, except) {
+  var _a, _b;
   if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want, void 0, except);
   const rows = [];
   for (const queue of storedQueueValues(queues)) {
-    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue, except)) rows.push(row);
+    const byGroup = except.groups.length > 0 && ((_b = (_a = batch.queryOne(pendingGroupCountQuery(queue, MAX_GROUP_WALK), COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : MAX_GROUP_WALK + 1) <= MAX_GROUP_WALK;
+    const found = byGroup ? duePending(batch, nowMs, probeKeyPrefix, want, queue, except, (priority) => pendingDueByGroupWhere(priority, nowMs, probeKeyPrefix, queue, except.groups, want)) : duePending(batch, nowMs, probeKeyPrefix, want, queue, except);
+    for (const row of found) rows.push(row);
   }
   return rows;
 }
-function duePending(batch, nowMs, probeKeyPrefix, want, queue, except = NONE_HELD) {
+function duePending(batch, nowMs, probeKeyPrefix, want, queue, except = NONE_HELD, levelWhere) {
   const use = prefixUse(batch, probeKeyPrefix);
   const rows = [];
   let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use, queue), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except), LEVEL_ORDER, want - rows.length);
+    const where = levelWhere !== void 0 ? levelWhere(level.priority) : pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except);
+    const found = batch.find(where, LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
     level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);
@@ -3209,7 +3279,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 2a894f9735e2"] || (globalThis["pbFleet POST /api/fleet/sweep 2a894f9735e2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 77d225dc5414"] || (globalThis["pbFleet POST /api/fleet/sweep 77d225dc5414"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -3352,9 +3422,11 @@ function readPrefix(data) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -3372,7 +3444,8 @@ function isPastDeadline(row, nowMs) {
   return deadline !== null && nowMs >= deadline;
 }
 function timeoutPatch(row, nowMs) {
-  const error = timedOutError(row.timeout_seconds);
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -3540,10 +3613,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3552,9 +3622,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -3589,6 +3660,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -3614,7 +3687,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -3973,7 +4050,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 2a2e1407edd6"] || (globalThis["pbFleet GET /api/fleet/stats 2a2e1407edd6"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 99db542d79ed"] || (globalThis["pbFleet GET /api/fleet/stats 99db542d79ed"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4172,10 +4249,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4184,9 +4258,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -4237,7 +4312,11 @@ function readOne(db, query, shape) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4548,7 +4627,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 3a793a96a611"] || (globalThis["pbFleet GET /api/fleet/completions 3a793a96a611"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 863ea9965acc"] || (globalThis["pbFleet GET /api/fleet/completions 863ea9965acc"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4717,10 +4796,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4729,9 +4805,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -4763,7 +4840,11 @@ function readOne(db, query, shape) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4991,7 +5072,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 97a82b428b22"] || (globalThis["pbFleet POST /api/fleet/enqueue 97a82b428b22"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue ed7ecc694ef8"] || (globalThis["pbFleet POST /api/fleet/enqueue ed7ecc694ef8"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5324,10 +5405,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5336,9 +5414,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -5358,6 +5437,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -5383,7 +5464,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -5648,7 +5733,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 85372b6a5839"] || (globalThis["pbFleet POST /api/fleet/cancel 85372b6a5839"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel f185a849705e"] || (globalThis["pbFleet POST /api/fleet/cancel f185a849705e"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -5736,9 +5821,11 @@ function validateJobIdRequest(data) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -5857,10 +5944,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5869,9 +5953,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -5893,7 +5978,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d, _e, _f;
+  var _a, _b, _c, _d, _e, _f, _g, _h;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -5906,9 +5991,9 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
-  view.group_key = row.group_key;
-  view.timeout_seconds = row.timeout_seconds;
-  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.group_key = (_e = row.group_key) != null ? _e : "";
+  view.timeout_seconds = (_f = row.timeout_seconds) != null ? _f : 0;
+  const deadline = isHeldStatus((_g = p.status) != null ? _g : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_h = p.claimed_at) != null ? _h : row.claimed_at }) : null;
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
@@ -5931,6 +6016,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -5956,7 +6043,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6169,7 +6260,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry fe2c7ae95e73"] || (globalThis["pbFleet POST /api/fleet/retry fe2c7ae95e73"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 0b039d03b89a"] || (globalThis["pbFleet POST /api/fleet/retry 0b039d03b89a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6257,9 +6348,11 @@ function validateJobIdRequest(data) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -6388,10 +6481,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6400,9 +6490,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -6424,7 +6515,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d, _e, _f;
+  var _a, _b, _c, _d, _e, _f, _g, _h;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -6437,9 +6528,9 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
-  view.group_key = row.group_key;
-  view.timeout_seconds = row.timeout_seconds;
-  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.group_key = (_e = row.group_key) != null ? _e : "";
+  view.timeout_seconds = (_f = row.timeout_seconds) != null ? _f : 0;
+  const deadline = isHeldStatus((_g = p.status) != null ? _g : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_h = p.claimed_at) != null ? _h : row.claimed_at }) : null;
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
@@ -6462,6 +6553,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -6487,7 +6580,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6712,7 +6809,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 281c11df5d43"] || (globalThis["pbFleet POST /api/fleet/maintenance 281c11df5d43"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 90fb0ddfeb0b"] || (globalThis["pbFleet POST /api/fleet/maintenance 90fb0ddfeb0b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6844,7 +6941,9 @@ function deletePassedParksStatement(nowMs, limit) {
 }
 var PARKS_RETENTION_BATCH = 5e3;
 function startByPassed(row, nowMs) {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 function startByPassedWhere(nowMs) {
   return { sql: "status = 'pending' AND start_by != '' AND start_by <= {:now} AND attempts = 0", params: { now: formatPbDate(nowMs) } };
@@ -6857,10 +6956,11 @@ function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
 function notStartedPatch(row, nowMs) {
+  var _a;
   return {
     status: "failed",
     finished_at: formatPbDate(nowMs),
-    last_error: notStartedByError(row.start_by),
+    last_error: notStartedByError((_a = row.start_by) != null ? _a : ""),
     version: row.version + 1
   };
 }
@@ -7129,10 +7229,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7141,9 +7238,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -7186,6 +7284,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -7211,7 +7311,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -7740,7 +7844,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat ab9eff0b26fb"] || (globalThis["pbFleet POST /api/fleet/heartbeat ab9eff0b26fb"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat e73b832f82da"] || (globalThis["pbFleet POST /api/fleet/heartbeat e73b832f82da"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7939,9 +8043,11 @@ function batchItems(body, field) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -8086,10 +8192,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8098,9 +8201,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8132,6 +8236,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -8157,7 +8263,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -8464,7 +8574,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete b25e56380f17"] || (globalThis["pbFleet POST /api/fleet/complete b25e56380f17"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 2b98e5ec17f9"] || (globalThis["pbFleet POST /api/fleet/complete 2b98e5ec17f9"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8717,7 +8827,9 @@ function batchItems(body, field) {
 
 // src/lib/flow.ts
 function parkScopeOf(row) {
-  return row.group_key === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: row.group_key };
+  var _a;
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: group };
 }
 var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
 function parkStatement(s, untilMs, nowMs) {
@@ -8785,10 +8897,11 @@ function retryPatch(row, nowMs, req) {
   return patch;
 }
 function rateLimitedPatch(row, nowMs, seconds) {
+  var _a;
   const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1e3)));
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
-  if (row.start_by !== "") patch.start_by = "";
+  if (((_a = row.start_by) != null ? _a : "") !== "") patch.start_by = "";
   return patch;
 }
 function backToPendingPatch(row, runAt) {
@@ -8943,10 +9056,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8955,9 +9065,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8992,6 +9103,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -9017,7 +9130,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -9418,7 +9535,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 196c3d1dfe8a"] || (globalThis["pbFleet POST /api/fleet/flow 196c3d1dfe8a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow afc2ca0acd6b"] || (globalThis["pbFleet POST /api/fleet/flow afc2ca0acd6b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -9723,10 +9840,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -9735,9 +9849,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -9757,6 +9872,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -9782,7 +9899,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -9991,7 +10112,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow bea40e201bf6"] || (globalThis["pbFleet GET /api/fleet/flow bea40e201bf6"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 5489dbd44531"] || (globalThis["pbFleet GET /api/fleet/flow 5489dbd44531"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -10307,10 +10428,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -10319,9 +10437,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -10341,6 +10460,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -10366,7 +10487,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -10569,7 +10694,7 @@ return route;
 });
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created be9aa8676de4"] || (globalThis["pbFleet onModelBeforeCreate job-created be9aa8676de4"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created d6d2dc925658"] || (globalThis["pbFleet onModelBeforeCreate job-created d6d2dc925658"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -10622,10 +10747,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -10634,13 +10756,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -10722,7 +10849,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordBeforeRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 575b432cd14f"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 575b432cd14f"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 70e3612073d6"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -10764,10 +10891,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -10776,13 +10900,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -10860,7 +10989,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 575b432cd14f"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 575b432cd14f"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 70e3612073d6"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -10902,10 +11031,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -10914,13 +11040,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -10998,7 +11129,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 575b432cd14f"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 575b432cd14f"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 70e3612073d6"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -11040,10 +11171,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -11052,13 +11180,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -11272,10 +11405,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -11284,9 +11414,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -11301,7 +11432,11 @@ function logError(message, err) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -11493,9 +11628,11 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -11513,7 +11650,8 @@ function isPastDeadline(row, nowMs) {
   return deadline !== null && nowMs >= deadline;
 }
 function timeoutPatch(row, nowMs) {
-  const error = timedOutError(row.timeout_seconds);
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -11602,10 +11740,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -11614,9 +11749,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -11644,6 +11780,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -11669,7 +11807,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -12041,10 +12183,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -12053,13 +12192,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -12266,7 +12410,9 @@ function deletePassedParksStatement(nowMs, limit) {
 }
 var PARKS_RETENTION_BATCH = 5e3;
 function startByPassed(row, nowMs) {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 function startByPassedWhere(nowMs) {
   return { sql: "status = 'pending' AND start_by != '' AND start_by <= {:now} AND attempts = 0", params: { now: formatPbDate(nowMs) } };
@@ -12279,10 +12425,11 @@ function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
 function notStartedPatch(row, nowMs) {
+  var _a;
   return {
     status: "failed",
     finished_at: formatPbDate(nowMs),
-    last_error: notStartedByError(row.start_by),
+    last_error: notStartedByError((_a = row.start_by) != null ? _a : ""),
     version: row.version + 1
   };
 }
@@ -12472,10 +12619,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -12484,9 +12628,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -12522,6 +12667,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -12547,7 +12694,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {

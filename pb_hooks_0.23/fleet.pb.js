@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim fe37ec8d0ebe"] || (globalThis["pbFleet POST /api/fleet/claim fe37ec8d0ebe"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim a5e1fba1f756"] || (globalThis["pbFleet POST /api/fleet/claim a5e1fba1f756"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -247,19 +247,25 @@ function flowGate(batch, nowMs) {
   };
 }
 function scopesOf(row) {
+  var _a;
   const queue = { scope: "queue", name: storedQueueName(row.queue) };
-  return row.group_key === "" ? [queue] : [queue, { scope: "group", name: row.group_key }];
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? [queue] : [queue, { scope: "group", name: group }];
 }
 function keyOf(s) {
   return `${s.scope}\0${s.name}`;
 }
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 function startByPassed(row, nowMs) {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 
 // src/lib/transitions.ts
@@ -311,7 +317,8 @@ function isPastDeadline(row, nowMs) {
   return deadline !== null && nowMs >= deadline;
 }
 function timeoutPatch(row, nowMs) {
-  const error = timedOutError(row.timeout_seconds);
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -483,10 +490,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -495,9 +499,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -532,6 +537,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -557,7 +564,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -891,10 +902,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -903,9 +911,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -921,7 +930,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -1010,7 +1023,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew b6583fe0b760"] || (globalThis["pbFleet POST /api/fleet/renew b6583fe0b760"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 6c22f0963fd4"] || (globalThis["pbFleet POST /api/fleet/renew 6c22f0963fd4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1150,9 +1163,11 @@ function readLeaseToken(data) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -1293,10 +1308,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1305,9 +1317,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -1339,6 +1352,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -1364,7 +1379,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -1661,10 +1680,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -1673,9 +1689,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -1691,7 +1708,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -1780,7 +1801,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 452abf35c729"] || (globalThis["pbFleet POST /api/fleet/release 452abf35c729"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 10b4d704a24d"] || (globalThis["pbFleet POST /api/fleet/release 10b4d704a24d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1960,7 +1981,9 @@ function isReleaseTarget(value) {
 
 // src/lib/flow.ts
 function parkScopeOf(row) {
-  return row.group_key === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: row.group_key };
+  var _a;
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: group };
 }
 var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
 function parkStatement(s, untilMs, nowMs) {
@@ -2028,10 +2051,11 @@ function retryPatch(row, nowMs, req) {
   return patch;
 }
 function rateLimitedPatch(row, nowMs, seconds) {
+  var _a;
   const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1e3)));
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
-  if (row.start_by !== "") patch.start_by = "";
+  if (((_a = row.start_by) != null ? _a : "") !== "") patch.start_by = "";
   return patch;
 }
 function backToPendingPatch(row, runAt) {
@@ -2182,10 +2206,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2194,9 +2215,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -2228,6 +2250,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -2253,7 +2277,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -2577,10 +2605,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -2589,9 +2614,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -2607,7 +2633,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -2696,7 +2726,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 8a31d303314d"] || (globalThis["pbFleet POST /api/fleet/claim-next 8a31d303314d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 70e749af0fca"] || (globalThis["pbFleet POST /api/fleet/claim-next 70e749af0fca"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3023,8 +3053,10 @@ function flowGate(batch, nowMs) {
   };
 }
 function scopesOf(row) {
+  var _a;
   const queue = { scope: "queue", name: storedQueueName(row.queue) };
-  return row.group_key === "" ? [queue] : [queue, { scope: "group", name: row.group_key }];
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? [queue] : [queue, { scope: "group", name: group }];
 }
 function keyOf(s) {
   return `${s.scope}\0${s.name}`;
@@ -3034,12 +3066,16 @@ function nextQueueQuery(after) {
 }
 var NAME_SHAPE = { name: "" };
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 function startByPassed(row, nowMs) {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 
 // src/lib/transitions.ts
@@ -3091,7 +3127,8 @@ function isPastDeadline(row, nowMs) {
   return deadline !== null && nowMs >= deadline;
 }
 function timeoutPatch(row, nowMs) {
-  const error = timedOutError(row.timeout_seconds);
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -3271,10 +3308,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3283,9 +3317,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -3307,7 +3342,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d, _e, _f;
+  var _a, _b, _c, _d, _e, _f, _g, _h;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -3320,9 +3355,9 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
-  view.group_key = row.group_key;
-  view.timeout_seconds = row.timeout_seconds;
-  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.group_key = (_e = row.group_key) != null ? _e : "";
+  view.timeout_seconds = (_f = row.timeout_seconds) != null ? _f : 0;
+  const deadline = isHeldStatus((_g = p.status) != null ? _g : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_h = p.claimed_at) != null ? _h : row.claimed_at }) : null;
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
@@ -3351,6 +3386,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -3376,7 +3413,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -3519,6 +3560,35 @@ function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter", queue,
     probeKeyPrefix,
     use
   );
+}
+function pendingGroupsCte(params, queue, groupLimit) {
+  params["groupQueue"] = queue;
+  params["groupLimit"] = groupLimit;
+  const next = "SELECT group_key FROM probe_jobs WHERE status = 'pending' AND queue = {:groupQueue}";
+  return `WITH RECURSIVE grp(k) AS (SELECT (${next} ORDER BY group_key LIMIT 1) UNION ALL SELECT (${next} AND group_key > grp.k ORDER BY group_key LIMIT 1) FROM grp WHERE grp.k IS NOT NULL LIMIT {:groupLimit})`;
+}
+function pendingGroupCountQuery(queue, limit) {
+  const params = {};
+  return { sql: `${pendingGroupsCte(params, queue, limit + 1)} SELECT COUNT(*) AS n FROM grp WHERE k IS NOT NULL`, params };
+}
+var MAX_GROUP_WALK = 256;
+function pendingDueByGroupWhere(priority, nowMs, probeKeyPrefix, queue, heldGroups, want) {
+  const params = { priority, now: formatPbDate(nowMs), groupWant: want };
+  const held = heldGroups.map((group, i) => {
+    params[`heldGroup${i}`] = group;
+    return `{:heldGroup${i}}`;
+  });
+  const inGroup = withPrefix(
+    `status = 'pending' AND queue = {:groupQueue} AND group_key = grp.k AND priority = {:priority} AND run_at <= {:now} AND ${STARTABLE_SQL}`,
+    params,
+    probeKeyPrefix,
+    "filter"
+  );
+  const cte = pendingGroupsCte(params, queue, MAX_GROUP_WALK + 1);
+  return {
+    sql: `id IN (${cte} SELECT r.id FROM grp, probe_jobs r WHERE grp.k IS NOT NULL AND grp.k NOT IN (${held.join(", ")}) AND r.id IN (SELECT id FROM probe_jobs WHERE ${inGroup.sql} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:groupWant}))`,
+    params: inGroup.params
+  };
 }
 var NONE_HELD = { queues: [], groups: [] };
 function heldBackTerms(held, params) {
@@ -3741,7 +3811,8 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   for (const s of batch.queryAll(stoppedScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) {
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   }
-  let queues = req.queues === null ? held.queues.length === 0 ? null : otherQueues(batch, held.queues) : req.queues;
+  const anyHeld = held.queues.length > 0 || held.groups.length > 0;
+  let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
   let rounds = 0;
   for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_HELD_BACK_ROUNDS && claimed.length < req.limit; pass++) {
@@ -3775,6 +3846,7 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
         const list = scope.scope === "queue" ? held.queues : held.groups;
         if (list.indexOf(scope.name) === -1) list.push(scope.name);
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
+        else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
       }
     }
@@ -3797,19 +3869,23 @@ function otherQueues(batch, heldQueues) {
   return null;
 }
 function duePendingOf(batch, nowMs, probeKeyPrefix, want, queues, except) {
+  var _a, _b;
   if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want, void 0, except);
   const rows = [];
   for (const queue of storedQueueValues(queues)) {
-    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue, except)) rows.push(row);
+    const byGroup = except.groups.length > 0 && ((_b = (_a = batch.queryOne(pendingGroupCountQuery(queue, MAX_GROUP_WALK), COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : MAX_GROUP_WALK + 1) <= MAX_GROUP_WALK;
+    const found = byGroup ? duePending(batch, nowMs, probeKeyPrefix, want, queue, except, (priority) => pendingDueByGroupWhere(priority, nowMs, probeKeyPrefix, queue, except.groups, want)) : duePending(batch, nowMs, probeKeyPrefix, want, queue, except);
+    for (const row of found) rows.push(row);
   }
   return rows;
 }
-function duePending(batch, nowMs, probeKeyPrefix, want, queue, except = NONE_HELD) {
+function duePending(batch, nowMs, probeKeyPrefix, want, queue, except = NONE_HELD, levelWhere) {
   const use = prefixUse(batch, probeKeyPrefix);
   const rows = [];
   let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use, queue), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except), LEVEL_ORDER, want - rows.length);
+    const where = levelWhere !== void 0 ? levelWhere(level.priority) : pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except);
+    const found = batch.find(where, LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
     level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);
@@ -3946,10 +4022,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -3958,9 +4031,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -3976,7 +4050,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -4065,7 +4143,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep e7ed2086f341"] || (globalThis["pbFleet POST /api/fleet/sweep e7ed2086f341"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep fe9b25098f2c"] || (globalThis["pbFleet POST /api/fleet/sweep fe9b25098f2c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -4208,9 +4286,11 @@ function readPrefix(data) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -4228,7 +4308,8 @@ function isPastDeadline(row, nowMs) {
   return deadline !== null && nowMs >= deadline;
 }
 function timeoutPatch(row, nowMs) {
-  const error = timedOutError(row.timeout_seconds);
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -4396,10 +4477,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4408,9 +4486,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -4445,6 +4524,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -4470,7 +4551,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -4924,10 +5009,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -4936,9 +5018,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -4954,7 +5037,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -5043,7 +5130,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats e360bf920a4d"] || (globalThis["pbFleet GET /api/fleet/stats e360bf920a4d"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 91655e2a902c"] || (globalThis["pbFleet GET /api/fleet/stats 91655e2a902c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5242,10 +5329,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5254,9 +5338,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -5307,7 +5392,11 @@ function readOne(db, query, shape) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -5728,10 +5817,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -5740,9 +5826,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -5758,7 +5845,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -5847,7 +5938,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 805dc2024592"] || (globalThis["pbFleet GET /api/fleet/completions 805dc2024592"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions aa45e30ad09c"] || (globalThis["pbFleet GET /api/fleet/completions aa45e30ad09c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6016,10 +6107,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6028,9 +6116,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -6062,7 +6151,11 @@ function readOne(db, query, shape) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6400,10 +6493,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6412,9 +6502,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -6430,7 +6521,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -6519,7 +6614,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 23c1995b72d8"] || (globalThis["pbFleet POST /api/fleet/enqueue 23c1995b72d8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 86f555dfcaf8"] || (globalThis["pbFleet POST /api/fleet/enqueue 86f555dfcaf8"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -6852,10 +6947,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -6864,9 +6956,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -6886,6 +6979,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -6911,7 +7006,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -7271,10 +7370,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7283,9 +7379,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -7301,7 +7398,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -7390,7 +7491,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 4aa84920ae85"] || (globalThis["pbFleet POST /api/fleet/cancel 4aa84920ae85"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 9d460bd0402b"] || (globalThis["pbFleet POST /api/fleet/cancel 9d460bd0402b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -7478,9 +7579,11 @@ function validateJobIdRequest(data) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -7599,10 +7702,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -7611,9 +7711,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -7635,7 +7736,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d, _e, _f;
+  var _a, _b, _c, _d, _e, _f, _g, _h;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -7648,9 +7749,9 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
-  view.group_key = row.group_key;
-  view.timeout_seconds = row.timeout_seconds;
-  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.group_key = (_e = row.group_key) != null ? _e : "";
+  view.timeout_seconds = (_f = row.timeout_seconds) != null ? _f : 0;
+  const deadline = isHeldStatus((_g = p.status) != null ? _g : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_h = p.claimed_at) != null ? _h : row.claimed_at }) : null;
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
@@ -7673,6 +7774,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -7698,7 +7801,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -8006,10 +8113,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8018,9 +8122,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -8036,7 +8141,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -8125,7 +8234,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry fbd886aa0597"] || (globalThis["pbFleet POST /api/fleet/retry fbd886aa0597"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry e0eb191055a4"] || (globalThis["pbFleet POST /api/fleet/retry e0eb191055a4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -8213,9 +8322,11 @@ function validateJobIdRequest(data) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -8344,10 +8455,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8356,9 +8464,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8380,7 +8489,7 @@ function parseJsonField(text) {
   }
 }
 function queueJobView(row, patch) {
-  var _a, _b, _c, _d, _e, _f;
+  var _a, _b, _c, _d, _e, _f, _g, _h;
   const p = patch != null ? patch : {};
   const view = jobView(row, patch);
   view.payload = parseJsonField(row.payload);
@@ -8393,9 +8502,9 @@ function queueJobView(row, patch) {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
-  view.group_key = row.group_key;
-  view.timeout_seconds = row.timeout_seconds;
-  const deadline = isHeldStatus((_e = p.status) != null ? _e : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_f = p.claimed_at) != null ? _f : row.claimed_at }) : null;
+  view.group_key = (_e = row.group_key) != null ? _e : "";
+  view.timeout_seconds = (_f = row.timeout_seconds) != null ? _f : 0;
+  const deadline = isHeldStatus((_g = p.status) != null ? _g : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_h = p.claimed_at) != null ? _h : row.claimed_at }) : null;
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
@@ -8418,6 +8527,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -8443,7 +8554,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -8763,10 +8878,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -8775,9 +8887,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -8793,7 +8906,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -8882,7 +8999,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 965c32c59245"] || (globalThis["pbFleet POST /api/fleet/maintenance 965c32c59245"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 13714c632072"] || (globalThis["pbFleet POST /api/fleet/maintenance 13714c632072"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9014,7 +9131,9 @@ function deletePassedParksStatement(nowMs, limit) {
 }
 var PARKS_RETENTION_BATCH = 5e3;
 function startByPassed(row, nowMs) {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 function startByPassedWhere(nowMs) {
   return { sql: "status = 'pending' AND start_by != '' AND start_by <= {:now} AND attempts = 0", params: { now: formatPbDate(nowMs) } };
@@ -9027,10 +9146,11 @@ function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
 function notStartedPatch(row, nowMs) {
+  var _a;
   return {
     status: "failed",
     finished_at: formatPbDate(nowMs),
-    last_error: notStartedByError(row.start_by),
+    last_error: notStartedByError((_a = row.start_by) != null ? _a : ""),
     version: row.version + 1
   };
 }
@@ -9299,10 +9419,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -9311,9 +9428,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -9356,6 +9474,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -9381,7 +9501,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -10005,10 +10129,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -10017,9 +10138,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -10035,7 +10157,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -10124,7 +10250,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat f179d1d02b5d"] || (globalThis["pbFleet POST /api/fleet/heartbeat f179d1d02b5d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat e29b1c30443e"] || (globalThis["pbFleet POST /api/fleet/heartbeat e29b1c30443e"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -10323,9 +10449,11 @@ function batchItems(body, field) {
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -10470,10 +10598,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -10482,9 +10607,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -10516,6 +10642,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -10541,7 +10669,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -10943,10 +11075,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -10955,9 +11084,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -10973,7 +11103,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -11062,7 +11196,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 9465302db702"] || (globalThis["pbFleet POST /api/fleet/complete 9465302db702"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 2dff8646630d"] || (globalThis["pbFleet POST /api/fleet/complete 2dff8646630d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -11315,7 +11449,9 @@ function batchItems(body, field) {
 
 // src/lib/flow.ts
 function parkScopeOf(row) {
-  return row.group_key === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: row.group_key };
+  var _a;
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: group };
 }
 var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
 function parkStatement(s, untilMs, nowMs) {
@@ -11383,10 +11519,11 @@ function retryPatch(row, nowMs, req) {
   return patch;
 }
 function rateLimitedPatch(row, nowMs, seconds) {
+  var _a;
   const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1e3)));
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
-  if (row.start_by !== "") patch.start_by = "";
+  if (((_a = row.start_by) != null ? _a : "") !== "") patch.start_by = "";
   return patch;
 }
 function backToPendingPatch(row, runAt) {
@@ -11541,10 +11678,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -11553,9 +11687,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -11590,6 +11725,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -11615,7 +11752,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -12111,10 +12252,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -12123,9 +12261,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -12141,7 +12280,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -12230,7 +12373,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow a06c4a9b350b"] || (globalThis["pbFleet POST /api/fleet/flow a06c4a9b350b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 9728223ab7ba"] || (globalThis["pbFleet POST /api/fleet/flow 9728223ab7ba"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -12535,10 +12678,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -12547,9 +12687,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -12569,6 +12710,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -12594,7 +12737,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -12898,10 +13045,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -12910,9 +13054,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -12928,7 +13073,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -13017,7 +13166,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 845423b92f80"] || (globalThis["pbFleet GET /api/fleet/flow 845423b92f80"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow a6f5e80100ce"] || (globalThis["pbFleet GET /api/fleet/flow a6f5e80100ce"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -13333,10 +13482,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -13345,9 +13491,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -13367,6 +13514,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -13392,7 +13541,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -13690,10 +13843,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -13702,9 +13852,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -13720,7 +13871,11 @@ function workerAuth(rec, hasField) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -13809,7 +13964,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created e1180bf22b95"] || (globalThis["pbFleet onRecordCreate job-created e1180bf22b95"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created 713310d4a261"] || (globalThis["pbFleet onRecordCreate job-created 713310d4a261"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -13862,10 +14017,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -13874,13 +14026,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -13962,7 +14119,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 6ccba233a0ca"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 6ccba233a0ca"] = (() => {
+return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 122c62049ab5"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -14004,10 +14161,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -14016,13 +14170,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -14100,7 +14259,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 6ccba233a0ca"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 6ccba233a0ca"] = (() => {
+return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 122c62049ab5"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -14142,10 +14301,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -14154,13 +14310,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -14238,7 +14399,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 6ccba233a0ca"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 6ccba233a0ca"] = (() => {
+return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 122c62049ab5"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -14280,10 +14441,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -14292,13 +14450,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -14512,10 +14675,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -14524,9 +14684,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -14541,7 +14702,11 @@ function logError(message, err) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -14733,9 +14898,11 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/flow.ts
 function deadlineMs(row) {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1e3;
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -14753,7 +14920,8 @@ function isPastDeadline(row, nowMs) {
   return deadline !== null && nowMs >= deadline;
 }
 function timeoutPatch(row, nowMs) {
-  const error = timedOutError(row.timeout_seconds);
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -14842,10 +15010,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -14854,9 +15019,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -14884,6 +15050,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -14909,7 +15077,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {
@@ -15266,10 +15438,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -15278,13 +15447,18 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 // src/lib/job-counts.ts
 var JOB_COUNTS_TABLE = "probe_job_counts";
@@ -15491,7 +15665,9 @@ function deletePassedParksStatement(nowMs, limit) {
 }
 var PARKS_RETENTION_BATCH = 5e3;
 function startByPassed(row, nowMs) {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 function startByPassedWhere(nowMs) {
   return { sql: "status = 'pending' AND start_by != '' AND start_by <= {:now} AND attempts = 0", params: { now: formatPbDate(nowMs) } };
@@ -15504,10 +15680,11 @@ function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
 }
 function notStartedPatch(row, nowMs) {
+  var _a;
   return {
     status: "failed",
     finished_at: formatPbDate(nowMs),
-    last_error: notStartedByError(row.start_by),
+    last_error: notStartedByError((_a = row.start_by) != null ? _a : ""),
     version: row.version + 1
   };
 }
@@ -15697,10 +15874,7 @@ var JOB_ROW_TEXT_FIELDS = [
   "last_error",
   "dead_lettered_at",
   "unique_key",
-  "queue",
-  "group_key",
-  "start_by",
-  "claimed_at"
+  "queue"
 ];
 var JOB_ROW_NUMBER_FIELDS = [
   "version",
@@ -15709,9 +15883,10 @@ var JOB_ROW_NUMBER_FIELDS = [
   "priority",
   "attempts",
   "max_attempts",
-  "enqueue_index",
-  "timeout_seconds"
+  "enqueue_index"
 ];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -15747,6 +15922,8 @@ function readRow(rec) {
   const row = { id: rec.id };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row;
 }
 function findJudgedRecords(query, where, order, limit) {
@@ -15772,7 +15949,11 @@ function executeStatement(db, statement) {
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var ROW_AS_JSON = "json_object('id', id, " + JOB_ROW_TEXT_FIELDS.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ") + ", " + JOB_ROW_NUMBER_FIELDS.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ") + ")";
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 function jobRowsQuery(where, order, limit) {
   const params = Object.assign({}, where.params, { rowsLimit: limit });
   return {

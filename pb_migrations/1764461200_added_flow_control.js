@@ -9,6 +9,9 @@ const INDEXES = {
   idx_probe_jobs_group: "CREATE INDEX `idx_probe_jobs_group` ON `probe_jobs` (`group_key`, `status`, `lease_expires_at`) WHERE group_key != ''",
   // The maintenance tick's start_by failures, without a scan of other rows.
   idx_probe_jobs_start_by: "CREATE INDEX `idx_probe_jobs_start_by` ON `probe_jobs` (`status`, `start_by`) WHERE start_by != ''",
+  // claim-next around a held-back group's backlog: a queue's pending rows group by group, each in claim order.
+  idx_probe_jobs_pending_group:
+    "CREATE INDEX `idx_probe_jobs_pending_group` ON `probe_jobs` (`queue`, `group_key`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`) WHERE status = 'pending'",
 };
 const CLAIMS_SETUP = [
   "CREATE TABLE IF NOT EXISTS probe_flow_claims (scope TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, expires INTEGER NOT NULL)",

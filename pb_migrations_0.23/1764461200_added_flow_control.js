@@ -9,11 +9,14 @@
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 // CREATE INDEX `idx_probe_jobs_group` ON `probe_jobs` (`group_key`, `status`, `lease_expires_at`) WHERE group_key != ''
 // CREATE INDEX `idx_probe_jobs_start_by` ON `probe_jobs` (`status`, `start_by`) WHERE start_by != ''
+// CREATE INDEX `idx_probe_jobs_pending_group` ON `probe_jobs` (`queue`, `group_key`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`) WHERE status = 'pending'
 const INDEXES = [
   // A group's held and due counts: a range of this index whatever other groups hold.
   ["idx_probe_jobs_group", "`group_key`, `status`, `lease_expires_at`", "group_key != ''"],
   // The maintenance tick's start_by failures, without a scan of other rows.
   ["idx_probe_jobs_start_by", "`status`, `start_by`", "start_by != ''"],
+  // claim-next around a held-back group's backlog: a queue's pending rows group by group, each in claim order.
+  ["idx_probe_jobs_pending_group", "`queue`, `group_key`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`", "status = 'pending'"],
 ];
 const CLAIMS_SETUP = [
   "CREATE TABLE IF NOT EXISTS probe_flow_claims (scope TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, expires INTEGER NOT NULL)",

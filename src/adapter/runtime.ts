@@ -5,7 +5,7 @@
  * both hooks tsconfigs check them against their own API's types.
  */
 import {
-  JOB_JSON_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobInsert, type JobPatch, type JobRow,
+  JOB_JSON_FIELDS, JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobInsert, type JobPatch, type JobRow,
 } from "../lib/job-row.js";
 import { WORKER_FIELDS, type CallerAuth } from "../lib/identity.js";
 import { LEASE_AS_JUDGED_SQL } from "../lib/lease.js";
@@ -73,6 +73,8 @@ export function readRow(rec: RecordFields): JobRow {
   const row = { id: rec.id } as { [field: string]: string | number };
   for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
   for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
   return row as unknown as JobRow;
 }
 

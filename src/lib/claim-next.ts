@@ -7,12 +7,13 @@
  */
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import {
-  flowGate, NAME_SHAPE, nextQueueQuery, SCOPE_SHAPE, STOPPED_SCOPES_LIMIT, stoppedScopesQuery, type Scope,
+  COUNT_SHAPE, flowGate, NAME_SHAPE, nextQueueQuery, SCOPE_SHAPE, STOPPED_SCOPES_LIMIT, stoppedScopesQuery, type Scope,
 } from "./flow.js";
 import { MAX_CLAIM_QUEUES, storedQueueName } from "./queue-names.js";
 import {
   CLAIM_ORDER, expiredLeaseWhere, FAMILY_PROBE_LIMIT, FAMILY_PROBE_SHAPE, familyProbeQuery, firstInClaimOrder, LEVEL_ORDER,
-  NONE_HELD, pendingDueWhere, PRIORITY_LEVEL_SHAPE, storedQueueValues, topPriorityQuery, type HeldBack,
+  MAX_GROUP_WALK, NONE_HELD, pendingDueByGroupWhere, pendingDueWhere, pendingGroupCountQuery, PRIORITY_LEVEL_SHAPE, storedQueueValues,
+  topPriorityQuery, type HeldBack, type WhereClause,
 } from "./queries.js";
 import type { PrefixUse } from "./prefix.js";
 import { decideClaim } from "./transitions.js";
@@ -52,7 +53,8 @@ export function claimNext(
   for (const s of batch.queryAll(stoppedScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) {
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   }
-  let queues = req.queues === null ? (held.queues.length === 0 ? null : otherQueues(batch, held.queues)) : req.queues;
+  const anyHeld = held.queues.length > 0 || held.groups.length > 0;
+  let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
   let rounds = 0;
   for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_HELD_BACK_ROUNDS && claimed.length < req.limit; pass++) {
@@ -91,7 +93,9 @@ export function claimNext(
         const scope = heldBy.scope;
         const list = scope.scope === "queue" ? held.queues : held.groups;
         if (list.indexOf(scope.name) === -1) list.push(scope.name);
+        // A call for any queue turns into one per queue: each queue's index, and a held-back group walked around.
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
+        else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
       }
     }
@@ -133,7 +137,13 @@ function duePendingOf(
   if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want, undefined, except);
   const rows: JobRow[] = [];
   for (const queue of storedQueueValues(queues)) {
-    for (const row of duePending(batch, nowMs, probeKeyPrefix, want, queue, except)) rows.push(row);
+    const byGroup = except.groups.length > 0 &&
+      (batch.queryOne(pendingGroupCountQuery(queue, MAX_GROUP_WALK), COUNT_SHAPE)?.n ?? MAX_GROUP_WALK + 1) <= MAX_GROUP_WALK;
+    const found = byGroup
+      ? duePending(batch, nowMs, probeKeyPrefix, want, queue, except, (priority) =>
+        pendingDueByGroupWhere(priority, nowMs, probeKeyPrefix, queue, except.groups, want))
+      : duePending(batch, nowMs, probeKeyPrefix, want, queue, except);
+    for (const row of found) rows.push(row);
   }
   return rows;
 }
@@ -146,12 +156,14 @@ function duePendingOf(
  */
 export function duePending(
   batch: JobBatch, nowMs: number, probeKeyPrefix: string, want: number, queue?: string, except: HeldBack = NONE_HELD,
+  levelWhere?: (priority: number) => WhereClause,
 ): JobRow[] {
   const use = prefixUse(batch, probeKeyPrefix);
   const rows: JobRow[] = [];
   let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, undefined, use, queue), PRIORITY_LEVEL_SHAPE);
   while (level !== null && level.found === 1 && rows.length < want) {
-    const found = batch.find(pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except), LEVEL_ORDER, want - rows.length);
+    const where = levelWhere !== undefined ? levelWhere(level.priority) : pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except);
+    const found = batch.find(where, LEVEL_ORDER, want - rows.length);
     for (const row of found) rows.push(row);
     if (rows.length >= want) break;
     level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);

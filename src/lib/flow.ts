@@ -294,7 +294,8 @@ export function flowGate(batch: JobBatch, nowMs: number): FlowGate {
 /** A job's scopes: its queue, and its group when it has one. */
 export function scopesOf(row: JobRow): Scope[] {
   const queue: Scope = { scope: "queue", name: storedQueueName(row.queue) };
-  return row.group_key === "" ? [queue] : [queue, { scope: "group", name: row.group_key }];
+  const group = row.group_key ?? "";
+  return group === "" ? [queue] : [queue, { scope: "group", name: group }];
 }
 
 function keyOf(s: Scope): string {
@@ -306,7 +307,8 @@ function keyOf(s: Scope): string {
  * job's group, or its queue when it has none.
  */
 export function parkScopeOf(row: JobRow): Scope {
-  return row.group_key === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: row.group_key };
+  const group = row.group_key ?? "";
+  return group === "" ? { scope: "queue", name: storedQueueName(row.queue) } : { scope: "group", name: group };
 }
 
 /** The id PocketBase would give a record: 15 of [a-z0-9]. */
@@ -540,15 +542,17 @@ function queuesWithUnfinishedJobs(batch: JobBatch, only: string | null): string[
 }
 
 /** A job's deadline (its current attempt's claim + timeout_seconds), epoch ms; null: none. */
-export function deadlineMs(row: { timeout_seconds: number; claimed_at: string }): number | null {
-  if (!(row.timeout_seconds > 0) || row.claimed_at === "") return null;
-  const claimed = parsePbDate(row.claimed_at);
-  return claimed === null ? null : claimed + row.timeout_seconds * 1000;
+export function deadlineMs(row: { timeout_seconds?: number; claimed_at?: string }): number | null {
+  const timeout = row.timeout_seconds ?? 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate(row.claimed_at ?? "");
+  return claimed === null ? null : claimed + timeout * 1000;
 }
 
 /** A pending row past its start_by that has never started (FLOW.md: never handed out; the tick fails it). */
-export function startByPassed(row: { status: string; attempts: number; start_by: string }, nowMs: number): boolean {
-  return row.status === "pending" && row.attempts === 0 && row.start_by !== "" && row.start_by <= formatPbDate(nowMs);
+export function startByPassed(row: { status: string; attempts: number; start_by?: string }, nowMs: number): boolean {
+  const startBy = row.start_by ?? "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
 }
 
 /**

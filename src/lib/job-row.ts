@@ -42,15 +42,17 @@ export interface JobRow {
   enqueue_index: number;
   /** As stored: "" (a row written around enqueue) reads as the default queue. */
   queue: string;
-  // Flow control's fields (FLOW.md).
-  /** "" when none. */
-  group_key: string;
-  /** 0: no timeout. */
-  timeout_seconds: number;
-  /** PocketBase's text form; "" when none. */
-  start_by: string;
+  // Flow control's fields (FLOW.md). Absent means empty: the batch endpoints' read leaves all four out
+  // of a row with no group, timeout or start_by (bulk.ts), which is most rows, so the common path does
+  // not pay for them.
+  /** "" or absent: none. */
+  group_key?: string;
+  /** 0 or absent: no timeout. */
+  timeout_seconds?: number;
+  /** PocketBase's text form; "" or absent: none. */
+  start_by?: string;
   /** The last winning claim; with timeout_seconds, the current attempt's deadline. "" before any. */
-  claimed_at: string;
+  claimed_at?: string;
 }
 
 /** Field values to write; dates in PocketBase's text form. */
@@ -127,12 +129,13 @@ export interface JobBatch {
 export const JOB_ROW_TEXT_FIELDS = [
   "created", "probe_key", "status", "claimed_by", "lease_expires_at", "lease_token",
   "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key", "queue",
-  "group_key", "start_by", "claimed_at",
 ] as const;
 export const JOB_ROW_NUMBER_FIELDS = [
   "version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index",
-  "timeout_seconds",
 ] as const;
+/** Flow control's JobRow fields, by type (read whole by a record load; left out by the bulk read when empty). */
+export const JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"] as const;
+export const JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"] as const;
 
 /**
  * The `job` object of an answer: the row as it is after the patch. Field by
@@ -175,8 +178,8 @@ export function queueJobView(row: JobRow, patch?: JobPatch): QueueJobView {
   view.unique_key = row.unique_key;
   view.queue = storedQueueName(row.queue);
   view.progress = p.progress !== undefined ? p.progress : parseJsonField(row.progress);
-  view.group_key = row.group_key;
-  view.timeout_seconds = row.timeout_seconds;
+  view.group_key = row.group_key ?? "";
+  view.timeout_seconds = row.timeout_seconds ?? 0;
   const deadline = isHeldStatus(p.status ?? row.status)
     ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: p.claimed_at ?? row.claimed_at })
     : null;

@@ -37,6 +37,54 @@ export function pendingDueWhere(
 }
 
 /**
+ * The distinct groups ("" = none) of one queue's pending rows, one seek of
+ * the pending-group index each (a skip-scan), at most {:groupLimit}: the
+ * groups a held-back group's backlog is walked around (pendingDueByGroupWhere).
+ */
+function pendingGroupsCte(params: WhereClause["params"], queue: string, groupLimit: number): string {
+  params["groupQueue"] = queue;
+  params["groupLimit"] = groupLimit;
+  const next = "SELECT group_key FROM probe_jobs WHERE status = 'pending' AND queue = {:groupQueue}";
+  return `WITH RECURSIVE grp(k) AS (SELECT (${next} ORDER BY group_key LIMIT 1) ` +
+    `UNION ALL SELECT (${next} AND group_key > grp.k ORDER BY group_key LIMIT 1) FROM grp WHERE grp.k IS NOT NULL LIMIT {:groupLimit})`;
+}
+
+/** How many groups (up to `limit`) one queue's pending rows are in; read as COUNT_SHAPE. */
+export function pendingGroupCountQuery(queue: string, limit: number): WhereClause {
+  const params: WhereClause["params"] = {};
+  return { sql: `${pendingGroupsCte(params, queue, limit + 1)} SELECT COUNT(*) AS n FROM grp WHERE k IS NOT NULL`, params };
+}
+/** Groups in a queue's pending rows up to which claim-next walks a held-back group's backlog around, group by group. */
+export const MAX_GROUP_WALK = 256;
+
+/**
+ * pendingDueWhere for a call with held-back groups: the first `want` due
+ * rows of each other group at this level (each a range of the pending-group
+ * index, already in claim order), so a held-back group's backlog in front
+ * costs one seek, not a walk of its rows (the claim index has no group).
+ * The caller orders the union by LEVEL_ORDER. For queues of at most
+ * MAX_GROUP_WALK groups.
+ */
+export function pendingDueByGroupWhere(
+  priority: number, nowMs: number, probeKeyPrefix: string, queue: string, heldGroups: readonly string[], want: number,
+): WhereClause {
+  const params: WhereClause["params"] = { priority, now: formatPbDate(nowMs), groupWant: want };
+  const held = heldGroups.map((group, i) => {
+    params[`heldGroup${i}`] = group;
+    return `{:heldGroup${i}}`;
+  });
+  const inGroup = withPrefix(
+    `status = 'pending' AND queue = {:groupQueue} AND group_key = grp.k AND priority = {:priority} AND run_at <= {:now} AND ${STARTABLE_SQL}`,
+    params, probeKeyPrefix, "filter");
+  const cte = pendingGroupsCte(params, queue, MAX_GROUP_WALK + 1);
+  return {
+    sql: `id IN (${cte} SELECT r.id FROM grp, probe_jobs r WHERE grp.k IS NOT NULL AND grp.k NOT IN (${held.join(", ")}) ` +
+      `AND r.id IN (SELECT id FROM probe_jobs WHERE ${inGroup.sql} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:groupWant}))`,
+    params: inGroup.params,
+  };
+}
+
+/**
  * Scopes flow control holds back for the rest of a claim-next call (paused,
  * parked, at a limit): their jobs are left out of the candidates, so they
  * never block other work (FLOW.md: no head-of-line blocking).

@@ -178,7 +178,7 @@ export function isPastDeadline(row: JobRow, nowMs: number): boolean {
  * error; the orphan count is left as it is (a timeout is not an orphaning).
  */
 export function timeoutPatch(row: JobRow, nowMs: number): JobPatch {
-  const error = timedOutError(row.timeout_seconds);
+  const error = timedOutError(row.timeout_seconds ?? 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
   const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
   patch.last_error = error;
@@ -274,7 +274,7 @@ function rateLimitedPatch(row: JobRow, nowMs: number, seconds: number): JobPatch
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
   // It has started (FLOW.md: start_by guards the first start only), though its attempt is given back.
-  if (row.start_by !== "") patch.start_by = "";
+  if ((row.start_by ?? "") !== "") patch.start_by = "";
   return patch;
 }
 
@@ -358,7 +358,7 @@ export function notStartedPatch(row: JobRow, nowMs: number): JobPatch {
   return {
     status: "failed",
     finished_at: formatPbDate(nowMs),
-    last_error: notStartedByError(row.start_by),
+    last_error: notStartedByError(row.start_by ?? ""),
     version: row.version + 1,
   };
 }

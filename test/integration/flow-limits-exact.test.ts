@@ -27,8 +27,8 @@ const GROUPS = 20;
 const GROUP_LIMIT = 3;
 const QUEUE_LIMIT = 25;
 const CALLERS = 40;
-/** The lease each claim asks for; a hold is far shorter, so no lease lapses (checked: every release succeeds). */
-const LEASE_SECONDS = 3;
+/** The lease each claim asks for: far longer than a hold, even on a loaded CI machine where a complete can wait seconds for the writer (checked: every release succeeds). */
+const LEASE_SECONDS = 30;
 const MAX_HOLD_MS = 120;
 /** Jobs of one group in a row, in enqueue (so claim) order. */
 const RUN = 10;

@@ -22,7 +22,7 @@ const BY_ID_CALLERS = 5;
 const RUN_MS = 10_000;
 /** Few: the fleet runs out of fresh jobs and claims the retried ones again (each claim stays counted). */
 const JOBS = 16;
-const LEASE_SECONDS = 5;
+const LEASE_SECONDS = 30;
 
 interface Win {
   at: number;

@@ -352,6 +352,8 @@ const ORPHANED_INDEX =
 /** Flow control's (FLOW.md): a group's held and due counts, and the tick's start_by failures. */
 const GROUP_INDEX = "CREATE INDEX `idx_probe_jobs_group` ON `probe_jobs` (`group_key`, `status`, `lease_expires_at`) WHERE group_key != ''";
 const START_BY_INDEX = "CREATE INDEX `idx_probe_jobs_start_by` ON `probe_jobs` (`status`, `start_by`) WHERE start_by != ''";
+const PENDING_GROUP_INDEX =
+  "CREATE INDEX `idx_probe_jobs_pending_group` ON `probe_jobs` (`queue`, `group_key`, `priority` DESC, `run_at`, `created`, `enqueue_index`, `id`) WHERE status = 'pending'";
 /** The rate window's log: a plain table (src/lib/flow.ts FLOW_CLAIMS_TABLE), made and dropped by raw SQL. */
 const FLOW_CLAIMS_SETUP = [
   "CREATE TABLE IF NOT EXISTS probe_flow_claims (scope TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, expires INTEGER NOT NULL)",
@@ -406,9 +408,10 @@ describe("the migrations of both PocketBase lines", () => {
       QUEUE_CLAIM_INDEX,
       GROUP_INDEX,
       START_BY_INDEX,
+      PENDING_GROUP_INDEX,
     ]);
     // PocketBase 0.22's index parser cuts a WHERE at its first parenthesis.
-    for (const index of [UNIQUE_KEY_INDEX, GROUP_INDEX, START_BY_INDEX]) expect(index.slice(index.indexOf("WHERE"))).not.toMatch(/[()]/);
+    for (const index of [UNIQUE_KEY_INDEX, GROUP_INDEX, START_BY_INDEX, PENDING_GROUP_INDEX]) expect(index.slice(index.indexOf("WHERE"))).not.toMatch(/[()]/);
 
     const events = expected["probe_job_events"]!;
     expect([events.type, events.auth]).toEqual(["base", null]);

@@ -30,13 +30,16 @@ import { randomInt } from "node:crypto";
 import vm from "node:vm";
 import { bulkPatchStatement, jobRowsQuery } from "../../../src/lib/bulk";
 import { deleteOldEventsStatement, JOB_EVENTS_COLLECTION } from "../../../src/lib/job-events";
-import { JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch } from "../../../src/lib/job-row";
+import {
+  JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch,
+} from "../../../src/lib/job-row";
 import { stampLastSeenStatement, WORKERS_COLLECTION } from "../../../src/lib/identity";
 import { formatPbDate, isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
 import { DEFAULT_QUEUE } from "../../../src/lib/queue-names";
 import {
   expiredLeaseWhere, FAMILY_PROBE_LIMIT, familyProbeQuery, jobByIdWhere, jobsByIdsWhere, liveCountsByQueueQuery, liveUniqueKeyQuery,
-  pendingDueWhere, statsQuery, statsScanQuery, topPriorityQuery, type HeldBack,
+  LEVEL_ORDER, pendingDueByGroupWhere, pendingDueWhere, pendingGroupCountQuery, statsQuery, statsScanQuery, topPriorityQuery,
+  type HeldBack,
 } from "../../../src/lib/queries";
 import {
   deleteExpiredClaimsStatement, deletePassedParksStatement, dueCountQuery, flowListQuery, flowRowsQuery, heldCountQuery, stoppedScopesQuery,
@@ -436,7 +439,7 @@ function startable(row: SqlJobRow, params: Params): boolean {
 }
 
 /** The row test of a record query's condition, for the WHERE shapes src/lib/queries.ts builds (dates compared as text, as SQLite does). */
-export function jobWhere(expression: DbxExpression): (row: SqlJobRow) => boolean {
+export function jobWhere(expression: DbxExpression, table: Iterable<SqlJobRow> = []): (row: SqlJobRow) => boolean {
   if ("hash" in expression) {
     return (row) => Object.entries(expression.hash).every(([column, value]) => row[column as keyof SqlJobRow] === value);
   }
@@ -463,6 +466,24 @@ export function jobWhere(expression: DbxExpression): (row: SqlJobRow) => boolean
     boundNow(params);
     return (row) => row.status === "pending" && row.priority === params["priority"] &&
       compareText(row.run_at, now) <= 0 && startable(row, params) && notHeldBack(row, params) && inQueue(row, queue) && inPrefix(row, params);
+  }
+  const groupWant = params["groupWant"];
+  const groupQueue = params["groupQueue"];
+  if (typeof priority === "number" && typeof groupWant === "number" && typeof groupQueue === "string" &&
+    sql === pendingDueByGroupWhere(priority, 0, prefix, groupQueue, boundList(params, "heldGroup"), groupWant).sql) {
+    // Per group of the queue's pending rows (all but the held-back ones): its first groupWant due rows at the level.
+    const now = String(params["now"]);
+    boundNow(params);
+    const heldGroups = boundList(params, "heldGroup");
+    const due = [...table].filter((row) => row.status === "pending" && row.queue === groupQueue && !heldGroups.includes(row.group_key) &&
+      row.priority === priority && compareText(row.run_at, now) <= 0 && startable(row, params) && inPrefix(row, params));
+    const chosen = new Set<string>();
+    const perGroup = new Map<string, SqlJobRow[]>();
+    for (const row of due) perGroup.set(row.group_key, [...(perGroup.get(row.group_key) ?? []), row]);
+    for (const rows of perGroup.values()) {
+      for (const row of rows.sort(compareBy<SqlJobRow>(LEVEL_ORDER)).slice(0, groupWant)) chosen.add(row.id);
+    }
+    return (row) => chosen.has(row.id);
   }
   if (sql === startByPassedWhere(0).sql) {
     const now = String(params["now"]);
@@ -525,6 +546,12 @@ function rowAsJson(row: SqlJobRow): Record<string, unknown> {
     out[f] = f === "lease_expires_at" ? judgedLease(String(value ?? "")) : value === undefined || value === null ? "" : value;
   }
   for (const f of JOB_ROW_NUMBER_FIELDS) out[f] = all[f] ?? 0;
+  // Flow control's fields only on a row that uses them (bulk.ts's CASE).
+  const text = (f: string) => (all[f] === undefined || all[f] === null ? "" : all[f]);
+  if (text("group_key") !== "" || (Number(all["timeout_seconds"] ?? 0)) !== 0 || text("start_by") !== "") {
+    for (const f of JOB_ROW_FLOW_TEXT_FIELDS) out[f] = text(f);
+    for (const f of JOB_ROW_FLOW_NUMBER_FIELDS) out[f] = all[f] ?? 0;
+  }
   return out;
 }
 
@@ -535,9 +562,14 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
   const jobs = [...tables.jobs.values()];
   const rowsQuery = rowsQueryParts(sql, params);
   if (rowsQuery !== null) {
-    const test = jobWhere(rowsQuery.where);
+    const test = jobWhere(rowsQuery.where, jobs);
     const rows = jobs.filter(test).sort(compareBy<SqlJobRow>(rowsQuery.order)).slice(0, rowsQuery.limit).map(rowAsJson);
     return [{ rows: JSON.stringify(rows) }];
+  }
+  if (typeof params["groupQueue"] === "string" && typeof params["groupLimit"] === "number" &&
+    sql === pendingGroupCountQuery(params["groupQueue"], params["groupLimit"] - 1).sql) {
+    const groups = new Set(jobs.filter((r) => r.status === "pending" && r.queue === params["groupQueue"]).map((r) => r.group_key));
+    return [{ n: Math.min(groups.size, params["groupLimit"]) }];
   }
   const below = params["below"] === undefined ? undefined : Number(params["below"]);
   const queue = boundQueue(params);
@@ -1246,7 +1278,7 @@ class FakeRecordQuery {
     record.load(clone(row));
   }
   #select(): StoredRow[] {
-    const tests = this.#where.map(jobWhere);
+    const tests = this.#where.map((where) => jobWhere(where, this.#rows().values()));
     return [...this.#rows().values()]
       .filter((row) => tests.every((test) => test(row)))
       .sort(compareBy<StoredRow>(this.#order))

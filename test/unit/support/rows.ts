@@ -69,6 +69,11 @@ export interface MemoryRow extends JobRow {
   finished_at: string;
   requeued_at: string;
   result: string;
+  // A stored row always has flow control's columns (only the bulk read leaves them out).
+  group_key: string;
+  timeout_seconds: number;
+  start_by: string;
+  claimed_at: string;
 }
 
 export interface BatchCall {
@@ -100,7 +105,7 @@ export interface MemoryBatch extends JobBatch {
 }
 
 export function memoryRow(from: JobRow): MemoryRow {
-  return { finished_at: "", requeued_at: "", result: "", ...from };
+  return { finished_at: "", requeued_at: "", result: "", group_key: "", timeout_seconds: 0, start_by: "", claimed_at: "", ...from };
 }
 
 export function memoryBatch(
@@ -137,7 +142,7 @@ export function memoryBatch(
     },
     find(where, order, limit) {
       calls.push({ op: "find", query: where, order, limit });
-      const test = jobWhere(where);
+      const test = jobWhere(where, jobs.values());
       return [...jobs.values()]
         .filter(test)
         .sort(compareBy<MemoryRow>(order))
