@@ -255,8 +255,8 @@ describe("past the deadline, the timeout is written", () => {
   it("claim-next's steal path writes the timeout instead of handing the job out, and goes on to the next job", async () => {
     const prefix = randomKey("fto-cns") + "/";
     const [slow, dead] = await enqueueOk([
-      { probeKey: `${prefix}a`, timeoutSeconds: 1, maxAttempts: 3, priority: 9 },
-      { probeKey: `${prefix}b`, timeoutSeconds: 1, maxAttempts: 1, priority: 9 },
+      { probeKey: `${prefix}a`, timeoutSeconds: 2, maxAttempts: 3, priority: 9 },
+      { probeKey: `${prefix}b`, timeoutSeconds: 2, maxAttempts: 1, priority: 9 },
     ]);
     await claimNextOne({ workerId: "w", probeKeyPrefix: prefix, leaseSeconds: 60 });
     await claimNextOne({ workerId: "w", probeKeyPrefix: prefix, leaseSeconds: 60 });
@@ -270,9 +270,9 @@ describe("past the deadline, the timeout is written", () => {
     const { result: res, t0, t1 } = await timed(() => claimNext({ workerId: "w2", probeKeyPrefix: prefix, limit: 5, leaseSeconds: 60 }));
     expect(res.body.jobs.map((j: ClaimedJob) => j.job.id)).toEqual([next!.id]);
     // a steal would have bumped the orphan count (and reclaim_count): a timeout does neither
-    expectTimedOutRetry(await getQueueJob(slow!.id), beforeSlow, t0, t1, 1);
+    expectTimedOutRetry(await getQueueJob(slow!.id), beforeSlow, t0, t1, 2);
     const deadRow = await getQueueJob(dead!.id);
-    expect(deadRow).toMatchObject({ status: "failed", last_error: "timed out after 1 s", claimed_by: "", attempts: 1, reclaim_count: 0 });
+    expect(deadRow).toMatchObject({ status: "failed", last_error: "timed out after 2 s", claimed_by: "", attempts: 1, reclaim_count: 0 });
     expect(deadRow.dead_lettered_at).not.toBe("");
   });
 });
