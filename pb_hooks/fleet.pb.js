@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 0cdb6fc1bc7c"] || (globalThis["pbFleet POST /api/fleet/claim 0cdb6fc1bc7c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 114942d068f8"] || (globalThis["pbFleet POST /api/fleet/claim 114942d068f8"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -148,7 +148,7 @@ function flowRowsQuery(scopes) {
 function scopeTerm(s, params) {
   params["scopeName"] = s.name;
   if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
-  return storedQueueName("") === s.name ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+  return s.name === DEFAULT_QUEUE ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
 }
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
@@ -160,8 +160,8 @@ function heldCountQuery(s, nowMs) {
 var COUNT_SHAPE = { n: 0 };
 function windowCountQuery(s, nowMs, periodSeconds) {
   return {
-    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since} AND at <= {:now}`,
-    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3, now: nowMs }
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
 function recordClaimStatement(s, nowMs, periodSeconds) {
@@ -1369,7 +1369,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release a553bc1e1025"] || (globalThis["pbFleet POST /api/fleet/release a553bc1e1025"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 75ea3130d267"] || (globalThis["pbFleet POST /api/fleet/release 75ea3130d267"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1381,6 +1381,9 @@ var SWEEPER_HOLDER = "pb-fleet-sweeper";
 var MAX_GROUP_KEY_CHARS = 200;
 var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `timed out after ${timeoutSeconds} s`;
+}
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -1562,7 +1565,17 @@ function parkStatement(s, untilMs, nowMs) {
   };
 }
 function parkFor(batch, row, seconds, nowMs) {
-  batch.execute(parkStatement(parkScopeOf(row), nowMs + Math.round(seconds * 1e3), nowMs));
+  batch.execute(parkStatement(parkScopeOf(row), rateLimitedUntilMs(nowMs, seconds), nowMs));
+}
+function rateLimitedUntilMs(nowMs, seconds) {
+  return nowMs + Math.round(seconds * 1e3);
+}
+function deadlineMs(row) {
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -1575,6 +1588,18 @@ function isTerminalStatus(status) {
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
 }
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function timeoutPatch(row, nowMs) {
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  patch.last_error = error;
+  return patch;
+}
 function decideRelease(row, req, nowMs) {
   if (!isHeldStatus(row.status)) {
     if (isTerminalStatus(row.status) && row.status !== "cancelled" && row.claimed_by === req.workerId) {
@@ -1586,7 +1611,9 @@ function decideRelease(row, req, nowMs) {
   if (isStaleToken(row, req)) return refused("refused_stale_token");
   const live = isLeaseLive(row.lease_expires_at, nowMs);
   if (req.target === "pending") {
-    return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
+    if (live) return refused("refused_lease_live");
+    const patch = isPastDeadline(row, nowMs) ? timeoutPatch(row, nowMs) : requeuePatch(row, nowMs);
+    return { kind: "release", patch: withOutcome(patch, req) };
   }
   if (!live) return refused("refused_not_holder");
   if (req.target === "retry" && req.rateLimitedFor !== void 0) {
@@ -1620,7 +1647,7 @@ function retryPatch(row, nowMs, req) {
 }
 function rateLimitedPatch(row, nowMs, seconds) {
   var _a;
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1e3)));
+  const patch = backToPendingPatch(row, formatPbDate(rateLimitedUntilMs(nowMs, seconds)));
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
   if (((_a = row.start_by) != null ? _a : "") !== "") patch.start_by = "";
@@ -2078,7 +2105,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next e319067daa2c"] || (globalThis["pbFleet POST /api/fleet/claim-next e319067daa2c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 0466e3bd5f71"] || (globalThis["pbFleet POST /api/fleet/claim-next 0466e3bd5f71"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2294,18 +2321,29 @@ function flowRowsQuery(scopes) {
   });
   return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
 }
-function stoppedScopesQuery(nowMs, limit) {
+function heldBackScopesQuery(nowMs, limit) {
+  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND j.status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
+  const groupHeld = held("j.group_key != '' AND j.group_key = f.name");
+  const queueHeld = held("j.queue IN (f.name, CASE WHEN f.name = {:defaultQueue} THEN '' ELSE f.name END)");
+  const inWindow = `(SELECT COUNT(*) FROM ${FLOW_CLAIMS_TABLE} c WHERE c.scope = f.scope AND c.name = f.name AND c.at > {:nowMs} - f.rate_period * 1000)`;
+  const part = (where) => `SELECT scope, name FROM (SELECT f.scope, f.name FROM probe_flow f WHERE ${where} LIMIT {:limit})`;
   return {
-    sql: "SELECT scope, name FROM (SELECT scope, name FROM probe_flow WHERE paused = 1 LIMIT {:limit}) UNION SELECT scope, name FROM (SELECT scope, name FROM probe_flow WHERE parked_until != '' AND parked_until > {:now} LIMIT {:limit})",
-    params: { now: formatPbDate(nowMs), limit }
+    sql: [
+      part("f.paused = 1"),
+      part("f.parked_until != '' AND f.parked_until > {:now}"),
+      part(`f.scope = 'group' AND f.concurrency > 0 AND ${groupHeld} >= f.concurrency`),
+      part(`f.scope = 'queue' AND f.concurrency > 0 AND ${queueHeld} >= f.concurrency`),
+      part(`f.rate_limit > 0 AND ${inWindow} >= f.rate_limit`)
+    ].join(" UNION "),
+    params: { now: formatPbDate(nowMs), nowMs, limit, defaultQueue: DEFAULT_QUEUE }
   };
 }
 var SCOPE_SHAPE = { scope: "", name: "" };
-var STOPPED_SCOPES_LIMIT = 500;
+var STOPPED_SCOPES_LIMIT = 5e3;
 function scopeTerm(s, params) {
   params["scopeName"] = s.name;
   if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
-  return storedQueueName("") === s.name ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+  return s.name === DEFAULT_QUEUE ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
 }
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
@@ -2318,8 +2356,8 @@ var COUNT_SHAPE = { n: 0 };
 var STARTABLE_SQL = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
 function windowCountQuery(s, nowMs, periodSeconds) {
   return {
-    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since} AND at <= {:now}`,
-    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3, now: nowMs }
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
 function recordClaimStatement(s, nowMs, periodSeconds) {
@@ -2923,7 +2961,7 @@ function pendingGroupCountQuery(queue, limit) {
   const params = {};
   return { sql: `${pendingGroupsCte(params, queue, limit + 1)} SELECT COUNT(*) AS n FROM grp WHERE k IS NOT NULL`, params };
 }
-var MAX_GROUP_WALK = 256;
+var MAX_GROUP_WALK = 4096;
 function pendingDueByGroupWhere(priority, nowMs, probeKeyPrefix, queue, heldGroups, want) {
   const params = { priority, now: formatPbDate(nowMs), groupWant: want };
   const held = heldGroups.map((group, i) => {
@@ -3152,21 +3190,27 @@ function forgetCollections() {
 
 // src/lib/claim-next.ts
 var CLAIM_NEXT_ROUNDS = 4;
-var MAX_HELD_BACK_ROUNDS = 64;
+var MAX_PASSES = 64;
 var MAX_CANDIDATES = 500;
+var MAX_HELD_GROUPS = 12e3;
 function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   const claimed = [];
   const stealRule = { kind: "count_orphans", cap: orphanCap2 };
   const gate = flowGate(batch, nowMs);
   const held = { queues: [], groups: [] };
-  for (const s of batch.queryAll(stoppedScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) {
+  const isHeld = {};
+  const holdBack = (s) => {
+    const key = `${s.scope}\0${s.name}`;
+    if (isHeld[key]) return;
+    isHeld[key] = true;
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
-  }
+  };
+  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
   const anyHeld = held.queues.length > 0 || held.groups.length > 0;
   let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
   let rounds = 0;
-  for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_HELD_BACK_ROUNDS && claimed.length < req.limit; pass++) {
+  for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_PASSES && claimed.length < req.limit; pass++) {
     if (queues !== null && queues.length === 0) break;
     const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + held.queues.length + held.groups.length);
     const except = queues === null ? held : { queues: [], groups: held.groups };
@@ -3194,8 +3238,8 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
         gaveUp = true;
       } else if (heldBy.scope !== null) {
         const scope = heldBy.scope;
-        const list = scope.scope === "queue" ? held.queues : held.groups;
-        if (list.indexOf(scope.name) === -1) list.push(scope.name);
+        holdBack(scope);
+        if (held.groups.length > MAX_HELD_GROUPS) return claimed;
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
         else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
@@ -4050,7 +4094,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 99db542d79ed"] || (globalThis["pbFleet GET /api/fleet/stats 99db542d79ed"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 042b3b1bbbc2"] || (globalThis["pbFleet GET /api/fleet/stats 042b3b1bbbc2"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4146,6 +4190,7 @@ function tooLongError(name, text, maxBytes) {
   if (!utf8LongerThan(text, maxBytes)) return null;
   return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
 }
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
@@ -4604,7 +4649,7 @@ function handleStats(req) {
   const badPrefix = prefixError(prefix);
   if (badPrefix !== null) return json(400, { error: badPrefix });
   const queue = req.query("queue");
-  if (queue !== "" && !isQueueName(queue)) return json(400, { error: "queue must be a queue name" });
+  if (queue !== "" && !isQueueName(queue)) return json(400, { error: `queue must be a queue name (${QUEUE_NAME_RULE})` });
   const now = Date.now();
   const cap = orphanCap(getenv);
   let row = prefix === "" && queue === "" ? queryOne(statsQuery(now, cap), STATS_ROW_SHAPE) : null;
@@ -6809,7 +6854,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 90fb0ddfeb0b"] || (globalThis["pbFleet POST /api/fleet/maintenance 90fb0ddfeb0b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 3fc7dee89131"] || (globalThis["pbFleet POST /api/fleet/maintenance 3fc7dee89131"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6935,7 +6980,7 @@ function deleteExpiredClaimsStatement(nowMs, limit) {
 var CLAIMS_RETENTION_BATCH = 2e4;
 function deletePassedParksStatement(nowMs, limit) {
   return {
-    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE parked_until != '' AND parked_until <= {:now} AND scope = 'group' AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
+    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE scope = 'group' AND COALESCE(parked_until, '') <= {:now} AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
     params: { now: formatPbDate(nowMs), limit }
   };
 }
@@ -7802,13 +7847,11 @@ function flowUpkeepBatch(batch, nowMs) {
 function flowUpkeepWasFull(upkeep) {
   return upkeep.notStarted >= START_BY_BATCH || upkeep.claims >= CLAIMS_RETENTION_BATCH || upkeep.parks >= PARKS_RETENTION_BATCH;
 }
-
-// src/handlers/maintenance.ts
 var FLOW_UPKEEP_BATCHES = 50;
-function flowUpkeep() {
+function drainFlowUpkeep(runBatch) {
   const total = { notStarted: 0, claims: 0, parks: 0 };
   for (let i = 0; i < FLOW_UPKEEP_BATCHES; i++) {
-    const done = updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now));
+    const done = runBatch();
     if (done === null) return null;
     total.notStarted += done.notStarted;
     total.claims += done.claims;
@@ -7816,6 +7859,11 @@ function flowUpkeep() {
     if (!flowUpkeepWasFull(done)) break;
   }
   return total;
+}
+
+// src/handlers/maintenance.ts
+function flowUpkeep() {
+  return drainFlowUpkeep(() => updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now)));
 }
 function tick() {
   var _a;
@@ -8574,7 +8622,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 2b98e5ec17f9"] || (globalThis["pbFleet POST /api/fleet/complete 2b98e5ec17f9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete aa3192c55ee6"] || (globalThis["pbFleet POST /api/fleet/complete aa3192c55ee6"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8620,6 +8668,9 @@ var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
 var MAX_GROUP_KEY_CHARS = 200;
 var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `timed out after ${timeoutSeconds} s`;
+}
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -8840,7 +8891,17 @@ function parkStatement(s, untilMs, nowMs) {
   };
 }
 function parkFor(batch, row, seconds, nowMs) {
-  batch.execute(parkStatement(parkScopeOf(row), nowMs + Math.round(seconds * 1e3), nowMs));
+  batch.execute(parkStatement(parkScopeOf(row), rateLimitedUntilMs(nowMs, seconds), nowMs));
+}
+function rateLimitedUntilMs(nowMs, seconds) {
+  return nowMs + Math.round(seconds * 1e3);
+}
+function deadlineMs(row) {
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
 }
 
 // src/lib/transitions.ts
@@ -8853,6 +8914,18 @@ function isTerminalStatus(status) {
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
 }
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function timeoutPatch(row, nowMs) {
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  patch.last_error = error;
+  return patch;
+}
 function decideRelease(row, req, nowMs) {
   if (!isHeldStatus(row.status)) {
     if (isTerminalStatus(row.status) && row.status !== "cancelled" && row.claimed_by === req.workerId) {
@@ -8864,7 +8937,9 @@ function decideRelease(row, req, nowMs) {
   if (isStaleToken(row, req)) return refused("refused_stale_token");
   const live = isLeaseLive(row.lease_expires_at, nowMs);
   if (req.target === "pending") {
-    return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
+    if (live) return refused("refused_lease_live");
+    const patch = isPastDeadline(row, nowMs) ? timeoutPatch(row, nowMs) : requeuePatch(row, nowMs);
+    return { kind: "release", patch: withOutcome(patch, req) };
   }
   if (!live) return refused("refused_not_holder");
   if (req.target === "retry" && req.rateLimitedFor !== void 0) {
@@ -8898,7 +8973,7 @@ function retryPatch(row, nowMs, req) {
 }
 function rateLimitedPatch(row, nowMs, seconds) {
   var _a;
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1e3)));
+  const patch = backToPendingPatch(row, formatPbDate(rateLimitedUntilMs(nowMs, seconds)));
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
   if (((_a = row.start_by) != null ? _a : "") !== "") patch.start_by = "";
@@ -9535,7 +9610,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow afc2ca0acd6b"] || (globalThis["pbFleet POST /api/fleet/flow afc2ca0acd6b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow b29e02aa333a"] || (globalThis["pbFleet POST /api/fleet/flow b29e02aa333a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -9599,6 +9674,13 @@ var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "ra
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/validate.ts
+function fail(error) {
+  return { ok: false, error };
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function isIntegerIn(value, min, max) {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
 var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
 function parseZonedInstant(text) {
   const m = ZONED_ISO.exec(text);
@@ -9660,6 +9742,12 @@ function upsertFlowStatement(s, columns, nowMs) {
     params
   };
 }
+function writeFlow(batch, change, nowMs) {
+  batch.execute(upsertFlowStatement(change.scope, change.columns, nowMs));
+  const period = change.columns.rate_period;
+  if (period !== void 0 && period > 0) batch.execute(reExpireClaimsStatement(change.scope, period));
+  return settingsOf(batch.queryOne(flowRowsQuery([change.scope]), FLOW_ROW_SHAPE), nowMs);
+}
 var FLOW_SETTINGS = ["paused", "concurrency", "rateLimit", "parkSeconds", "parkUntil"];
 function validateFlowRequest(data, nowMs) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return fail("the body must be a JSON object");
@@ -9669,7 +9757,7 @@ function validateFlowRequest(data, nowMs) {
   if (hasQueue === hasGroup) return fail("give exactly one of queue and group");
   let scope;
   if (hasQueue) {
-    if (!isQueueName(body["queue"])) return fail("queue must be a queue name (1 to 64 letters, digits and _ . : -, starting with a letter or digit)");
+    if (!isQueueName(body["queue"])) return fail(`queue must be a queue name (${QUEUE_NAME_RULE})`);
     scope = { scope: "queue", name: body["queue"] };
   } else {
     if (!isGroupName(body["group"])) return fail(`group must be a group name (${GROUP_NAME_RULE})`);
@@ -9728,12 +9816,6 @@ function readRateLimit(value) {
   if (!isIntegerIn(limit, 1, MAX_RATE_LIMIT) || !isIntegerIn(periodSeconds, 1, MAX_RATE_PERIOD_SECONDS)) return rule;
   for (const key of Object.keys(value)) if (key !== "limit" && key !== "periodSeconds") return rule;
   return { limit, periodSeconds };
-}
-function isIntegerIn(value, min, max) {
-  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
-}
-function fail(error) {
-  return { ok: false, error };
 }
 function scopeName(s) {
   return s.scope === "queue" ? { queue: s.name } : { group: s.name };
@@ -10092,14 +10174,9 @@ function handleSetFlow(req) {
   const now = Date.now();
   const valid = validateFlowRequest(req.body(), now);
   if (!valid.ok) return json(400, { error: valid.error });
-  const { scope, columns } = valid.value;
-  const stored = updateJobs((batch, nowMs) => {
-    batch.execute(upsertFlowStatement(scope, columns, nowMs));
-    if (columns.rate_period !== void 0 && columns.rate_period > 0) batch.execute(reExpireClaimsStatement(scope, columns.rate_period));
-    return settingsOf(batch.queryOne(flowRowsQuery([scope]), FLOW_ROW_SHAPE), nowMs);
-  });
+  const stored = updateJobs((batch, nowMs) => writeFlow(batch, valid.value, nowMs));
   if (stored === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer = { flow: Object.assign(scopeName(scope), stored) };
+  const answer = { flow: Object.assign(scopeName(valid.value.scope), stored) };
   return json(200, answer);
 }
 
@@ -10112,7 +10189,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 5489dbd44531"] || (globalThis["pbFleet GET /api/fleet/flow 5489dbd44531"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow d69c5986b013"] || (globalThis["pbFleet GET /api/fleet/flow d69c5986b013"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -10134,7 +10211,6 @@ var __spreadValues = (a, b) => {
 var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
 
 // src/lib/job-events.ts
-var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/flow-limits.ts
@@ -10189,11 +10265,13 @@ function isQueueName(value) {
 // src/lib/queue.ts
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
 
 // src/lib/types.ts
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/validate.ts
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
@@ -10216,7 +10294,7 @@ function flowListQuery(scope, name, limit) {
 function scopeTerm(s, params) {
   params["scopeName"] = s.name;
   if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
-  return storedQueueName("") === s.name ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+  return s.name === DEFAULT_QUEUE ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
 }
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
@@ -10236,8 +10314,8 @@ var COUNT_SHAPE = { n: 0 };
 var STARTABLE_SQL = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
 function windowCountQuery(s, nowMs, periodSeconds) {
   return {
-    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since} AND at <= {:now}`,
-    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3, now: nowMs }
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
 function settingsOf(row, nowMs) {
@@ -10253,7 +10331,7 @@ function isParked(row, nowMs) {
   return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
 }
 function readFlowFilter(queue, group) {
-  if (queue !== "" && !isQueueName(queue)) return "queue must be a queue name";
+  if (queue !== "" && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
   if (group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE})`;
   return { queue: queue === "" ? null : queue, group: group === "" ? null : group };
 }
@@ -10282,6 +10360,7 @@ function scopeState(batch, s, row, nowMs) {
     claimsInWindow: settings.rateLimit === null ? 0 : count(windowCountQuery(s, nowMs, settings.rateLimit.periodSeconds))
   });
 }
+var FLOW_UNAVAILABLE = "flow figures are unavailable right now: the database read failed (details are in PocketBase's log)";
 function flowState(batch, filter, nowMs) {
   var _a;
   const wantQueues = filter.group === null || filter.queue !== null;
@@ -10307,7 +10386,7 @@ function flowState(batch, filter, nowMs) {
 function queuesWithUnfinishedJobs(batch, only) {
   var _a, _b, _c, _d;
   const names = [];
-  const stored = only === null ? null : storedQueueName("") === only ? [only, ""] : [only];
+  const stored = only === null ? null : only === DEFAULT_QUEUE ? [only, ""] : [only];
   if (stored !== null) {
     for (const value of stored) {
       if (((_b = (_a = batch.queryOne(unfinishedInQueueQuery(value), COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0) > 0) return [only];
@@ -10386,8 +10465,7 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
+var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
   return { status, json: body };
 }
@@ -10414,7 +10492,6 @@ function answerRequest(req, access, handler, logError2) {
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/lib/job-row.ts
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
   "probe_key",
@@ -10456,26 +10533,6 @@ function workerAuth(rec, hasField) {
     lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
   };
 }
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function findJudgedRecords(query, where, order, limit) {
-  const records = arrayOf(new Record());
-  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-  return records;
-}
-function setFields(rec, fields) {
-  for (const field in fields) {
-    const value = fields[field];
-    if (value === void 0) continue;
-    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
-  }
-}
 function readAll(db, query, shape) {
   const rows = arrayOf(new DynamicModel(shape));
   db.newQuery(query.sql).bind(query.params).all(rows);
@@ -10483,6 +10540,14 @@ function readAll(db, query, shape) {
 }
 function executeStatement(db, statement) {
   return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+function readAllOrNull(db, query, shape) {
+  try {
+    return readAll(db, query, shape);
+  } catch (err) {
+    logError(QUERY_FAILED, err);
+    return null;
+  }
 }
 
 // src/lib/bulk.ts
@@ -10560,47 +10625,6 @@ var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
-// src/adapter/transactions.ts
-function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
-    }, Date.now());
-  });
-}
-function firstOf(rows) {
-  return rows.length > 0 ? rows[0] : null;
-}
-function inTransaction(store, fn) {
-  const result = { value: null };
-  try {
-    store.transaction((tx) => {
-      result.value = fn(tx);
-    });
-    return result.value;
-  } catch (err) {
-    store.forget();
-    store.logError(ROLLED_BACK, err);
-    return null;
-  }
-}
-
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler, access) {
   const reply = answerRequest({
@@ -10624,65 +10648,34 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
-  find({ dao, collection }, where, order, limit) {
-    return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
-  },
-  rowOf: readRow,
-  write({ dao }, rec, patch) {
-    setFields(rec, patch);
-    dao.saveRecord(rec);
-  },
-  insert({ dao, collection }, fields) {
-    const rec = new Record(collection);
-    setFields(rec, fields);
-    dao.saveRecord(rec);
-    return rec.id;
-  },
-  insertEvent({ dao, events }, event) {
-    const rec = new Record(events);
-    rec.set("source", event.source);
-    rec.set("changes", JSON.stringify(event.changes));
-    dao.saveRecord(rec);
-  },
-  queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
-  forget: forgetCollections,
-  logError
-};
-function updateJobs(work) {
-  return updateJobsIn(STORE, work);
-}
-var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
-  const cache = globalThis;
-  const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
-  const hit = collections[name];
-  if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
-  collections[name] = { collection, loadedAt: nowMs };
-  return collection;
-}
-function forgetCollections() {
-  delete globalThis.pbFleetCollections;
+function queryAll(query, shape) {
+  return readAllOrNull($app.dao().db(), query, shape);
 }
 
 // src/handlers/flow.ts
+var ReadFailed = class extends Error {
+};
+var READER = {
+  queryAll(query, shape) {
+    const rows = queryAll(query, shape);
+    if (rows === null) throw new ReadFailed();
+    return rows;
+  },
+  queryOne(query, shape) {
+    var _a;
+    return (_a = READER.queryAll(query, shape)[0]) != null ? _a : null;
+  }
+};
 function handleGetFlow(req) {
   const filter = readFlowFilter(req.query("queue"), req.query("group"));
   if (typeof filter === "string") return json(400, { error: filter });
-  const state = updateJobs((batch, nowMs) => flowState(batch, filter, nowMs));
-  if (state === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer = state;
-  return json(200, answer);
+  try {
+    const answer = flowState(READER, filter, Date.now());
+    return json(200, answer);
+  } catch (err) {
+    if (err instanceof ReadFailed) return json(503, { error: FLOW_UNAVAILABLE });
+    throw err;
+  }
 }
 
 // entry.ts
@@ -12404,7 +12397,7 @@ function deleteExpiredClaimsStatement(nowMs, limit) {
 var CLAIMS_RETENTION_BATCH = 2e4;
 function deletePassedParksStatement(nowMs, limit) {
   return {
-    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE parked_until != '' AND parked_until <= {:now} AND scope = 'group' AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
+    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE scope = 'group' AND COALESCE(parked_until, '') <= {:now} AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
     params: { now: formatPbDate(nowMs), limit }
   };
 }
@@ -13163,13 +13156,11 @@ function flowUpkeepBatch(batch, nowMs) {
 function flowUpkeepWasFull(upkeep) {
   return upkeep.notStarted >= START_BY_BATCH || upkeep.claims >= CLAIMS_RETENTION_BATCH || upkeep.parks >= PARKS_RETENTION_BATCH;
 }
-
-// src/handlers/maintenance.ts
 var FLOW_UPKEEP_BATCHES = 50;
-function flowUpkeep() {
+function drainFlowUpkeep(runBatch) {
   const total = { notStarted: 0, claims: 0, parks: 0 };
   for (let i = 0; i < FLOW_UPKEEP_BATCHES; i++) {
-    const done = updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now));
+    const done = runBatch();
     if (done === null) return null;
     total.notStarted += done.notStarted;
     total.claims += done.claims;
@@ -13177,6 +13168,11 @@ function flowUpkeep() {
     if (!flowUpkeepWasFull(done)) break;
   }
   return total;
+}
+
+// src/handlers/maintenance.ts
+function flowUpkeep() {
+  return drainFlowUpkeep(() => updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now)));
 }
 function tick() {
   var _a;

@@ -3,11 +3,8 @@
  * GET /api/fleet/flow[?queue=...][&group=...]
  * A scope's settings, and every scope's figures (FLOW.md "Endpoints").
  */
-import { json, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
-import {
-  FLOW_ROW_SHAPE, flowRowsQuery, flowState, readFlowFilter, reExpireClaimsStatement, scopeName, settingsOf, upsertFlowStatement,
-  validateFlowRequest,
-} from "../lib/flow.js";
+import { json, queryAll, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
+import { FLOW_UNAVAILABLE, flowState, readFlowFilter, scopeName, validateFlowRequest, writeFlow, type FlowReader } from "../lib/flow.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 import type { FlowResponse, FlowStateResponse } from "../lib/types.js";
 
@@ -15,22 +12,35 @@ export function handleSetFlow(req: FleetRequest): Reply {
   const now = Date.now();
   const valid = validateFlowRequest(req.body(), now);
   if (!valid.ok) return json(400, { error: valid.error });
-  const { scope, columns } = valid.value;
-  const stored = updateJobs((batch, nowMs) => {
-    batch.execute(upsertFlowStatement(scope, columns, nowMs));
-    if (columns.rate_period !== undefined && columns.rate_period > 0) batch.execute(reExpireClaimsStatement(scope, columns.rate_period));
-    return settingsOf(batch.queryOne(flowRowsQuery([scope]), FLOW_ROW_SHAPE), nowMs);
-  });
+  const stored = updateJobs((batch, nowMs) => writeFlow(batch, valid.value, nowMs));
   if (stored === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer: FlowResponse = { flow: Object.assign(scopeName(scope), stored) };
+  const answer: FlowResponse = { flow: Object.assign(scopeName(valid.value.scope), stored) };
   return json(200, answer);
 }
+
+/** A failed read (logged by the adapter) ends GET /api/fleet/flow with a 503. */
+class ReadFailed extends Error {}
+
+/** Plain reads, off the single writer (a poll must not hold up claims); a failure throws ReadFailed. */
+const READER: FlowReader = {
+  queryAll(query, shape) {
+    const rows = queryAll(query, shape);
+    if (rows === null) throw new ReadFailed();
+    return rows;
+  },
+  queryOne(query, shape) {
+    return READER.queryAll(query, shape)[0] ?? null;
+  },
+};
 
 export function handleGetFlow(req: FleetRequest): Reply {
   const filter = readFlowFilter(req.query("queue"), req.query("group"));
   if (typeof filter === "string") return json(400, { error: filter });
-  const state = updateJobs((batch, nowMs) => flowState(batch, filter, nowMs));
-  if (state === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer: FlowStateResponse = state;
-  return json(200, answer);
+  try {
+    const answer: FlowStateResponse = flowState(READER, filter, Date.now());
+    return json(200, answer);
+  } catch (err) {
+    if (err instanceof ReadFailed) return json(503, { error: FLOW_UNAVAILABLE });
+    throw err;
+  }
 }

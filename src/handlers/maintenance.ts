@@ -8,7 +8,7 @@
  */
 import { getenv, json, logError, logInfo, updateJobs, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import {
-  deleteExpiredBatch, drainRetention, ensureJobCounts, enqueueDueSchedules, flowUpkeepBatch, flowUpkeepWasFull,
+  deleteExpiredBatch, drainFlowUpkeep, drainRetention, ensureJobCounts, enqueueDueSchedules, flowUpkeepBatch,
   type FlowUpkeep, type RetentionDrain, type ScheduleTick,
 } from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
@@ -27,20 +27,8 @@ export interface MaintenanceTick {
   flow: FlowUpkeep | null;
 }
 
-/** Batches of flow upkeep one tick runs at most (each its own transaction). */
-const FLOW_UPKEEP_BATCHES = 50;
-
 function flowUpkeep(): FlowUpkeep | null {
-  const total: FlowUpkeep = { notStarted: 0, claims: 0, parks: 0 };
-  for (let i = 0; i < FLOW_UPKEEP_BATCHES; i++) {
-    const done = updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now));
-    if (done === null) return null;
-    total.notStarted += done.notStarted;
-    total.claims += done.claims;
-    total.parks += done.parks;
-    if (!flowUpkeepWasFull(done)) break;
-  }
-  return total;
+  return drainFlowUpkeep(() => updateJobsBulk("maintenance", (batch, now) => flowUpkeepBatch(batch, now)));
 }
 
 function tick(): MaintenanceTick {

@@ -5,7 +5,7 @@ import {
   LIVE_COUNT_SHAPE, liveCountsByQueueQuery, MAX_QUEUE_GAUGE_ROWS, statsQuery, statsScanQuery, STATS_ROW_SHAPE,
 } from "../lib/queries.js";
 import { isQueueName } from "../lib/queue-names.js";
-import { prefixError } from "../lib/validate.js";
+import { prefixError, QUEUE_NAME_RULE } from "../lib/validate.js";
 import { buildStats, formatPrometheus, parseStatsFormat, STATS_UNAVAILABLE } from "../lib/stats.js";
 
 export function handleStats(req: FleetRequest): Reply {
@@ -15,7 +15,7 @@ export function handleStats(req: FleetRequest): Reply {
   const badPrefix = prefixError(prefix);
   if (badPrefix !== null) return json(400, { error: badPrefix });
   const queue = req.query("queue");
-  if (queue !== "" && !isQueueName(queue)) return json(400, { error: "queue must be a queue name" });
+  if (queue !== "" && !isQueueName(queue)) return json(400, { error: `queue must be a queue name (${QUEUE_NAME_RULE})` });
   const now = Date.now();
   const cap = orphanCap(getenv);
   // Counted (job-counts.ts) unless a prefix or a queue narrows it or the counting triggers are missing.

@@ -7,7 +7,7 @@
  */
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import {
-  COUNT_SHAPE, flowGate, NAME_SHAPE, nextQueueQuery, SCOPE_SHAPE, STOPPED_SCOPES_LIMIT, stoppedScopesQuery, type Scope,
+  COUNT_SHAPE, flowGate, NAME_SHAPE, nextQueueQuery, SCOPE_SHAPE, STOPPED_SCOPES_LIMIT, heldBackScopesQuery, type Scope,
 } from "./flow.js";
 import { MAX_CLAIM_QUEUES, storedQueueName } from "./queue-names.js";
 import {
@@ -25,12 +25,18 @@ import type { ClaimNextRequestFields } from "./validate.js";
  * candidates ran out, some were given up or timed out (each fails an
  * attempt for good), or flow control held some back; a round of the last
  * kind leaves those scopes out of the next, so it is bounded by the scopes
- * there are, and MAX_HELD_BACK_ROUNDS bounds it outright.
+ * there are, and MAX_PASSES bounds the passes outright.
  */
 export const CLAIM_NEXT_ROUNDS = 4;
-export const MAX_HELD_BACK_ROUNDS = 64;
+export const MAX_PASSES = 64;
 /** Candidates one pass reads at most. */
 const MAX_CANDIDATES = 500;
+/**
+ * Held-back groups one call leaves out at most (their names are bound
+ * parameters, and SQLite takes at most 32,766): past it, the call answers
+ * what it claimed so far.
+ */
+const MAX_HELD_GROUPS = 12_000;
 
 export interface ClaimedRow {
   row: JobRow;
@@ -47,17 +53,22 @@ export function claimNext(
   const claimed: ClaimedRow[] = [];
   const stealRule = { kind: "count_orphans", cap: orphanCap } as const;
   const gate = flowGate(batch, nowMs);
-  // Scopes held back for the rest of the call (paused and parked ones from the start); a held-back queue
+  // Scopes held back for the rest of the call (those allowing nothing as it starts, from the start); a held-back queue
   // of the caller's list is dropped from it.
   const held = { queues: [] as string[], groups: [] as string[] };
-  for (const s of batch.queryAll(stoppedScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) {
+  const isHeld: { [scopeAndName: string]: true } = {};
+  const holdBack = (s: { scope: string; name: string }): void => {
+    const key = `${s.scope}\u0000${s.name}`;
+    if (isHeld[key]) return;
+    isHeld[key] = true;
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
-  }
+  };
+  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
   const anyHeld = held.queues.length > 0 || held.groups.length > 0;
   let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
   let rounds = 0;
-  for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_HELD_BACK_ROUNDS && claimed.length < req.limit; pass++) {
+  for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_PASSES && claimed.length < req.limit; pass++) {
     if (queues !== null && queues.length === 0) break;
     // Past the first pass, as many more candidates as scopes were held back: rows of held-back scopes
     // tend to come in runs, and each pass should get past them (at most MAX_CANDIDATES).
@@ -91,8 +102,8 @@ export function claimNext(
         gaveUp = true;
       } else if (heldBy.scope !== null) {
         const scope = heldBy.scope;
-        const list = scope.scope === "queue" ? held.queues : held.groups;
-        if (list.indexOf(scope.name) === -1) list.push(scope.name);
+        holdBack(scope);
+        if (held.groups.length > MAX_HELD_GROUPS) return claimed;
         // A call for any queue turns into one per queue: each queue's index, and a held-back group walked around.
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
         else if (queues === null) queues = otherQueues(batch, held.queues);

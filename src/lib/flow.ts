@@ -15,9 +15,9 @@ import { isGroupName, MAX_FLOW_CONCURRENCY, MAX_PARK_SECONDS, MAX_RATE_LIMIT, MA
 import type { JobBatch, JobRow } from "./job-row.js";
 import { formatPbDate, LIVE_LEASE_SQL, parsePbDate } from "./lease.js";
 import type { WhereClause } from "./queries.js";
-import { isQueueName, storedQueueName } from "./queue-names.js";
+import { DEFAULT_QUEUE, isQueueName, storedQueueName } from "./queue-names.js";
 import type { ClaimRefusal, FlowRateLimit, FlowRequest, FlowScopeName, FlowSettings, FlowScopeState } from "./types.js";
-import { parseZonedInstant, type Validated } from "./validate.js";
+import { fail, isIntegerIn, parseZonedInstant, QUEUE_NAME_RULE, type Validated } from "./validate.js";
 
 export const FLOW_COLLECTION = "probe_flow";
 export const FLOW_CLAIMS_TABLE = "probe_flow_claims";
@@ -54,21 +54,36 @@ export function flowRowsQuery(scopes: readonly Scope[]): WhereClause {
 }
 
 /**
- * The scopes paused, or parked until after now: held back from the start of
- * a claim-next call, so however many there are, none costs a query round.
- * Through two partial indexes of probe_flow (their WHERE repeated word for
- * word); at most `limit` of each.
+ * The scopes that allow no claim as a claim-next call starts: paused,
+ * parked until after now, at their concurrency, or at their rate limit.
+ * Left out of the call's queries from the start, so however many there are,
+ * none costs a query pass (the gate still judges every claim exactly: this
+ * only proposes). Paused and parked through two partial indexes of
+ * probe_flow (their WHERE repeated word for word); the limits by counting,
+ * per scope with a limit, its held rows (the group index, or the queue's
+ * claim index) and its claims in the window. At most `limit` of each kind.
  */
-export function stoppedScopesQuery(nowMs: number, limit: number): WhereClause {
+export function heldBackScopesQuery(nowMs: number, limit: number): WhereClause {
+  const held = (match: string) =>
+    `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND j.status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
+  const groupHeld = held("j.group_key != '' AND j.group_key = f.name");
+  const queueHeld = held("j.queue IN (f.name, CASE WHEN f.name = {:defaultQueue} THEN '' ELSE f.name END)");
+  const inWindow = `(SELECT COUNT(*) FROM ${FLOW_CLAIMS_TABLE} c WHERE c.scope = f.scope AND c.name = f.name AND c.at > {:nowMs} - f.rate_period * 1000)`;
+  const part = (where: string) => `SELECT scope, name FROM (SELECT f.scope, f.name FROM probe_flow f WHERE ${where} LIMIT {:limit})`;
   return {
-    sql: "SELECT scope, name FROM (SELECT scope, name FROM probe_flow WHERE paused = 1 LIMIT {:limit}) " +
-      "UNION SELECT scope, name FROM (SELECT scope, name FROM probe_flow WHERE parked_until != '' AND parked_until > {:now} LIMIT {:limit})",
-    params: { now: formatPbDate(nowMs), limit },
+    sql: [
+      part("f.paused = 1"),
+      part("f.parked_until != '' AND f.parked_until > {:now}"),
+      part(`f.scope = 'group' AND f.concurrency > 0 AND ${groupHeld} >= f.concurrency`),
+      part(`f.scope = 'queue' AND f.concurrency > 0 AND ${queueHeld} >= f.concurrency`),
+      part(`f.rate_limit > 0 AND ${inWindow} >= f.rate_limit`),
+    ].join(" UNION "),
+    params: { now: formatPbDate(nowMs), nowMs, limit, defaultQueue: DEFAULT_QUEUE },
   };
 }
 export const SCOPE_SHAPE = { scope: "", name: "" };
-/** Paused and parked scopes one claim-next call leaves out from its start, of each kind; more are found round by round. */
-export const STOPPED_SCOPES_LIMIT = 500;
+/** Held-back scopes one claim-next call leaves out from its start, of each kind; more are found pass by pass. */
+export const STOPPED_SCOPES_LIMIT = 5000;
 
 /** Every scope with settings, in name order (GET /api/fleet/flow), at most `limit`. */
 export function flowListQuery(scope: ScopeKind | null, name: string | null, limit: number): WhereClause {
@@ -90,7 +105,8 @@ export function flowListQuery(scope: ScopeKind | null, name: string | null, limi
 function scopeTerm(s: Scope, params: WhereClause["params"]): string {
   params["scopeName"] = s.name;
   if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
-  return storedQueueName("") === s.name ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+  // The default queue is also a row's "" (FLOW.md).
+  return s.name === DEFAULT_QUEUE ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
 }
 
 /**
@@ -123,11 +139,15 @@ export const COUNT_SHAPE = { n: 0 };
  */
 export const STARTABLE_SQL = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
 
-/** Counted claims of a scope in the window (now - period, now]. */
+/**
+ * Counted claims of a scope in the window (now - period, now]. No upper
+ * bound: a claim stamped after `now` (a server clock stepped back) still
+ * counts, or a step back would let up to twice the limit into one window.
+ */
 export function windowCountQuery(s: Scope, nowMs: number, periodSeconds: number): WhereClause {
   return {
-    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since} AND at <= {:now}`,
-    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1000, now: nowMs },
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1000 },
   };
 }
 
@@ -164,13 +184,15 @@ export function deleteExpiredClaimsStatement(nowMs: number, limit: number): Wher
 export const CLAIMS_RETENTION_BATCH = 20_000;
 
 /**
- * Group rows whose only setting is a park that has passed (a rate-limited
- * host's 429): deleted by the tick, so parking does not grow the collection.
+ * Group rows with no setting in force: a park that has passed (a
+ * rate-limited host's 429), or every setting cleared. Deleted by the tick,
+ * so parking many hosts does not grow the collection (a group without a row
+ * behaves the same). Queue rows stay: GET /api/fleet/flow lists queues.
  */
 export function deletePassedParksStatement(nowMs: number, limit: number): WhereClause {
   return {
-    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE parked_until != '' AND parked_until <= {:now} " +
-      "AND scope = 'group' AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
+    sql: "DELETE FROM probe_flow WHERE id IN (SELECT id FROM probe_flow WHERE scope = 'group' AND COALESCE(parked_until, '') <= {:now} " +
+      "AND COALESCE(paused, 0) = 0 AND COALESCE(concurrency, 0) = 0 AND COALESCE(rate_limit, 0) = 0 LIMIT {:limit})",
     params: { now: formatPbDate(nowMs), limit },
   };
 }
@@ -350,7 +372,20 @@ export function parkStatement(s: Scope, untilMs: number, nowMs: number): WhereCl
 
 /** A rate-limited release's park of the job's group (or queue), in the release's transaction. */
 export function parkFor(batch: JobBatch, row: JobRow, seconds: number, nowMs: number): void {
-  batch.execute(parkStatement(parkScopeOf(row), nowMs + Math.round(seconds * 1000), nowMs));
+  batch.execute(parkStatement(parkScopeOf(row), rateLimitedUntilMs(nowMs, seconds), nowMs));
+}
+
+/** When a rate-limited release's wait ends: the job's due time and its scope's park alike. */
+export function rateLimitedUntilMs(nowMs: number, seconds: number): number {
+  return nowMs + Math.round(seconds * 1000);
+}
+
+/** POST /api/fleet/flow's transaction: the change written, and the scope's settings as stored after it. */
+export function writeFlow(batch: JobBatch, change: FlowChange, nowMs: number): FlowSettings {
+  batch.execute(upsertFlowStatement(change.scope, change.columns, nowMs));
+  const period = change.columns.rate_period;
+  if (period !== undefined && period > 0) batch.execute(reExpireClaimsStatement(change.scope, period));
+  return settingsOf(batch.queryOne(flowRowsQuery([change.scope]), FLOW_ROW_SHAPE), nowMs);
 }
 
 /** POST /api/fleet/flow as validated: the scope, and the columns to write. */
@@ -372,7 +407,7 @@ export function validateFlowRequest(data: unknown, nowMs: number): Validated<Flo
   if (hasQueue === hasGroup) return fail("give exactly one of queue and group");
   let scope: Scope;
   if (hasQueue) {
-    if (!isQueueName(body["queue"])) return fail("queue must be a queue name (1 to 64 letters, digits and _ . : -, starting with a letter or digit)");
+    if (!isQueueName(body["queue"])) return fail(`queue must be a queue name (${QUEUE_NAME_RULE})`);
     scope = { scope: "queue", name: body["queue"] };
   } else {
     if (!isGroupName(body["group"])) return fail(`group must be a group name (${GROUP_NAME_RULE})`);
@@ -434,13 +469,6 @@ function readRateLimit(value: unknown): FlowRateLimit | null | string {
   return { limit: limit as number, periodSeconds: periodSeconds as number };
 }
 
-function isIntegerIn(value: unknown, min: number, max: number): boolean {
-  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
-}
-
-function fail(error: string): { ok: false; error: string } {
-  return { ok: false, error };
-}
 
 /** The scope's name as an answer names it. */
 export function scopeName(s: Scope): FlowScopeName {
@@ -449,7 +477,7 @@ export function scopeName(s: Scope): FlowScopeName {
 
 /** GET /api/fleet/flow's query string: `queue` and `group`, each optional; else the 400's message. */
 export function readFlowFilter(queue: string, group: string): { queue: string | null; group: string | null } | string {
-  if (queue !== "" && !isQueueName(queue)) return "queue must be a queue name";
+  if (queue !== "" && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
   if (group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE})`;
   return { queue: queue === "" ? null : queue, group: group === "" ? null : group };
 }
@@ -481,7 +509,7 @@ export function unfinishedInQueueQuery(stored: string): WhereClause {
  * GET /api/fleet/flow's figures of one scope, read inside one transaction.
  * The counts are each one index range (see heldCountQuery, dueCountQuery).
  */
-export function scopeState(batch: JobBatch, s: Scope, row: FlowRow | null, nowMs: number): FlowScopeState {
+export function scopeState(batch: FlowReader, s: Scope, row: FlowRow | null, nowMs: number): FlowScopeState {
   const settings = settingsOf(row, nowMs);
   const count = (q: WhereClause): number => batch.queryOne(q, COUNT_SHAPE)?.n ?? 0;
   return {
@@ -493,9 +521,15 @@ export function scopeState(batch: JobBatch, s: Scope, row: FlowRow | null, nowMs
   };
 }
 
+/** GET /api/fleet/flow's 503 when a read fails; the database's own text goes to the log, not to callers. */
+export const FLOW_UNAVAILABLE = "flow figures are unavailable right now: the database read failed (details are in PocketBase's log)";
+
+/** What GET /api/fleet/flow reads through: read-only queries (outside any transaction, off the single writer). */
+export type FlowReader = Pick<JobBatch, "queryOne" | "queryAll">;
+
 /** GET /api/fleet/flow: the queues (with settings or unfinished jobs) and the groups with settings, narrowed by the filter. */
 export function flowState(
-  batch: JobBatch, filter: { queue: string | null; group: string | null }, nowMs: number,
+  batch: FlowReader, filter: { queue: string | null; group: string | null }, nowMs: number,
 ): { queues: FlowScopeState[]; groups: FlowScopeState[] } {
   const wantQueues = filter.group === null || filter.queue !== null;
   const wantGroups = filter.queue === null || filter.group !== null;
@@ -519,9 +553,9 @@ export function flowState(
 }
 
 /** The queues (by name) that hold an unfinished job: one seek per queue name. */
-function queuesWithUnfinishedJobs(batch: JobBatch, only: string | null): string[] {
+function queuesWithUnfinishedJobs(batch: FlowReader, only: string | null): string[] {
   const names: string[] = [];
-  const stored = only === null ? null : (storedQueueName("") === only ? [only, ""] : [only]);
+  const stored = only === null ? null : only === DEFAULT_QUEUE ? [only, ""] : [only];
   if (stored !== null) {
     for (const value of stored) {
       if ((batch.queryOne(unfinishedInQueueQuery(value), COUNT_SHAPE)?.n ?? 0) > 0) return [only as string];

@@ -176,19 +176,19 @@ export function ensureJobCounts(batch: JobBatch, nowMs: number): boolean {
   return repair;
 }
 
-/**
- * One batch of flow control's upkeep (FLOW.md): never-started jobs past
- * their start_by failed, the rate window's log trimmed to the windows still
- * open, and group rows whose only setting was a park that has passed
- * deleted. Each part bounded per batch; the caller repeats while a part was
- * full (flowUpkeepWasFull).
- */
+/** What flow control's upkeep did: jobs failed for their start_by, rate-window claims and group rows deleted. */
 export interface FlowUpkeep {
   notStarted: number;
   claims: number;
   parks: number;
 }
 
+/**
+ * One batch of flow control's upkeep (FLOW.md): never-started jobs past
+ * their start_by failed, the rate window's log trimmed to the windows still
+ * open, and group rows with no setting in force deleted. Each part bounded
+ * per batch; drainFlowUpkeep repeats while a part was full.
+ */
 export function flowUpkeepBatch(batch: JobBatch, nowMs: number): FlowUpkeep {
   let notStarted = 0;
   for (const row of batch.find(startByPassedWhere(nowMs), START_BY_ORDER, START_BY_BATCH)) {
@@ -206,4 +206,25 @@ export function flowUpkeepBatch(batch: JobBatch, nowMs: number): FlowUpkeep {
 
 export function flowUpkeepWasFull(upkeep: FlowUpkeep): boolean {
   return upkeep.notStarted >= START_BY_BATCH || upkeep.claims >= CLAIMS_RETENTION_BATCH || upkeep.parks >= PARKS_RETENTION_BATCH;
+}
+
+/** Batches of flow upkeep one tick runs at most (each its own transaction). */
+export const FLOW_UPKEEP_BATCHES = 50;
+
+/**
+ * A tick's flow upkeep: batches (each `runBatch`, its own transaction)
+ * while one was full, at most FLOW_UPKEEP_BATCHES; their sum, or null when
+ * a batch rolled back (the next tick goes on).
+ */
+export function drainFlowUpkeep(runBatch: () => FlowUpkeep | null): FlowUpkeep | null {
+  const total: FlowUpkeep = { notStarted: 0, claims: 0, parks: 0 };
+  for (let i = 0; i < FLOW_UPKEEP_BATCHES; i++) {
+    const done = runBatch();
+    if (done === null) return null;
+    total.notStarted += done.notStarted;
+    total.claims += done.claims;
+    total.parks += done.parks;
+    if (!flowUpkeepWasFull(done)) break;
+  }
+  return total;
 }

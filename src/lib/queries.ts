@@ -55,7 +55,7 @@ export function pendingGroupCountQuery(queue: string, limit: number): WhereClaus
   return { sql: `${pendingGroupsCte(params, queue, limit + 1)} SELECT COUNT(*) AS n FROM grp WHERE k IS NOT NULL`, params };
 }
 /** Groups in a queue's pending rows up to which claim-next walks a held-back group's backlog around, group by group. */
-export const MAX_GROUP_WALK = 256;
+export const MAX_GROUP_WALK = 4096;
 
 /**
  * pendingDueWhere for a call with held-back groups: the first `want` due

@@ -3,7 +3,7 @@
  * as read inside the transaction and answers what to write (a patch) or why not.
  */
 import { SWEEPER_HOLDER } from "./config.js";
-import { deadlineMs, startByPassed } from "./flow.js";
+import { deadlineMs, rateLimitedUntilMs, startByPassed } from "./flow.js";
 import { notStartedByError, timedOutError } from "./flow-limits.js";
 import { clampLeaseSeconds, formatPbDate, isLeaseLive } from "./lease.js";
 import type { JobPatch, JobRow } from "./job-row.js";
@@ -224,7 +224,10 @@ export function decideRelease(
   if (isStaleToken(row, req)) return refused("refused_stale_token");
   const live = isLeaseLive(row.lease_expires_at, nowMs);
   if (req.target === "pending") {
-    return live ? refused("refused_lease_live") : { kind: "release", patch: withOutcome(requeuePatch(row, nowMs), req) };
+    if (live) return refused("refused_lease_live");
+    // A sweeper handing back an attempt past its deadline: a failed attempt, as the server's sweep writes it.
+    const patch = isPastDeadline(row, nowMs) ? timeoutPatch(row, nowMs) : requeuePatch(row, nowMs);
+    return { kind: "release", patch: withOutcome(patch, req) };
   }
   if (!live) return refused("refused_not_holder");
   if (req.target === "retry" && req.rateLimitedFor !== undefined) {
@@ -270,7 +273,7 @@ function retryPatch(row: JobRow, nowMs: number, req: ReleaseOutcome): JobPatch {
  * never dead-letters a job (max_attempts is not consulted).
  */
 function rateLimitedPatch(row: JobRow, nowMs: number, seconds: number): JobPatch {
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + Math.round(seconds * 1000)));
+  const patch = backToPendingPatch(row, formatPbDate(rateLimitedUntilMs(nowMs, seconds)));
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
   // It has started (FLOW.md: start_by guards the first start only), though its attempt is given back.

@@ -75,7 +75,7 @@ function asBody(data: unknown): Body {
   return typeof data === "object" && data !== null ? (data as Body) : {};
 }
 
-function fail(error: string): { ok: false; error: string } {
+export function fail(error: string): { ok: false; error: string } {
   return { ok: false, error };
 }
 
@@ -204,7 +204,7 @@ export function validateClaimNextRequest(data: unknown): Validated<ClaimNextRequ
   };
 }
 
-const QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+export const QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 
 /** claim-next's `queue`: absent or null (any queue), a name, or an array of 1 to MAX_CLAIM_QUEUES names; else the 400's message. */
 function readClaimQueues(value: unknown): readonly string[] | null | string {
@@ -342,7 +342,7 @@ function validateEnqueueItem(data: unknown, nowMs: number): EnqueueItemFields | 
   };
 }
 
-function isIntegerIn(value: unknown, min: number, max: number): boolean {
+export function isIntegerIn(value: unknown, min: number, max: number): boolean {
   return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
 }
 

@@ -7,6 +7,7 @@
  * would on the first real request that reaches it. The same cases run against
  * both bundles: they must answer alike.
  */
+import { QUEUE_NAME_RULE } from "../../src/lib/validate";
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -1306,7 +1307,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
     it("answers 400 for a bad body, writing nothing, and 503 when its transaction fails", () => {
       expect(setFlow({ queue: "emails", group: "g", paused: true })).toEqual({ status: 400, body: { error: "give exactly one of queue and group" } });
       expect(setFlow({ queue: "emails", concurrency: 0 }).status).toBe(400);
-      expect(getFlow({ queue: "bad name" })).toEqual({ status: 400, body: { error: "queue must be a queue name" } });
+      expect(getFlow({ queue: "bad name" })).toEqual({ status: 400, body: { error: `queue must be a queue name (${QUEUE_NAME_RULE})` } });
       expect(db.flow.size).toBe(0);
       db.failExecute(1);
       expect(setFlow({ queue: "emails", paused: true })).toEqual({ status: 503, body: { error: TRANSACTION_FAILED } });

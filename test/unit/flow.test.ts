@@ -5,6 +5,7 @@
  * fields, and (over the in-memory batch, whose SQL the fake PocketBase
  * evaluates) the claim gate, claim-next's limits and the maintenance upkeep.
  */
+import { QUEUE_NAME_RULE } from "../../src/lib/validate";
 import { describe, expect, it } from "vitest";
 import { claimNext } from "../../src/lib/claim-next";
 import {
@@ -33,7 +34,7 @@ const ENDS_AT_NOW = formatPbDate(NOW);
 // ---- POST /api/fleet/flow ---------------------------------------------------------------
 
 describe("validateFlowRequest", () => {
-  const QUEUE_RULE = "queue must be a queue name (1 to 64 letters, digits and _ . : -, starting with a letter or digit)";
+  const QUEUE_RULE = `queue must be a queue name (${QUEUE_NAME_RULE})`;
   const GROUP_RULE = "group must be a group name (a group is 1 to 200 characters with no control characters)";
   const CONCURRENCY_RULE = "concurrency must be an integer from 1 to 100000, or null";
   const RATE_RULE = "rateLimit must be { limit: an integer from 1 to 100000, periodSeconds: an integer from 1 to 86400 }, or null";
@@ -375,6 +376,20 @@ describe("decideRenew and the deadline (FLOW.md \"Timeouts\")", () => {
 });
 
 // ---- releases -----------------------------------------------------------------------------
+
+describe("decideRelease to pending past the deadline", () => {
+  it("writes the timeout (a failed attempt, the orphan count kept), not an orphaning", () => {
+    const row = held("w1", at(-500), { attempts: 1, max_attempts: 5, timeout_seconds: 10, claimed_at: at(-10_500), consecutive_orphan_count: 2 });
+    const decision = decideRelease(row, { workerId: "w1", leaseToken: undefined, target: "pending" }, NOW);
+    expect(decision).toMatchObject({ kind: "release", patch: { status: "pending", last_error: "timed out after 10 s", claimed_by: "" } });
+    if (decision.kind !== "release") throw new Error("not released");
+    expect(decision.patch.consecutive_orphan_count).toBeUndefined();
+    expect(decision.patch.reclaim_count).toBeUndefined();
+    // Without a timeout it is the sweeper's re-queue, as before.
+    const plain = decideRelease(held("w1", at(-500), { consecutive_orphan_count: 2 }), { workerId: "w1", leaseToken: undefined, target: "pending" }, NOW);
+    expect(plain).toMatchObject({ kind: "release", patch: { consecutive_orphan_count: 3 } });
+  });
+});
 
 describe("decideRelease with rateLimitedFor", () => {
   const release = (fields: Record<string, unknown> = {}) =>
@@ -795,7 +810,7 @@ describe("the park and the settings as written", () => {
 // ---- the maintenance tick -----------------------------------------------------------------
 
 describe("flowUpkeepBatch", () => {
-  it("fails never-started jobs past their start_by, trims the rate window's log, and deletes passed group parks", () => {
+  it("fails never-started jobs past their start_by, trims the rate window's log, and deletes group rows with nothing in force", () => {
     const batch = memoryBatch([
       enqueued({ id: "late", start_by: at(-1) }),
       enqueued({ id: "started", start_by: at(-1), attempts: 1 }),
@@ -807,13 +822,15 @@ describe("flowUpkeepBatch", () => {
         flowRow({ scope: "group", name: "still", parked_until: at(1) }),
         flowRow({ scope: "group", name: "limited", parked_until: at(-1), concurrency: 2 }),
         flowRow({ scope: "queue", name: "q", parked_until: at(-1) }),
+        // Every setting cleared (POST /api/fleet/flow with nulls): nothing in force, deleted too.
+        flowRow({ scope: "group", name: "cleared" }),
       ],
       flowClaims: [
         { scope: "group", name: "g", at: NOW - 60_000, expires: NOW },
         { scope: "group", name: "g", at: NOW - 30_000, expires: NOW + 30_000 },
       ],
     });
-    expect(flowUpkeepBatch(batch, NOW)).toEqual({ notStarted: 1, claims: 1, parks: 1 });
+    expect(flowUpkeepBatch(batch, NOW)).toEqual({ notStarted: 1, claims: 1, parks: 2 });
     expect(batch.row("late")).toMatchObject({
       status: "failed", finished_at: at(0), last_error: `not started by ${at(-1)}`, dead_lettered_at: "",
     });

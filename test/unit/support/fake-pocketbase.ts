@@ -42,7 +42,7 @@ import {
   type HeldBack,
 } from "../../../src/lib/queries";
 import {
-  deleteExpiredClaimsStatement, deletePassedParksStatement, dueCountQuery, flowListQuery, flowRowsQuery, heldCountQuery, stoppedScopesQuery,
+  deleteExpiredClaimsStatement, deletePassedParksStatement, dueCountQuery, flowListQuery, flowRowsQuery, heldCountQuery, heldBackScopesQuery,
   nextQueueQuery, parkStatement, recordClaimStatement, reExpireClaimsStatement, startByPassedWhere, unfinishedInQueueQuery, upsertFlowStatement,
   windowCountQuery, type Scope, type ScopeKind,
 } from "../../../src/lib/flow";
@@ -671,13 +671,31 @@ function answerFlowQuery(sql: string, params: Params, tables: SqlTables<SqlJobRo
       .slice(0, params["limit"])
       .map(flowColumns);
   }
-  if (typeof params["limit"] === "number" && typeof params["now"] === "string" && sql === stoppedScopesQuery(0, params["limit"]).sql) {
+  if (typeof params["limit"] === "number" && typeof params["nowMs"] === "number" && sql === heldBackScopesQuery(0, params["limit"]).sql) {
     const now = String(params["now"]);
-    const paused = flows.filter((f) => f.paused === 1).slice(0, params["limit"]);
-    const parked = flows.filter((f) => f.parked_until !== "" && compareText(f.parked_until, now) > 0).slice(0, params["limit"]);
+    const nowMs = params["nowMs"];
+    const limit = params["limit"];
+    const held = (f: StoredFlow) => jobs.filter((r) => inScope(r, { scope: f.scope as ScopeKind, name: f.name }) && isHeld(r) &&
+      isLeaseLive(r.lease_expires_at, nowMs)).length;
+    const inWindow = (f: StoredFlow) =>
+      tables.flowClaims.filter((c) => c.scope === f.scope && c.name === f.name && c.at > nowMs - f.rate_period * 1000).length;
+    const parts = [
+      flows.filter((f) => f.paused === 1),
+      flows.filter((f) => f.parked_until !== "" && compareText(f.parked_until, now) > 0),
+      flows.filter((f) => f.scope === "group" && f.concurrency > 0 && held(f) >= f.concurrency),
+      flows.filter((f) => f.scope === "queue" && f.concurrency > 0 && held(f) >= f.concurrency),
+      flows.filter((f) => f.rate_limit > 0 && inWindow(f) >= f.rate_limit),
+    ];
     const seen = new Set<string>();
-    return paused.concat(parked).filter((f) => !seen.has(`${f.scope}\u0000${f.name}`) && seen.add(`${f.scope}\u0000${f.name}`) !== undefined)
-      .map((f) => ({ scope: f.scope, name: f.name }));
+    const out: { scope: string; name: string }[] = [];
+    for (const part of parts) {
+      for (const f of part.slice(0, limit)) {
+        const key = `${f.scope}\u0000${f.name}`;
+        if (!seen.has(key)) out.push({ scope: f.scope, name: f.name });
+        seen.add(key);
+      }
+    }
+    return out;
   }
   const heldScope = countedScope(sql, params, heldCountQuery);
   if (heldScope !== null) {
@@ -692,10 +710,9 @@ function answerFlowQuery(sql: string, params: Params, tables: SqlTables<SqlJobRo
       n: jobs.filter((r) => inScope(r, dueScope) && r.status === "pending" && compareText(r.run_at, now) <= 0 && startable(r, params)).length,
     }];
   }
-  if (typeof params["since"] === "number" && typeof params["now"] === "number" &&
-    sql === windowCountQuery({ scope: "queue", name: "" }, 0, 0).sql) {
-    const { scope, name, since, now } = params as { scope: string; name: string; since: number; now: number };
-    return [{ n: tables.flowClaims.filter((c) => c.scope === scope && c.name === name && c.at > since && c.at <= now).length }];
+  if (typeof params["since"] === "number" && sql === windowCountQuery({ scope: "queue", name: "" }, 0, 0).sql) {
+    const { scope, name, since } = params as { scope: string; name: string; since: number };
+    return [{ n: tables.flowClaims.filter((c) => c.scope === scope && c.name === name && c.at > since).length }];
   }
   if (sql === nextQueueQuery(null).sql || (typeof params["after"] === "string" && sql === nextQueueQuery(params["after"]).sql)) {
     const after = params["after"] === undefined ? null : String(params["after"]);
@@ -793,7 +810,7 @@ function executeFlowStatement(sql: string, params: Params, tables: SqlTables<Sql
     const now = String(params["now"]);
     boundNow(params);
     const doomed = [...tables.flow.values()]
-      .filter((f) => f.parked_until !== "" && compareText(f.parked_until, now) <= 0 && f.scope === "group" &&
+      .filter((f) => compareText(f.parked_until, now) <= 0 && f.scope === "group" &&
         f.paused === 0 && f.concurrency === 0 && f.rate_limit === 0)
       .slice(0, limit);
     for (const f of doomed) tables.flow.delete(f.id);
