@@ -44,7 +44,7 @@ import {
 import {
   deleteExpiredClaimsStatement, deletePassedParksStatement, dueCountQuery, flowListQuery, flowRowsQuery, heldCountQuery, heldBackScopesQuery,
   nextQueueQuery, parkStatement, recordClaimStatement, reExpireClaimsStatement, startByPassedWhere, unfinishedInQueueQuery, upsertFlowStatement,
-  windowCountQuery, type Scope, type ScopeKind,
+  windowCountQuery, type FlowRow, type Scope, type ScopeKind,
 } from "../../../src/lib/flow";
 import { JOB_COUNTS_READY_QUERY, pruneCompletionsStatement } from "../../../src/lib/job-counts";
 import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
@@ -155,15 +155,8 @@ export interface StoredSchedule {
  * the raw statements of src/lib/flow.ts here; a column such an INSERT does not
  * name takes the collection's default (0, "").
  */
-export interface StoredFlow {
+export interface StoredFlow extends FlowRow {
   id: string;
-  scope: string;
-  name: string;
-  paused: number;
-  concurrency: number;
-  rate_limit: number;
-  rate_period: number;
-  parked_until: string;
   created: string;
   updated: string;
 }
