@@ -2105,7 +2105,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 0466e3bd5f71"] || (globalThis["pbFleet POST /api/fleet/claim-next 0466e3bd5f71"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next a8464482f3ac"] || (globalThis["pbFleet POST /api/fleet/claim-next a8464482f3ac"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2339,7 +2339,7 @@ function heldBackScopesQuery(nowMs, limit) {
   };
 }
 var SCOPE_SHAPE = { scope: "", name: "" };
-var STOPPED_SCOPES_LIMIT = 5e3;
+var HELD_BACK_SCOPES_LIMIT = 5e3;
 function scopeTerm(s, params) {
   params["scopeName"] = s.name;
   if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
@@ -3205,7 +3205,7 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     isHeld[key] = true;
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   };
-  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
+  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
   const anyHeld = held.queues.length > 0 || held.groups.length > 0;
   let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);

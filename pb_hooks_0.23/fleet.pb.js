@@ -2753,7 +2753,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next c3b689478886"] || (globalThis["pbFleet POST /api/fleet/claim-next c3b689478886"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 53268c509835"] || (globalThis["pbFleet POST /api/fleet/claim-next 53268c509835"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2987,7 +2987,7 @@ function heldBackScopesQuery(nowMs, limit) {
   };
 }
 var SCOPE_SHAPE = { scope: "", name: "" };
-var STOPPED_SCOPES_LIMIT = 5e3;
+var HELD_BACK_SCOPES_LIMIT = 5e3;
 function scopeTerm(s, params) {
   params["scopeName"] = s.name;
   if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
@@ -3854,7 +3854,7 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     isHeld[key] = true;
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   };
-  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
+  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
   const anyHeld = held.queues.length > 0 || held.groups.length > 0;
   let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);

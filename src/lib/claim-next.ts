@@ -1,13 +1,15 @@
 /**
  * POST /api/fleet/claim-next: the first `limit` claimable jobs in claim order
- * (QUEUE.md: priority, due time, age, order within an enqueue call), claimed in one
- * transaction. Jobs not yet due, and jobs flow control holds back (FLOW.md), are never handed out. Being pb-fleet's own endpoint, it counts a steal of an expired
- * lease as an orphaning and gives up a job at the orphan cap instead of
- * handing it out (StealRule "count_orphans").
+ * (QUEUE.md: priority, due time, age, order within an enqueue call), claimed
+ * in one transaction. Jobs not yet due, and jobs flow control holds back
+ * (docs/flow-control.md), are never handed out. Being pb-fleet's own
+ * endpoint, it counts a steal of an expired lease as an orphaning and gives
+ * up a job at the orphan cap instead of handing it out (StealRule
+ * "count_orphans").
  */
 import type { JobBatch, JobPatch, JobRow } from "./job-row.js";
 import {
-  COUNT_SHAPE, flowGate, NAME_SHAPE, nextQueueQuery, SCOPE_SHAPE, STOPPED_SCOPES_LIMIT, heldBackScopesQuery, type Scope,
+  COUNT_SHAPE, flowGate, HELD_BACK_SCOPES_LIMIT, heldBackScopesQuery, NAME_SHAPE, nextQueueQuery, SCOPE_SHAPE, type Scope,
 } from "./flow.js";
 import { MAX_CLAIM_QUEUES, storedQueueName } from "./queue-names.js";
 import {
@@ -63,7 +65,7 @@ export function claimNext(
     isHeld[key] = true;
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   };
-  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, STOPPED_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
+  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
   const anyHeld = held.queues.length > 0 || held.groups.length > 0;
   let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);

@@ -83,7 +83,7 @@ export function heldBackScopesQuery(nowMs: number, limit: number): WhereClause {
 }
 export const SCOPE_SHAPE = { scope: "", name: "" };
 /** Held-back scopes one claim-next call leaves out from its start, of each kind; more are found pass by pass. */
-export const STOPPED_SCOPES_LIMIT = 5000;
+export const HELD_BACK_SCOPES_LIMIT = 5000;
 
 /** Every scope with settings, in name order (GET /api/fleet/flow), at most `limit`. */
 export function flowListQuery(scope: ScopeKind | null, name: string | null, limit: number): WhereClause {
