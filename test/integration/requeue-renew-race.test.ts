@@ -93,7 +93,8 @@ describe("sweeper re-queue racing the holder's renew", () => {
 
   it("a re-queue based on a stale list is refused once the holder has renewed", async () => {
     for (let i = 0; i < 20; i++) {
-      const before = await createJob({ status: "claimed", claimed_by: "h", lease_expires_at: formatPbDate(Date.now() + 300), version: 1 });
+      // 2 s: about to expire, yet longer than a create and a renew take on a loaded CI machine (300 ms was not).
+      const before = await createJob({ status: "claimed", claimed_by: "h", lease_expires_at: formatPbDate(Date.now() + 2_000), version: 1 });
       // The sweeper listed the row as (about to be) expired; the holder renews first.
       expect((await renew(before.id, "h", { leaseSeconds: 30 })).body.renewed).toBe(true);
       expect(await release(before.id, "h", "pending")).toEqual({
