@@ -16,6 +16,7 @@
 // The jobs are enqueued in runs of 10 of one group, so the front of the claim
 // order is always a few groups' jobs: groups sit at their limit and claim-next
 // must skip their jobs for the next group's (the held-back path under load).
+import { prng } from "../../scripts/bench/queue.mjs";
 import { describe, expect, it } from "vitest";
 import { parsePbDate } from "../../src/lib/lease";
 import type { EnqueueItem } from "../../src/lib/types";
@@ -34,18 +35,6 @@ const MAX_HOLD_MS = 120;
 const RUN = 10;
 const DEADLINE_MS = 100_000;
 const SEED = Number(process.env["PB_FLEET_FLOW_SEED"] ?? Date.now() % 1_000_000);
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed (the seed is in the error). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Won {
   id: string;
@@ -73,7 +62,8 @@ function peaks(intervals: { key: string; start: number; end: number }[]): Map<st
 
 describe("flow control's limits are exact under races", () => {
   it(`${CALLERS} callers, ${JOBS} jobs in ${GROUPS} groups: never more than ${GROUP_LIMIT} held per group or ${QUEUE_LIMIT} in the queue, and both reached`, async () => {
-    const random = rng(SEED);
+    // Seeded (mulberry32), so a failing run can be replayed: the seed is in the error.
+    const random = prng(SEED);
     const queue = randomKey("fx");
     const prefix = `${queue}/`;
     const groups = Array.from({ length: GROUPS }, (_, g) => `${queue}-g${g}`);
