@@ -5,9 +5,31 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 0f5d5c2f58bd"] || (globalThis["pbFleet POST /api/fleet/claim 0f5d5c2f58bd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim fb78c606736d"] || (globalThis["pbFleet POST /api/fleet/claim fb78c606736d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -17,8 +39,10 @@ var SWEEPER_HOLDER = "pb-fleet-sweeper";
 var MAX_GROUP_KEY_CHARS = 200;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 function timedOutError(timeoutSeconds) {
-  return `timed out after ${timeoutSeconds} s`;
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
 }
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
 
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
@@ -74,8 +98,9 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
   const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
   return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
 }
@@ -660,7 +685,11 @@ function updateJobsIn(store, work) {
       insert: (fields) => store.insert(tx, fields),
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
+      execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      }
     }, Date.now());
   });
 }
@@ -1801,9 +1830,31 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 5eda4ac4d7f3"] || (globalThis["pbFleet POST /api/fleet/release 5eda4ac4d7f3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 37ca97f80a75"] || (globalThis["pbFleet POST /api/fleet/release 37ca97f80a75"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
@@ -1814,8 +1865,10 @@ var MAX_GROUP_KEY_CHARS = 200;
 var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 function timedOutError(timeoutSeconds) {
-  return `timed out after ${timeoutSeconds} s`;
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
 }
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -1867,8 +1920,9 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
   const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
   return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
 }
@@ -2400,7 +2454,11 @@ function updateJobsIn(store, work) {
       insert: (fields) => store.insert(tx, fields),
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
+      execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      }
     }, Date.now());
   });
 }
@@ -2753,7 +2811,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 53268c509835"] || (globalThis["pbFleet POST /api/fleet/claim-next 53268c509835"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 368811a5a7fc"] || (globalThis["pbFleet POST /api/fleet/claim-next 368811a5a7fc"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2813,8 +2871,10 @@ function orphanCap(getenv2) {
 var MAX_GROUP_KEY_CHARS = 200;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 function timedOutError(timeoutSeconds) {
-  return `timed out after ${timeoutSeconds} s`;
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
 }
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
 
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
@@ -2870,8 +2930,9 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
   const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
   return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
 }
@@ -3737,6 +3798,9 @@ function updateJobsBulkIn(store, source, work) {
       execute(statement) {
         flush();
         return store.execute(tx, statement);
+      },
+      noteWritten(changes2) {
+        for (const change of changes2) written[change.id] = change;
       }
     }, Date.now());
     flush();
@@ -4187,7 +4251,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep fe9b25098f2c"] || (globalThis["pbFleet POST /api/fleet/sweep fe9b25098f2c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep b9089a1f1565"] || (globalThis["pbFleet POST /api/fleet/sweep b9089a1f1565"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -4228,8 +4292,10 @@ function orphanCap(getenv2) {
 var MAX_GROUP_KEY_CHARS = 200;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 function timedOutError(timeoutSeconds) {
-  return `timed out after ${timeoutSeconds} s`;
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
 }
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -4274,8 +4340,9 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
   const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
   return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
 }
@@ -4806,6 +4873,9 @@ function updateJobsBulkIn(store, source, work) {
       execute(statement) {
         flush();
         return store.execute(tx, statement);
+      },
+      noteWritten(changes2) {
+        for (const change of changes2) written[change.id] = change;
       }
     }, Date.now());
     flush();
@@ -6659,9 +6729,31 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 86f555dfcaf8"] || (globalThis["pbFleet POST /api/fleet/enqueue 86f555dfcaf8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 1d9d4fb88e6d"] || (globalThis["pbFleet POST /api/fleet/enqueue 1d9d4fb88e6d"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/flow-limits.ts
@@ -7152,7 +7244,11 @@ function updateJobsIn(store, work) {
       insert: (fields) => store.insert(tx, fields),
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
+      execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      }
     }, Date.now());
   });
 }
@@ -7536,9 +7632,31 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 9d460bd0402b"] || (globalThis["pbFleet POST /api/fleet/cancel 9d460bd0402b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel b80c533c6a1a"] || (globalThis["pbFleet POST /api/fleet/cancel b80c533c6a1a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/flow-limits.ts
@@ -7942,7 +8060,11 @@ function updateJobsIn(store, work) {
       insert: (fields) => store.insert(tx, fields),
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
+      execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      }
     }, Date.now());
   });
 }
@@ -8279,9 +8401,31 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry e0eb191055a4"] || (globalThis["pbFleet POST /api/fleet/retry e0eb191055a4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry da23e411c753"] || (globalThis["pbFleet POST /api/fleet/retry da23e411c753"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/flow-limits.ts
@@ -8703,7 +8847,11 @@ function updateJobsIn(store, work) {
       insert: (fields) => store.insert(tx, fields),
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
+      execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      }
     }, Date.now());
   });
 }
@@ -9044,7 +9192,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance e8ebb0bc455b"] || (globalThis["pbFleet POST /api/fleet/maintenance e8ebb0bc455b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 319950465a8c"] || (globalThis["pbFleet POST /api/fleet/maintenance 319950465a8c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9703,7 +9851,11 @@ function updateJobsIn(store, work) {
       insert: (fields) => store.insert(tx, fields),
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
+      execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      }
     }, Date.now());
   });
 }
@@ -9743,6 +9895,9 @@ function updateJobsBulkIn(store, source, work) {
       execute(statement) {
         flush();
         return store.execute(tx, statement);
+      },
+      noteWritten(changes2) {
+        for (const change of changes2) written[change.id] = change;
       }
     }, Date.now());
     flush();
@@ -10298,7 +10453,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat e29b1c30443e"] || (globalThis["pbFleet POST /api/fleet/heartbeat e29b1c30443e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 6206d01dffaa"] || (globalThis["pbFleet POST /api/fleet/heartbeat 6206d01dffaa"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -10331,6 +10486,11 @@ var SWEEPER_HOLDER = "pb-fleet-sweeper";
 // src/lib/flow-limits.ts
 var MAX_GROUP_KEY_CHARS = 200;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+function timedOutErrorSql(timeoutSeconds) {
+  return `('${TIMED_OUT_BEFORE}' || (${timeoutSeconds}) || '${TIMED_OUT_AFTER}')`;
+}
 
 // src/lib/lease.ts
 var DEFAULT_LEASE_SECONDS = 30;
@@ -10359,12 +10519,15 @@ function daysInMonth(year, month) {
   if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+function pbDateMsSql(column) {
+  return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
+}
+function formatPbDateSql(ms) {
+  return `(strftime('%Y-%m-%d %H:%M:%f', CAST(${ms} AS INTEGER) / 1000.0, 'unixepoch') || 'Z')`;
+}
 
 // src/lib/queue-names.ts
 var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
@@ -10382,6 +10545,19 @@ var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var MAX_PROGRESS_BYTES = 4096;
 var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffSql(attempts, jitter) {
+  const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
+  const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
+  return `MAX(${BACKOFF_BASE_MS}, MIN(${BACKOFF_CAP_MS}, ${delay}))`;
+}
+function hasAttemptsLeftSql(attempts, maxAttempts) {
+  return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
+}
 function utf8LongerThan(text, maxBytes) {
   if (text.length > maxBytes) return true;
   if (text.length * 3 <= maxBytes) return false;
@@ -10493,45 +10669,6 @@ function batchItems(body, field) {
     if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
   }
   return items;
-}
-
-// src/lib/flow.ts
-function deadlineMs(row) {
-  var _a, _b;
-  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
-  if (!(timeout > 0)) return null;
-  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
-  return claimed === null ? null : claimed + timeout * 1e3;
-}
-
-// src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
-function isStaleToken(row, req) {
-  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
-}
-function decideRenew(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) return REFUSED_RENEW;
-  if (row.claimed_by !== req.workerId || isStaleToken(row, req)) return REFUSED_RENEW;
-  if (isPastDeadline(row, nowMs)) return { kind: "refused", reason: "timed_out" };
-  if (!isLeaseLive(row.lease_expires_at, nowMs)) return REFUSED_RENEW;
-  const patch = {
-    status: "running",
-    lease_expires_at: leaseEnd(nowMs, req.leaseSeconds, deadlineMs(row)),
-    version: row.version + 1
-  };
-  if (req.progress !== void 0) patch.progress = req.progress;
-  return { kind: "renew", patch };
-}
-var REFUSED_RENEW = { kind: "refused" };
-function isPastDeadline(row, nowMs) {
-  const deadline = deadlineMs(row);
-  return deadline !== null && nowMs >= deadline;
-}
-function leaseEnd(nowMs, leaseSeconds, deadline) {
-  const end = nowMs + clampLeaseSeconds(leaseSeconds) * 1e3;
-  return formatPbDate(deadline === null ? end : Math.min(end, deadline));
 }
 
 // src/lib/identity.ts
@@ -10837,14 +10974,6 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function jobsByIdsWhere(ids) {
-  const params = {};
-  const names = ids.map((id, i) => {
-    params[`id${i}`] = id;
-    return `{:id${i}}`;
-  });
-  return { sql: `id IN (${names.join(", ")})`, params };
-}
 
 // src/adapter/transactions.ts
 function updateJobsBulkIn(store, source, work) {
@@ -10883,6 +11012,9 @@ function updateJobsBulkIn(store, source, work) {
       execute(statement) {
         flush();
         return store.execute(tx, statement);
+      },
+      noteWritten(changes2) {
+        for (const change of changes2) written[change.id] = change;
       }
     }, Date.now());
     flush();
@@ -10983,29 +11115,160 @@ function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 
-// src/lib/batches.ts
-function heartbeatJobs(batch, renewals, nowMs) {
-  const rows = rowsById(batch, renewals);
-  return renewals.map((renewal) => {
-    const row = rows[renewal.jobId];
-    if (row === void 0) return { jobId: renewal.jobId, renewed: false };
-    const decision = decideRenew(row, renewal, nowMs);
-    if (decision.kind === "refused") {
-      return decision.reason === void 0 ? { jobId: renewal.jobId, renewed: false } : { jobId: renewal.jobId, renewed: false, reason: decision.reason };
-    }
-    const patch = decision.patch;
-    batch.write(row, patch);
-    const job = jobView(row, patch);
-    Object.assign(row, patch);
-    return { jobId: renewal.jobId, renewed: true, job };
+// src/lib/batch-plans.ts
+var JITTER_STEPS = 1048576;
+var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
+var HELD = "('claimed', 'running')";
+var ROW_COLUMNS = [
+  "r.id AS r_id",
+  ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
+  ...["version", "reclaim_count", "consecutive_orphan_count", "attempts", "max_attempts", "timeout_seconds"].map((c) => `COALESCE(r.${c}, 0) AS r_${c}`),
+  LEASE_AS_JUDGED_SQL.replace(/lease_expires_at/g, "r.lease_expires_at").replace(/ AS r\.lease_expires_at$/, " AS r_lease_text"),
+  `${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "r.lease_expires_at")} AS r_live`,
+  `(CASE WHEN COALESCE(r.timeout_seconds, 0) > 0 THEN ${pbDateMsSql("COALESCE(r.claimed_at, '')")} + r.timeout_seconds * 1000 END) AS r_deadline_ms`
+];
+function judgedItems(itemFields, kind) {
+  const fields = itemFields.map((f) => `json_extract(q.value, '$.${f}') AS i_${f}`).join(", ");
+  return `WITH i AS (SELECT q.key AS k, ${fields} FROM json_each({:items}) AS q), d AS (SELECT i.*, ${ROW_COLUMNS.join(", ")} FROM i LEFT JOIN probe_jobs AS r ON r.id = i.i_id), v AS MATERIALIZED (SELECT d.*, (${kind}) AS kind FROM d)`;
+}
+var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
+var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
+var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
+function newValue(column, rule, current) {
+  const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
+  return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
+}
+var VIEW_COLUMNS = ["status", "claimed_by", "lease_expires_at", "version"];
+function rowValue(column) {
+  return column === "lease_expires_at" ? "r_lease_text" : `r_${column}`;
+}
+function viewOf(plan) {
+  const members = VIEW_COLUMNS.map((c) => {
+    const rule = plan.columns[c];
+    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(c, rule, rowValue(c))}`;
+  });
+  return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
+}
+function judgeQuery(plan) {
+  const answer = plan.answer(viewOf(plan));
+  const parks = plan.parks === void 0 ? "'[]'" : `COALESCE(json_group_array(json_object('k', k, 'queue', r_queue, 'group_key', r_group_key)) FILTER (WHERE kind = '${plan.parks}'), '[]')`;
+  return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers, ${parks} AS parks, COUNT(*) FILTER (WHERE kind IN (${quoted(plan.writes)})) AS written FROM v`;
+}
+function writeStatement(plan) {
+  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c], `probe_jobs.${c}`)}`);
+  sets.push("updated = {:now}");
+  return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)})`;
+}
+var quoted = (kinds) => kinds.map((k) => `'${k}'`).join(", ");
+var RENEW = {
+  // id, worker, token (absent: none sent), progress as JSON text (absent: none), the lease's end (text, and ms).
+  items: ["id", "w", "tok", "p", "e", "em"],
+  kind: `CASE WHEN r_id IS NULL OR r_status NOT IN ${HELD} THEN 'refused' WHEN r_claimed_by != i_w OR ${STALE_TOKEN} THEN 'refused' WHEN ${PAST_DEADLINE} THEN 'timed_out' WHEN NOT r_live THEN 'refused' ELSE 'renew' END`,
+  writes: ["renew"],
+  columns: {
+    status: [[["renew"], "'running'"]],
+    // Never past the attempt's deadline (leaseEnd).
+    lease_expires_at: [[["renew"], `(CASE WHEN r_deadline_ms IS NOT NULL AND r_deadline_ms < i_em THEN ${formatPbDateSql("r_deadline_ms")} ELSE i_e END)`]],
+    version: [[["renew"], "r_version + 1"]],
+    progress: [[["renew"], "COALESCE(i_p, probe_jobs.progress)"]]
+  },
+  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`
+};
+function heartbeatJudgeQuery(items, nowMs) {
+  return { sql: judgeQuery(RENEW), params: planParams(items, nowMs) };
+}
+function heartbeatWriteStatement(items, nowMs) {
+  return { sql: writeStatement(RENEW), params: planParams(items, nowMs) };
+}
+function planParams(items, nowMs) {
+  return { items, now: formatPbDate(nowMs), nowMs };
+}
+function heartbeatItems(renewals, nowMs) {
+  return renewals.map((r) => {
+    const endMs = Math.trunc(nowMs + clampLeaseSeconds(r.leaseSeconds) * 1e3);
+    const item = { id: r.jobId, w: r.workerId, e: formatPbDate(endMs), em: endMs };
+    if (r.leaseToken !== void 0) item["tok"] = r.leaseToken;
+    if (r.progress !== void 0) item["p"] = JSON.stringify(r.progress);
+    return item;
   });
 }
-function rowsById(batch, items) {
-  const ids = [];
-  for (const item of items) if (ids.indexOf(item.jobId) === -1) ids.push(item.jobId);
-  const rows = {};
-  for (const row of batch.find(jobsByIdsWhere(ids), ["id ASC"], ids.length)) rows[row.id] = row;
-  return rows;
+function heartbeatByPlan(batch, renewals, nowMs) {
+  return inRounds(renewals, (round) => {
+    const items = JSON.stringify(heartbeatItems(round, nowMs));
+    return runPlan(batch, heartbeatJudgeQuery(items, nowMs), heartbeatWriteStatement(items, nowMs), (a) => a.renewed ? a.job : null);
+  });
+}
+var BACK_TO_PENDING = ["timeout_retry", "retry", "rate_limited"];
+var DEAD_LETTER = ["timeout_dead", "dead"];
+var RELEASES = ["finish", "requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
+var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
+var RELEASE = {
+  // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
+  items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  writes: RELEASES,
+  columns: {
+    status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
+    claimed_by: [[NOT_FINISH, "''"]],
+    lease_token: [[NOT_FINISH, "''"]],
+    lease_expires_at: [[BACK_TO_PENDING, "''"]],
+    progress: [[BACK_TO_PENDING, "'null'"]],
+    run_at: [
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
+      [["rate_limited"], "i_ra"]
+    ],
+    version: [[RELEASES, "r_version + 1"]],
+    finished_at: [[["finish", ...DEAD_LETTER], "{:now}"]],
+    consecutive_orphan_count: [[["finish", "retry", "rate_limited"], "0"], [["requeue"], "r_consecutive_orphan_count + 1"]],
+    reclaim_count: [[["requeue"], "r_reclaim_count + 1"]],
+    requeued_at: [[["requeue"], "{:now}"]],
+    dead_lettered_at: [[DEAD_LETTER, "{:now}"]],
+    // A release's own error wins (withOutcome), then the rule's.
+    last_error: [
+      [RELEASES, `(CASE WHEN i_err IS NOT NULL THEN i_err WHEN kind IN ('timeout_retry', 'timeout_dead') THEN ${timedOutErrorSql("r_timeout_seconds")} WHEN kind = 'dead' THEN '${MAX_ATTEMPTS_ERROR}' ELSE probe_jobs.last_error END)`]
+    ],
+    result: [[RELEASES, "COALESCE(i_res, probe_jobs.result)"]],
+    attempts: [[["rate_limited"], "MAX(0, r_attempts - 1)"]],
+    // Only where one is set (rateLimitedPatch): a NULL stays NULL.
+    start_by: [[["rate_limited"], "(CASE WHEN r_start_by != '' THEN '' ELSE probe_jobs.start_by END)"]]
+  },
+  answer: (view) => `CASE WHEN kind IN (${quoted(RELEASES)}) THEN json_object('jobId', i_id, 'released', json('true'), 'job', ${view}) ELSE json_object('jobId', i_id, 'released', json('false'), 'reason', kind) END`,
+  parks: "rate_limited"
+};
+function runPlan(batch, judge, write, writtenJob, park) {
+  const judged = batch.queryOne(judge, JUDGED_SHAPE);
+  if (judged === null) throw new Error("pb-fleet: the judging query answered nothing");
+  if (judged.written > 0) batch.execute(write);
+  const answers = JSON.parse(judged.answers);
+  const changes = [];
+  for (const answer of answers) {
+    const job = writtenJob(answer);
+    if (job !== null) changes.push(job);
+  }
+  if (changes.length > 0) batch.noteWritten(changes);
+  if (park !== void 0 && judged.written > 0) for (const p of JSON.parse(judged.parks)) park(p);
+  return answers;
+}
+function inRounds(items, run) {
+  const seen = {};
+  const rounds = [];
+  items.forEach((item, n) => {
+    var _a, _b;
+    const r = (_a = seen[item.jobId]) != null ? _a : 0;
+    seen[item.jobId] = r + 1;
+    const round = (_b = rounds[r]) != null ? _b : rounds[r] = { items: [], at: [] };
+    round.items.push(item);
+    round.at.push(n);
+  });
+  const answers = new Array(items.length);
+  for (const round of rounds) {
+    const got = run(round.items);
+    round.at.forEach((n, k) => {
+      answers[n] = got[k];
+    });
+  }
+  return answers;
 }
 
 // src/handlers/heartbeat.ts
@@ -11014,7 +11277,7 @@ function handleHeartbeat(req) {
   if (!valid.ok) return json(400, { error: valid.error });
   const refused = batchWorkerIdRefusal(req.caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
-  const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatJobs(batch, valid.value, now));
+  const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatByPlan(batch, valid.value, now));
   if (results === null) return json(503, { error: TRANSACTION_FAILED });
   const answer = { results };
   return json(200, answer);
@@ -11244,7 +11507,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 64a13e283449"] || (globalThis["pbFleet POST /api/fleet/complete 64a13e283449"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 30dfbdf1a9f7"] || (globalThis["pbFleet POST /api/fleet/complete 30dfbdf1a9f7"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -11290,8 +11553,10 @@ var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
 var MAX_GROUP_KEY_CHARS = 200;
 var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-function timedOutError(timeoutSeconds) {
-  return `timed out after ${timeoutSeconds} s`;
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+function timedOutErrorSql(timeoutSeconds) {
+  return `('${TIMED_OUT_BEFORE}' || (${timeoutSeconds}) || '${TIMED_OUT_AFTER}')`;
 }
 
 // src/lib/lease.ts
@@ -11314,12 +11579,15 @@ function daysInMonth(year, month) {
   if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+function pbDateMsSql(column) {
+  return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
+}
+function formatPbDateSql(ms) {
+  return `(strftime('%Y-%m-%d %H:%M:%f', CAST(${ms} AS INTEGER) / 1000.0, 'unixepoch') || 'Z')`;
+}
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
@@ -11346,13 +11614,14 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
-function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, 32));
-  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
-  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffSql(attempts, jitter) {
+  const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
+  const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
+  return `MAX(${BACKOFF_BASE_MS}, MIN(${BACKOFF_CAP_MS}, ${delay}))`;
 }
-function hasAttemptsLeft(attempts, maxAttempts) {
-  return maxAttempts <= 0 || attempts < maxAttempts;
+function hasAttemptsLeftSql(attempts, maxAttempts) {
+  return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
 }
 function utf8LongerThan(text, maxBytes) {
   if (text.length > maxBytes) return true;
@@ -11518,127 +11787,10 @@ function parkFor(batch, row, seconds, nowMs) {
 function rateLimitedUntilMs(nowMs, seconds) {
   return nowMs + Math.round(seconds * 1e3);
 }
-function deadlineMs(row) {
-  var _a, _b;
-  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
-  if (!(timeout > 0)) return null;
-  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
-  return claimed === null ? null : claimed + timeout * 1e3;
-}
 
 // src/lib/transitions.ts
-function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
-}
 function isTerminalStatus(status) {
   return status === "done" || status === "failed" || status === "cancelled";
-}
-function isStaleToken(row, req) {
-  return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
-}
-function isPastDeadline(row, nowMs) {
-  const deadline = deadlineMs(row);
-  return deadline !== null && nowMs >= deadline;
-}
-function timeoutPatch(row, nowMs) {
-  var _a;
-  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
-  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
-  patch.last_error = error;
-  return patch;
-}
-function decideRelease(row, req, nowMs) {
-  if (!isHeldStatus(row.status)) {
-    if (isTerminalStatus(row.status) && row.status !== "cancelled" && row.claimed_by === req.workerId) {
-      return refused(isStaleToken(row, req) ? "refused_stale_token" : "refused_terminal_same_holder");
-    }
-    return refused("refused_not_holder");
-  }
-  if (row.claimed_by !== req.workerId) return refused("refused_not_holder");
-  if (isStaleToken(row, req)) return refused("refused_stale_token");
-  const live = isLeaseLive(row.lease_expires_at, nowMs);
-  if (req.target === "pending") {
-    if (live) return refused("refused_lease_live");
-    const patch = isPastDeadline(row, nowMs) ? timeoutPatch(row, nowMs) : requeuePatch(row, nowMs);
-    return { kind: "release", patch: withOutcome(patch, req) };
-  }
-  if (!live) return refused("refused_not_holder");
-  if (req.target === "retry" && req.rateLimitedFor !== void 0) {
-    return { kind: "release", patch: withOutcome(rateLimitedPatch(row, nowMs, req.rateLimitedFor), req), park: req.rateLimitedFor };
-  }
-  if (req.target === "retry") return { kind: "release", patch: withOutcome(retryPatch(row, nowMs, req), req) };
-  return {
-    kind: "release",
-    patch: withOutcome({
-      status: req.target,
-      finished_at: formatPbDate(nowMs),
-      // A finished job starts any later orphaning with a fresh budget.
-      consecutive_orphan_count: 0,
-      version: row.version + 1
-    }, req)
-  };
-}
-function withOutcome(patch, req) {
-  if (req.result !== void 0) patch.result = req.result;
-  if (req.error !== void 0) patch.last_error = req.error;
-  return patch;
-}
-function retryPatch(row, nowMs, req) {
-  var _a;
-  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
-    return deadLetterPatch(row, nowMs, req.error !== void 0 ? req.error : MAX_ATTEMPTS_ERROR);
-  }
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, (_a = req.jitter) != null ? _a : 0)));
-  patch.consecutive_orphan_count = 0;
-  return patch;
-}
-function rateLimitedPatch(row, nowMs, seconds) {
-  var _a;
-  const patch = backToPendingPatch(row, formatPbDate(rateLimitedUntilMs(nowMs, seconds)));
-  patch.attempts = Math.max(0, row.attempts - 1);
-  patch.consecutive_orphan_count = 0;
-  if (((_a = row.start_by) != null ? _a : "") !== "") patch.start_by = "";
-  return patch;
-}
-function backToPendingPatch(row, runAt) {
-  return {
-    status: "pending",
-    run_at: runAt,
-    claimed_by: "",
-    lease_token: "",
-    // A pending row must not look held until then.
-    lease_expires_at: "",
-    progress: null,
-    version: row.version + 1
-  };
-}
-function deadLetterPatch(row, nowMs, error) {
-  const now = formatPbDate(nowMs);
-  return {
-    status: "failed",
-    claimed_by: "",
-    lease_token: "",
-    dead_lettered_at: now,
-    finished_at: now,
-    last_error: error,
-    version: row.version + 1
-  };
-}
-function requeuePatch(row, nowMs) {
-  return {
-    status: "pending",
-    claimed_by: "",
-    lease_token: "",
-    // The expired lease stays as the row's "last in flight" marker.
-    reclaim_count: row.reclaim_count + 1,
-    consecutive_orphan_count: row.consecutive_orphan_count + 1,
-    requeued_at: formatPbDate(nowMs),
-    version: row.version + 1
-  };
-}
-function refused(reason) {
-  return { kind: "refused", reason };
 }
 
 // src/lib/identity.ts
@@ -11947,14 +12099,6 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
-function jobsByIdsWhere(ids) {
-  const params = {};
-  const names = ids.map((id, i) => {
-    params[`id${i}`] = id;
-    return `{:id${i}}`;
-  });
-  return { sql: `id IN (${names.join(", ")})`, params };
-}
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -11994,6 +12138,9 @@ function updateJobsBulkIn(store, source, work) {
       execute(statement) {
         flush();
         return store.execute(tx, statement);
+      },
+      noteWritten(changes2) {
+        for (const change of changes2) written[change.id] = change;
       }
     }, Date.now());
     flush();
@@ -12094,28 +12241,167 @@ function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 
-// src/lib/batches.ts
-function completeJobs(batch, releases, nowMs, jitter) {
-  const rows = rowsById(batch, releases);
-  return releases.map((release) => {
-    const row = rows[release.jobId];
-    if (row === void 0) return { jobId: release.jobId, released: false, reason: "refused_not_holder" };
-    const { workerId, target, leaseToken, result, error, rateLimitedFor } = release;
-    const decision = decideRelease(row, { workerId, target, leaseToken, result, error, jitter: jitter(), rateLimitedFor }, nowMs);
-    if (decision.kind === "refused") return { jobId: release.jobId, released: false, reason: decision.reason };
-    batch.write(row, decision.patch);
-    if (decision.park !== void 0) parkFor(batch, row, decision.park, nowMs);
-    const job = jobView(row, decision.patch);
-    Object.assign(row, decision.patch);
-    return { jobId: release.jobId, released: true, job };
+// src/lib/batch-plans.ts
+var JITTER_STEPS = 1048576;
+var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
+var HELD = "('claimed', 'running')";
+var ROW_COLUMNS = [
+  "r.id AS r_id",
+  ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
+  ...["version", "reclaim_count", "consecutive_orphan_count", "attempts", "max_attempts", "timeout_seconds"].map((c) => `COALESCE(r.${c}, 0) AS r_${c}`),
+  LEASE_AS_JUDGED_SQL.replace(/lease_expires_at/g, "r.lease_expires_at").replace(/ AS r\.lease_expires_at$/, " AS r_lease_text"),
+  `${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "r.lease_expires_at")} AS r_live`,
+  `(CASE WHEN COALESCE(r.timeout_seconds, 0) > 0 THEN ${pbDateMsSql("COALESCE(r.claimed_at, '')")} + r.timeout_seconds * 1000 END) AS r_deadline_ms`
+];
+function judgedItems(itemFields, kind) {
+  const fields = itemFields.map((f) => `json_extract(q.value, '$.${f}') AS i_${f}`).join(", ");
+  return `WITH i AS (SELECT q.key AS k, ${fields} FROM json_each({:items}) AS q), d AS (SELECT i.*, ${ROW_COLUMNS.join(", ")} FROM i LEFT JOIN probe_jobs AS r ON r.id = i.i_id), v AS MATERIALIZED (SELECT d.*, (${kind}) AS kind FROM d)`;
+}
+var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
+var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
+var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
+function newValue(column, rule, current) {
+  const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
+  return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
+}
+var VIEW_COLUMNS = ["status", "claimed_by", "lease_expires_at", "version"];
+function rowValue(column) {
+  return column === "lease_expires_at" ? "r_lease_text" : `r_${column}`;
+}
+function viewOf(plan) {
+  const members = VIEW_COLUMNS.map((c) => {
+    const rule = plan.columns[c];
+    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(c, rule, rowValue(c))}`;
+  });
+  return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
+}
+function judgeQuery(plan) {
+  const answer = plan.answer(viewOf(plan));
+  const parks = plan.parks === void 0 ? "'[]'" : `COALESCE(json_group_array(json_object('k', k, 'queue', r_queue, 'group_key', r_group_key)) FILTER (WHERE kind = '${plan.parks}'), '[]')`;
+  return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers, ${parks} AS parks, COUNT(*) FILTER (WHERE kind IN (${quoted(plan.writes)})) AS written FROM v`;
+}
+function writeStatement(plan) {
+  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c], `probe_jobs.${c}`)}`);
+  sets.push("updated = {:now}");
+  return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)})`;
+}
+var quoted = (kinds) => kinds.map((k) => `'${k}'`).join(", ");
+var RENEW = {
+  // id, worker, token (absent: none sent), progress as JSON text (absent: none), the lease's end (text, and ms).
+  items: ["id", "w", "tok", "p", "e", "em"],
+  kind: `CASE WHEN r_id IS NULL OR r_status NOT IN ${HELD} THEN 'refused' WHEN r_claimed_by != i_w OR ${STALE_TOKEN} THEN 'refused' WHEN ${PAST_DEADLINE} THEN 'timed_out' WHEN NOT r_live THEN 'refused' ELSE 'renew' END`,
+  writes: ["renew"],
+  columns: {
+    status: [[["renew"], "'running'"]],
+    // Never past the attempt's deadline (leaseEnd).
+    lease_expires_at: [[["renew"], `(CASE WHEN r_deadline_ms IS NOT NULL AND r_deadline_ms < i_em THEN ${formatPbDateSql("r_deadline_ms")} ELSE i_e END)`]],
+    version: [[["renew"], "r_version + 1"]],
+    progress: [[["renew"], "COALESCE(i_p, probe_jobs.progress)"]]
+  },
+  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`
+};
+function planParams(items, nowMs) {
+  return { items, now: formatPbDate(nowMs), nowMs };
+}
+var BACK_TO_PENDING = ["timeout_retry", "retry", "rate_limited"];
+var DEAD_LETTER = ["timeout_dead", "dead"];
+var RELEASES = ["finish", "requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
+var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
+var RELEASE = {
+  // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
+  items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  writes: RELEASES,
+  columns: {
+    status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
+    claimed_by: [[NOT_FINISH, "''"]],
+    lease_token: [[NOT_FINISH, "''"]],
+    lease_expires_at: [[BACK_TO_PENDING, "''"]],
+    progress: [[BACK_TO_PENDING, "'null'"]],
+    run_at: [
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
+      [["rate_limited"], "i_ra"]
+    ],
+    version: [[RELEASES, "r_version + 1"]],
+    finished_at: [[["finish", ...DEAD_LETTER], "{:now}"]],
+    consecutive_orphan_count: [[["finish", "retry", "rate_limited"], "0"], [["requeue"], "r_consecutive_orphan_count + 1"]],
+    reclaim_count: [[["requeue"], "r_reclaim_count + 1"]],
+    requeued_at: [[["requeue"], "{:now}"]],
+    dead_lettered_at: [[DEAD_LETTER, "{:now}"]],
+    // A release's own error wins (withOutcome), then the rule's.
+    last_error: [
+      [RELEASES, `(CASE WHEN i_err IS NOT NULL THEN i_err WHEN kind IN ('timeout_retry', 'timeout_dead') THEN ${timedOutErrorSql("r_timeout_seconds")} WHEN kind = 'dead' THEN '${MAX_ATTEMPTS_ERROR}' ELSE probe_jobs.last_error END)`]
+    ],
+    result: [[RELEASES, "COALESCE(i_res, probe_jobs.result)"]],
+    attempts: [[["rate_limited"], "MAX(0, r_attempts - 1)"]],
+    // Only where one is set (rateLimitedPatch): a NULL stays NULL.
+    start_by: [[["rate_limited"], "(CASE WHEN r_start_by != '' THEN '' ELSE probe_jobs.start_by END)"]]
+  },
+  answer: (view) => `CASE WHEN kind IN (${quoted(RELEASES)}) THEN json_object('jobId', i_id, 'released', json('true'), 'job', ${view}) ELSE json_object('jobId', i_id, 'released', json('false'), 'reason', kind) END`,
+  parks: "rate_limited"
+};
+function completeJudgeQuery(items, nowMs) {
+  return { sql: judgeQuery(RELEASE), params: planParams(items, nowMs) };
+}
+function completeWriteStatement(items, nowMs) {
+  return { sql: writeStatement(RELEASE), params: planParams(items, nowMs) };
+}
+function completeItems(releases, nowMs, jitterSteps) {
+  return releases.map((r, n) => {
+    var _a;
+    const item = { id: r.jobId, w: r.workerId, t: r.target, j: (_a = jitterSteps[n]) != null ? _a : 0 };
+    if (r.leaseToken !== void 0) item["tok"] = r.leaseToken;
+    if (r.result !== void 0) item["res"] = JSON.stringify(r.result);
+    if (r.error !== void 0) item["err"] = r.error;
+    if (r.target === "retry" && r.rateLimitedFor !== void 0) item["ra"] = formatPbDate(rateLimitedUntilMs(nowMs, r.rateLimitedFor));
+    return item;
   });
 }
-function rowsById(batch, items) {
-  const ids = [];
-  for (const item of items) if (ids.indexOf(item.jobId) === -1) ids.push(item.jobId);
-  const rows = {};
-  for (const row of batch.find(jobsByIdsWhere(ids), ["id ASC"], ids.length)) rows[row.id] = row;
-  return rows;
+function completeByPlan(batch, releases, nowMs, random) {
+  return inRounds(releases, (round) => {
+    const steps = round.map(() => Math.min(JITTER_STEPS - 1, Math.floor(random() * JITTER_STEPS)));
+    const items = JSON.stringify(completeItems(round, nowMs, steps));
+    return runPlan(batch, completeJudgeQuery(items, nowMs), completeWriteStatement(items, nowMs), (a) => a.released ? a.job : null, (park) => {
+      var _a;
+      const release = round[park.k];
+      parkFor(batch, { queue: park.queue, group_key: park.group_key }, (_a = release.rateLimitedFor) != null ? _a : 0, nowMs);
+    });
+  });
+}
+function runPlan(batch, judge, write, writtenJob, park) {
+  const judged = batch.queryOne(judge, JUDGED_SHAPE);
+  if (judged === null) throw new Error("pb-fleet: the judging query answered nothing");
+  if (judged.written > 0) batch.execute(write);
+  const answers = JSON.parse(judged.answers);
+  const changes = [];
+  for (const answer of answers) {
+    const job = writtenJob(answer);
+    if (job !== null) changes.push(job);
+  }
+  if (changes.length > 0) batch.noteWritten(changes);
+  if (park !== void 0 && judged.written > 0) for (const p of JSON.parse(judged.parks)) park(p);
+  return answers;
+}
+function inRounds(items, run) {
+  const seen = {};
+  const rounds = [];
+  items.forEach((item, n) => {
+    var _a, _b;
+    const r = (_a = seen[item.jobId]) != null ? _a : 0;
+    seen[item.jobId] = r + 1;
+    const round = (_b = rounds[r]) != null ? _b : rounds[r] = { items: [], at: [] };
+    round.items.push(item);
+    round.at.push(n);
+  });
+  const answers = new Array(items.length);
+  for (const round of rounds) {
+    const got = run(round.items);
+    round.at.forEach((n, k) => {
+      answers[n] = got[k];
+    });
+  }
+  return answers;
 }
 
 // src/lib/retention.ts
@@ -12212,10 +12498,10 @@ function deleteExpiredBatch(batch, nowMs, getenv2, limits = TICK_BATCH) {
 function handleComplete(req) {
   const valid = validateCompleteRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
-  const refused2 = batchWorkerIdRefusal(req.caller, valid.value);
-  if (refused2 !== null) return json(403, { error: refused2 });
+  const refused = batchWorkerIdRefusal(req.caller, valid.value);
+  if (refused !== null) return json(403, { error: refused });
   const results = updateJobsBulk("complete", (batch, now) => {
-    const released = completeJobs(batch, valid.value, now, Math.random);
+    const released = completeByPlan(batch, valid.value, now, Math.random);
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
     return released;
   });
@@ -12448,9 +12734,31 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 36835073d2a0"] || (globalThis["pbFleet POST /api/fleet/flow 36835073d2a0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 8fd0b856f095"] || (globalThis["pbFleet POST /api/fleet/flow 8fd0b856f095"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
+var JOB_EVENT_MAX_BYTES = 1e6;
+function changeBytesBound(change) {
+  const texts = change.id.length + change.probe_key.length + change.status.length + change.claimed_by.length + change.lease_expires_at.length;
+  return 6 * texts + 120;
+}
+function jobEventChunks(changes) {
+  const chunks = [];
+  let chunk = [];
+  let bytes = 2;
+  for (const change of changes) {
+    const size = changeBytesBound(change) + 1;
+    if (chunk.length > 0 && bytes + size > JOB_EVENT_MAX_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(change);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/flow-limits.ts
@@ -12912,7 +13220,11 @@ function updateJobsIn(store, work) {
       insert: (fields) => store.insert(tx, fields),
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
+      execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      }
     }, Date.now());
   });
 }
@@ -14850,8 +15162,10 @@ function orphanCap(getenv2) {
 var MAX_GROUP_KEY_CHARS = 200;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 function timedOutError(timeoutSeconds) {
-  return `timed out after ${timeoutSeconds} s`;
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
 }
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -14891,8 +15205,9 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, 32));
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
   const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
   return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
 }
@@ -15296,6 +15611,9 @@ function updateJobsBulkIn(store, source, work) {
       execute(statement) {
         flush();
         return store.execute(tx, statement);
+      },
+      noteWritten(changes2) {
+        for (const change of changes2) written[change.id] = change;
       }
     }, Date.now());
     flush();
@@ -16114,7 +16432,11 @@ function updateJobsIn(store, work) {
       insert: (fields) => store.insert(tx, fields),
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement)
+      execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      }
     }, Date.now());
   });
 }
@@ -16154,6 +16476,9 @@ function updateJobsBulkIn(store, source, work) {
       execute(statement) {
         flush();
         return store.execute(tx, statement);
+      },
+      noteWritten(changes2) {
+        for (const change of changes2) written[change.id] = change;
       }
     }, Date.now());
     flush();

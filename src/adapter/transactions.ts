@@ -87,6 +87,10 @@ export function updateJobsIn<Tx, Found, T>(store: JobStore<Tx, Found>, work: (ba
       queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
       queryAll: (query, shape) => store.queryAll(tx, query, shape),
       execute: (statement) => store.execute(tx, statement),
+      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+      noteWritten: (changes) => {
+        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+      },
     }, Date.now());
   });
 }
@@ -140,6 +144,9 @@ export function updateJobsBulkIn<Tx, Found, T>(
       execute(statement) {
         flush();
         return store.execute(tx, statement);
+      },
+      noteWritten(changes) {
+        for (const change of changes) written[change.id] = change;
       },
     }, Date.now());
     flush();

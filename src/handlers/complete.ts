@@ -4,7 +4,7 @@
  * The same transaction deletes up to twice as many expired finished rows.
  */
 import { getenv, json, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
-import { completeJobs } from "../lib/batches.js";
+import { completeByPlan } from "../lib/batch-plans.js";
 import { batchWorkerIdRefusal } from "../lib/identity.js";
 import { deleteExpiredBatch, retentionAlongsideComplete } from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
@@ -17,7 +17,7 @@ export function handleComplete(req: FleetRequest): Reply {
   const refused = batchWorkerIdRefusal(req.caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
   const results = updateJobsBulk("complete", (batch, now) => {
-    const released = completeJobs(batch, valid.value, now, Math.random);
+    const released = completeByPlan(batch, valid.value, now, Math.random);
     // Retention keeps pace with the batch path, in this same transaction (maintenance.ts).
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
     return released;

@@ -3,7 +3,7 @@
  * Renews up to 100 leases in one transaction: `{ results: [{ jobId, renewed }] }` in request order.
  */
 import { json, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
-import { heartbeatJobs } from "../lib/batches.js";
+import { heartbeatByPlan } from "../lib/batch-plans.js";
 import { batchWorkerIdRefusal } from "../lib/identity.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 import type { HeartbeatResponse } from "../lib/types.js";
@@ -14,7 +14,7 @@ export function handleHeartbeat(req: FleetRequest): Reply {
   if (!valid.ok) return json(400, { error: valid.error });
   const refused = batchWorkerIdRefusal(req.caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
-  const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatJobs(batch, valid.value, now));
+  const results = updateJobsBulk("heartbeat", (batch, now) => heartbeatByPlan(batch, valid.value, now));
   if (results === null) return json(503, { error: TRANSACTION_FAILED });
   const answer: HeartbeatResponse = { results };
   return json(200, answer);

@@ -1,6 +1,6 @@
 /**
- * How the batch endpoints (claim-next, heartbeat, complete, sweep) read and
- * write many rows in one transaction without paying PocketBase's record load
+ * How claim-next and the sweep read and write many rows in one transaction
+ * (heartbeat and complete judge and write in SQL: batch-plans.ts) without paying PocketBase's record load
  * and save per row: the rows come back as one JSON text (one value crosses
  * from Go to JavaScript, not one per field), and the patches go back as one
  * UPDATE ... FROM json_each. Every decision is still made by src/lib on the

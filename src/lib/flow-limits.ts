@@ -37,7 +37,14 @@ export const GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} character
 
 /** The `last_error` of a job whose attempt passed its deadline (FLOW.md "Timeouts"). */
 export function timedOutError(timeoutSeconds: number): string {
-  return `timed out after ${timeoutSeconds} s`;
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
+}
+const TIMED_OUT_BEFORE = "timed out after ";
+const TIMED_OUT_AFTER = " s";
+
+/** timedOutError in SQLite, of an SQL expression for the seconds (an integer column: the same digits). */
+export function timedOutErrorSql(timeoutSeconds: string): string {
+  return `('${TIMED_OUT_BEFORE}' || (${timeoutSeconds}) || '${TIMED_OUT_AFTER}')`;
 }
 
 /** The `last_error` of a job the maintenance tick failed for its start_by (the date in PocketBase's layout). */

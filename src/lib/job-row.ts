@@ -123,6 +123,12 @@ export interface JobBatch {
   queryAll<T extends object>(query: WhereClause, shape: T): T[];
   /** A statement that writes (retention's deletes, a schedule's mark); answers the rows it changed. */
   execute(statement: WhereClause): number;
+  /**
+   * Jobs a statement of this batch wrote (batch-plans.ts), as written: a
+   * statement is not seen by realtime, so they go into the transaction's
+   * probe_job_events record beside the batch's own writes (job-events.ts).
+   */
+  noteWritten(changes: readonly JobView[]): void;
 }
 
 /** The JobRow fields a record is read into, by type. */

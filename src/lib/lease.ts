@@ -92,3 +92,22 @@ export const LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AN
  */
 export const LEASE_AS_JUDGED_SQL =
   `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+/**
+ * parsePbDate in SQLite: epoch ms of a text in PocketBase's exact layout and
+ * a calendar instant (the checks of LIVE_LEASE_SQL), NULL for anything else.
+ */
+export function pbDateMsSql(column: string): string {
+  return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = ` +
+    `substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + ` +
+    `CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
+}
+
+/**
+ * formatPbDate in SQLite, of an expression in epoch ms: truncated to the
+ * millisecond as a JavaScript Date truncates (SQLite's date arithmetic works
+ * in whole milliseconds, so the text is exact).
+ */
+export function formatPbDateSql(ms: string): string {
+  return `(strftime('%Y-%m-%d %H:%M:%f', CAST(${ms} AS INTEGER) / 1000.0, 'unixepoch') || 'Z')`;
+}

@@ -70,6 +70,8 @@ export const BACKOFF_BASE_MS = 1000;
 export const BACKOFF_CAP_MS = 3_600_000;
 /** Jitter adds up to this fraction of the delay (never subtracts: the floor stays 1 s). */
 export const BACKOFF_JITTER = 0.25;
+/** 2^32 s is far past the cap. */
+export const BACKOFF_MAX_EXPONENT = 32;
 
 /**
  * How long a job waits before its next attempt after its `attempts`-th failed:
@@ -78,9 +80,25 @@ export const BACKOFF_JITTER = 0.25;
  * hour. `r` is passed in (Math.random() in the server) to keep this pure.
  */
 export function retryBackoffMs(attempts: number, r: number): number {
-  const exponent = Math.max(0, Math.min(attempts - 1, 32)); // 2^32 s is far past the cap
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
   const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
   return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+
+/**
+ * retryBackoffMs in SQLite, of SQL expressions for the attempts and the jitter
+ * in [0, 1): the same operations in the same order on the same doubles, so the
+ * same value (batch-plans.ts; the differential test checks it).
+ */
+export function retryBackoffSql(attempts: string, jitter: string): string {
+  const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
+  const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
+  return `MAX(${BACKOFF_BASE_MS}, MIN(${BACKOFF_CAP_MS}, ${delay}))`;
+}
+
+/** hasAttemptsLeft in SQLite, of SQL expressions. */
+export function hasAttemptsLeftSql(attempts: string, maxAttempts: string): string {
+  return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
 }
 
 /** Whether a job that has been claimed `attempts` times may be claimed again under `maxAttempts` (0: no cap). */

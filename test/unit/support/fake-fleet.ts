@@ -16,7 +16,7 @@
  *
  * heartbeat and complete check their request with the server's own
  * validation (a 400 for the whole call) and judge each item with decideRenew
- * and decideRelease, as src/lib/batches.ts does. renewsSent() and
+ * and decideRelease, the model src/lib/batch-plans.ts is checked against. renewsSent() and
  * releasesSent() list what the server got per job, whichever way it came.
  */
 import { afterEach, beforeEach, vi } from "vitest";
@@ -310,6 +310,7 @@ export class FakeFleet implements FleetApi {
       queryOne: () => unused("queryOne"),
       queryAll: () => unused("queryAll"),
       execute: () => unused("execute"),
+      noteWritten: () => unused("noteWritten"),
     };
     return sweepExpired(batch, now, this.orphanCap, opts.probeKeyPrefix ?? "", SWEEP_BATCH);
   }

@@ -29,6 +29,8 @@
 import { randomInt } from "node:crypto";
 import vm from "node:vm";
 import { bulkPatchStatement, jobRowsQuery } from "../../../src/lib/bulk";
+import type { StoredRow as ModelRow } from "../../support/batch-model";
+import { answerPlanQuery, executePlanStatement } from "./fake-plans";
 import { deleteOldEventsStatement, JOB_EVENTS_COLLECTION } from "../../../src/lib/job-events";
 import {
   JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch,
@@ -553,6 +555,8 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
   requireBound(sql, params);
   const prefix = boundPrefix(params);
   const jobs = [...tables.jobs.values()];
+  const planAnswer = answerPlanQuery(sql, params, tables.jobs as unknown as Map<string, ModelRow>);
+  if (planAnswer !== null) return planAnswer;
   const rowsQuery = rowsQueryParts(sql, params);
   if (rowsQuery !== null) {
     const test = jobWhere(rowsQuery.where, jobs);
@@ -843,6 +847,8 @@ function answerStats(rows: SqlJobRow[], params: Params): Record<string, unknown>
 /** A statement that writes (retention's deletes, a schedule's mark): applies it and answers the rows it changed. */
 export function executeStatement(sql: string, params: Params, tables: SqlTables<SqlJobRow>): number {
   requireBound(sql, params);
+  const planWrites = executePlanStatement(sql, params, tables.jobs as unknown as Map<string, ModelRow>);
+  if (planWrites !== null) return planWrites;
   if (typeof params["patches"] === "string" && typeof params["updated"] === "string") {
     const items = JSON.parse(params["patches"]) as ({ id: string } & Record<string, unknown>)[];
     const patches = items.map(({ id, ...patch }) => ({ id, patch: patch as JobPatch }));

@@ -2,6 +2,7 @@
 import { JOB_JSON_FIELDS, type JobBatch, type JobInsert, type JobPatch, type JobRow } from "../../../src/lib/job-row";
 import { formatPbDate } from "../../../src/lib/lease";
 import type { WhereClause } from "../../../src/lib/queries";
+import type { JobView } from "../../../src/lib/types";
 import {
   answerQuery, checkUniqueKey, compareBy, executeStatement, jobWhere, shaped, type StoredEvent, type StoredFlow, type StoredFlowClaim,
   type StoredSchedule,
@@ -101,6 +102,8 @@ export interface MemoryBatch extends JobBatch {
   writes: { id: string; patch: JobPatch }[];
   inserts: { id: string; fields: JobInsert }[];
   calls: BatchCall[];
+  /** What noteWritten was told, in order. */
+  noted: JobView[];
   row(id: string): MemoryRow;
 }
 
@@ -124,6 +127,7 @@ export function memoryBatch(
   const writes: MemoryBatch["writes"] = [];
   const inserts: MemoryBatch["inserts"] = [];
   const calls: BatchCall[] = [];
+  const noted: JobView[] = [];
   let nextId = 0;
   const asText = (field: string, value: unknown) => (JOB_JSON_FIELDS.includes(field) ? JSON.stringify(value) : value);
   return {
@@ -186,5 +190,9 @@ export function memoryBatch(
       calls.push({ op: "execute", query: statement });
       return executeStatement(statement.sql, statement.params, tables);
     },
+    noteWritten(changes) {
+      noted.push(...changes);
+    },
+    noted,
   };
 }

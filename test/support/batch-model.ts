@@ -1,0 +1,110 @@
+// The model of heartbeat and complete that src/lib/batch-plans.ts's SQL must
+// agree with: transitions.ts's decideRenew and decideRelease, item by item in
+// request order, each item seeing the earlier ones' writes. Used by the
+// differential test on real PocketBase (batch-plans-agree-with-model) and by
+// the unit tier's fake PocketBase, which answers the plans' statements with it.
+import { parkScopeOf, rateLimitedUntilMs, type Scope } from "../../src/lib/flow";
+import { formatPbDate, parsePbDate } from "../../src/lib/lease";
+import { jitterOfStep } from "../../src/lib/batch-plans";
+import { jobView, type JobPatch, type JobRow } from "../../src/lib/job-row";
+import { decideRelease, decideRenew } from "../../src/lib/transitions";
+import type { CompleteResult, HeartbeatResult } from "../../src/lib/types";
+import type { ReleaseRequestFields, RenewRequestFields } from "../../src/lib/validate";
+
+/** A stored row: every column as SQLite holds it (text, number or null). */
+export type StoredRow = { id: string } & Record<string, string | number | null>;
+
+const TEXT = ["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at", "created", "payload",
+  "progress", "run_at", "last_error", "dead_lettered_at", "unique_key"] as const;
+const NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts", "max_attempts", "timeout_seconds", "priority",
+  "enqueue_index"] as const;
+/** The columns a JobPatch writes whose values are JSON (stored as their JSON text). */
+const JSON_COLUMNS = ["result", "progress"];
+
+/** The row as the rules read it (bulk.ts's read): text never null, numbers 0 for null, the lease as judged. */
+export function judgedRow(stored: StoredRow): JobRow {
+  const row: Record<string, unknown> = { id: stored.id };
+  for (const c of TEXT) row[c] = stored[c] ?? "";
+  for (const c of NUMBER) row[c] = stored[c] ?? 0;
+  const lease = String(stored["lease_expires_at"] ?? "");
+  // LEASE_AS_JUDGED_SQL: the layout's GLOB only (a calendar-invalid text in the layout is kept, and judged expired).
+  row["lease_expires_at"] = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(lease) ? lease : "";
+  return row as unknown as JobRow;
+}
+
+/** A patch written to a stored row as the bulk write stores it; `updated` as the statement stamps it. */
+export function applyPatch(stored: StoredRow, patch: JobPatch, updated: string): void {
+  for (const [column, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    stored[column] = JSON_COLUMNS.includes(column) ? JSON.stringify(value) : (value as string | number);
+  }
+  if ("updated" in stored) stored["updated"] = updated;
+}
+
+export interface ModelOutcome<A> {
+  answers: A[];
+  /** Scopes parked by rate-limited releases, with until when, in item order. */
+  parks: { scope: Scope; untilMs: number }[];
+  /** Ids of the rows written, in order of writing. */
+  written: string[];
+}
+
+export function modelHeartbeat(rows: Map<string, StoredRow>, renewals: readonly RenewRequestFields[], nowMs: number): ModelOutcome<HeartbeatResult> {
+  const now = formatPbDate(nowMs);
+  const written: string[] = [];
+  const answers = renewals.map((renewal): HeartbeatResult => {
+    const stored = rows.get(renewal.jobId);
+    if (stored === undefined) return { jobId: renewal.jobId, renewed: false };
+    const row = judgedRow(stored);
+    const decision = decideRenew(row, renewal, nowMs);
+    if (decision.kind === "refused") {
+      return decision.reason === undefined ? { jobId: renewal.jobId, renewed: false } : { jobId: renewal.jobId, renewed: false, reason: decision.reason };
+    }
+    applyPatch(stored, decision.patch, now);
+    written.push(row.id);
+    return { jobId: renewal.jobId, renewed: true, job: jobView(row, decision.patch) };
+  });
+  return { answers, parks: [], written };
+}
+
+/** `jitterSteps[n]`: item n's jitter step, as completeByPlan drew it. */
+export function modelComplete(
+  rows: Map<string, StoredRow>, releases: readonly ReleaseRequestFields[], nowMs: number, jitterSteps: readonly number[],
+): ModelOutcome<CompleteResult> {
+  const now = formatPbDate(nowMs);
+  const written: string[] = [];
+  const parks: ModelOutcome<CompleteResult>["parks"] = [];
+  const answers = releases.map((release, n): CompleteResult => {
+    const stored = rows.get(release.jobId);
+    if (stored === undefined) return { jobId: release.jobId, released: false, reason: "refused_not_holder" };
+    const row = judgedRow(stored);
+    const { workerId, target, leaseToken, result, error, rateLimitedFor } = release;
+    const decision = decideRelease(row, { workerId, target, leaseToken, result, error, jitter: jitterOfStep(jitterSteps[n] ?? 0), rateLimitedFor }, nowMs);
+    if (decision.kind === "refused") return { jobId: release.jobId, released: false, reason: decision.reason };
+    applyPatch(stored, decision.patch, now);
+    written.push(row.id);
+    if (decision.park !== undefined) parks.push({ scope: parkScopeOf(row), untilMs: rateLimitedUntilMs(nowMs, decision.park) });
+    return { jobId: release.jobId, released: true, job: jobView(row, decision.patch) };
+  });
+  return { answers, parks, written };
+}
+
+/**
+ * The order completeByPlan draws its jitter in (round by round: each job's
+ * first item, then its second...): draw k belongs to item roundOrder[k].
+ */
+export function roundOrder(items: readonly { jobId: string }[]): number[] {
+  const seen = new Map<string, number>();
+  const rounds: number[][] = [];
+  items.forEach((item, n) => {
+    const r = seen.get(item.jobId) ?? 0;
+    seen.set(item.jobId, r + 1);
+    (rounds[r] ??= []).push(n);
+  });
+  return rounds.flat();
+}
+
+/** A plan item's rateLimitedFor back from its due time (completeItems' `ra`): the same due time again. */
+export function rateLimitedForOf(dueText: string, nowMs: number): number {
+  return ((parsePbDate(dueText) ?? nowMs) - nowMs) / 1000;
+}
