@@ -6,7 +6,8 @@
 // bundled on its own (esbuild tree-shakes it down to what it uses) and the
 // bundle becomes the body of the closure. Handlers import their adapter as
 // `@pb-fleet/adapter`; the bundle's tsconfig maps that to the adapter of its
-// API, for esbuild as for tsc. Run: `npm run build` (`--check` only compares).
+// API, for esbuild as for tsc. Also writes the dashboard and openapi.json.
+// Run: `npm run build` (`--check` only compares).
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -14,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { checkSelfContained } from "./scripts/build/self-contained.mjs";
 import { buildOrCheckDashboard } from "./scripts/build/dashboard.mjs";
+import { buildOrCheckOpenApi } from "./scripts/build/openapi.mjs";
 import { lineLayout } from "./scripts/pocketbase/lines.mjs";
 
 const root = dirname(fileURLToPath(import.meta.url));
@@ -209,6 +211,8 @@ async function main() {
   }
   // The dashboard page (pb_public/fleet/), built like the bundles: see scripts/build/dashboard.mjs.
   if (await buildOrCheckDashboard(checkOnly)) stale = true;
+  // openapi.json, the document GET /api/fleet/openapi.json answers: see scripts/build/openapi.mjs.
+  if (await buildOrCheckOpenApi(checkOnly)) stale = true;
   if (stale) process.exit(1);
 }
 

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim a97352675c28"] || (globalThis["pbFleet POST /api/fleet/claim a97352675c28"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim b62bddd114ab"] || (globalThis["pbFleet POST /api/fleet/claim b62bddd114ab"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -419,7 +419,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -836,7 +836,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew d43750784d93"] || (globalThis["pbFleet POST /api/fleet/renew d43750784d93"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 228cd33e0407"] || (globalThis["pbFleet POST /api/fleet/renew 228cd33e0407"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1030,7 +1030,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -1398,7 +1398,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release c411a89ee91c"] || (globalThis["pbFleet POST /api/fleet/release c411a89ee91c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release ad0f1627d554"] || (globalThis["pbFleet POST /api/fleet/release ad0f1627d554"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -1764,7 +1764,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -2163,7 +2163,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next b2cb140f78e8"] || (globalThis["pbFleet POST /api/fleet/claim-next b2cb140f78e8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 05167e78013e"] || (globalThis["pbFleet POST /api/fleet/claim-next 05167e78013e"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2655,7 +2655,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -3387,7 +3387,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 3477dd7f5946"] || (globalThis["pbFleet POST /api/fleet/sweep 3477dd7f5946"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 3188e5ba621f"] || (globalThis["pbFleet POST /api/fleet/sweep 3188e5ba621f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -3640,7 +3640,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -4164,7 +4164,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 042b3b1bbbc2"] || (globalThis["pbFleet GET /api/fleet/stats 042b3b1bbbc2"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats bf08a8bb6bc3"] || (globalThis["pbFleet GET /api/fleet/stats bf08a8bb6bc3"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4282,7 +4282,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -4742,7 +4742,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 863ea9965acc"] || (globalThis["pbFleet GET /api/fleet/completions 863ea9965acc"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 1bcf1724bd10"] || (globalThis["pbFleet GET /api/fleet/completions 1bcf1724bd10"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4829,7 +4829,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -5187,7 +5187,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 96590e161bde"] || (globalThis["pbFleet POST /api/fleet/enqueue 96590e161bde"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 385c5604ced5"] || (globalThis["pbFleet POST /api/fleet/enqueue 385c5604ced5"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -5437,7 +5437,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -5874,7 +5874,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel a7bf12c9995f"] || (globalThis["pbFleet POST /api/fleet/cancel a7bf12c9995f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 4b079b548e79"] || (globalThis["pbFleet POST /api/fleet/cancel 4b079b548e79"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6023,7 +6023,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -6427,7 +6427,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 6fe03da10c2d"] || (globalThis["pbFleet POST /api/fleet/retry 6fe03da10c2d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 952132e43984"] || (globalThis["pbFleet POST /api/fleet/retry 952132e43984"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6586,7 +6586,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -7002,7 +7002,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 6c2fb39575e2"] || (globalThis["pbFleet POST /api/fleet/maintenance 6c2fb39575e2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 9744c19b79bc"] || (globalThis["pbFleet POST /api/fleet/maintenance 9744c19b79bc"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7338,7 +7338,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -8047,7 +8047,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 586e2af10dfe"] || (globalThis["pbFleet POST /api/fleet/heartbeat 586e2af10dfe"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 63ffd4d17d31"] || (globalThis["pbFleet POST /api/fleet/heartbeat 63ffd4d17d31"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8282,7 +8282,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -8885,7 +8885,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 58844c2cb366"] || (globalThis["pbFleet POST /api/fleet/complete 58844c2cb366"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 09d503950a38"] || (globalThis["pbFleet POST /api/fleet/complete 09d503950a38"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9188,7 +9188,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -9896,7 +9896,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 3892f21d8dd7"] || (globalThis["pbFleet POST /api/fleet/flow 3892f21d8dd7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 3a2fabf0d777"] || (globalThis["pbFleet POST /api/fleet/flow 3a2fabf0d777"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -10146,7 +10146,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -10501,7 +10501,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow d69c5986b013"] || (globalThis["pbFleet GET /api/fleet/flow d69c5986b013"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow a070ad548564"] || (globalThis["pbFleet GET /api/fleet/flow a070ad548564"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -10735,7 +10735,7 @@ var WORKER_DISABLED = {
   message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
   data: {}
 };
-var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, and enqueue when its can_enqueue is on";
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
 var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 function authorize(auth, access) {
@@ -10993,6 +10993,815 @@ function handleGetFlow(req) {
 // entry.ts
 function route(context) {
   return serve(context, handleGetFlow, "admin");
+}
+return route;
+})()))(__context);
+});
+
+routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 37fa459e3d3a"] || (globalThis["pbFleet GET /api/fleet/openapi.json 37fa459e3d3a"] = (() => {
+var __defProp = Object.defineProperty;
+var __defProps = Object.defineProperties;
+var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
+
+// src/lib/job-events.ts
+var JOB_EVENTS_KEEP_MS = 15 * 6e4;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_TIMEOUT_SECONDS = 86400;
+var MAX_START_WITHIN_SECONDS = 2592e3;
+var MAX_FLOW_CONCURRENCY = 1e5;
+var MAX_RATE_LIMIT = 1e5;
+var MAX_RATE_PERIOD_SECONDS = 86400;
+var MAX_PARK_SECONDS = 604800;
+var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/lease.ts
+var DEFAULT_LEASE_SECONDS = 30;
+var MIN_LEASE_SECONDS = 1;
+var MAX_LEASE_SECONDS = 3600;
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text2) {
+  const m = PB_DATE.exec(text2);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/queue.ts
+var MAX_ENQUEUE_JOBS = 1e3;
+var MAX_BATCH_ITEMS = 100;
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_RESULT_BYTES = 1048576;
+var MAX_ERROR_BYTES = 65536;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_UNIQUE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_DELAY_SECONDS = 31536e5;
+var MAX_PROGRESS_BYTES = 4096;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var DEFAULT_MAX_ATTEMPTS = 25;
+
+// src/lib/types.ts
+var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
+var RELEASE_REFUSALS = [
+  "refused_terminal_same_holder",
+  "refused_not_holder",
+  "refused_lease_live",
+  "refused_stale_token"
+];
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+var RENEW_REFUSALS = ["timed_out"];
+var SWEEP_OUTCOMES = ["requeued", "gave_up", "timed_out"];
+var RETRY_REFUSALS = ["unique_key_taken"];
+
+// src/lib/validate.ts
+var MAX_CLAIM_NEXT_LIMIT = 100;
+
+// src/lib/identity.ts
+var WORKERS_COLLECTION = "fleet_workers";
+var WORKER_FIELDS = {
+  /** PocketBase 0.22's built-in identity field; declared as a field on 0.23+ (the same rule). */
+  name: "username",
+  queues: "queues",
+  canEnqueue: "can_enqueue",
+  disabled: "disabled",
+  lastSeenAt: "last_seen_at"
+};
+var LAST_SEEN_EVERY_MS = 6e4;
+var NOT_SIGNED_IN = { code: 401, message: "The request requires valid admin authorization token to be set.", data: {} };
+var WORKER_DISABLED = {
+  code: 401,
+  message: "This worker identity is disabled: an admin must enable it (fleet_workers.disabled) before it may call again.",
+  data: {}
+};
+var ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, complete, openapi.json, and enqueue when its can_enqueue is on";
+var ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
+function authorize(auth, access) {
+  if (auth.kind === "admin") return { caller: { kind: "admin" } };
+  if (auth.kind === "none") return { status: 401, body: NOT_SIGNED_IN };
+  if (auth.disabled) return { status: 401, body: WORKER_DISABLED };
+  if (access === "admin") return forbidden(ADMIN_ONLY);
+  if (access === "enqueue" && !auth.canEnqueue) return forbidden(ENQUEUE_NOT_ALLOWED);
+  const queues = parseWorkerQueues(auth.queuesJson);
+  if (queues === null) return forbidden(QUEUES_UNREADABLE);
+  return { caller: { kind: "worker", id: auth.id, queues, canEnqueue: auth.canEnqueue } };
+}
+function forbidden(error) {
+  return { status: 403, body: { error } };
+}
+function parseWorkerQueues(text2) {
+  if (text2 === null) return null;
+  if (text2 === "" || text2 === "null") return [];
+  let value;
+  try {
+    value = JSON.parse(text2);
+  } catch (e) {
+    return null;
+  }
+  if (!Array.isArray(value) || value.length > MAX_CLAIM_QUEUES) return null;
+  for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
+  return value;
+}
+function lastSeenIsStale(lastSeenAt, nowMs) {
+  if (lastSeenAt === null) return false;
+  const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
+  return seen === null || nowMs - seen >= LAST_SEEN_EVERY_MS || seen > nowMs;
+}
+function stampLastSeenStatement(id, nowMs) {
+  return {
+    sql: `UPDATE ${WORKERS_COLLECTION} SET ${WORKER_FIELDS.lastSeenAt} = {:now} WHERE id = {:id}`,
+    params: { id, now: formatPbDate(nowMs) }
+  };
+}
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+var JOB_ROW_TEXT_FIELDS = [
+  "created",
+  "probe_key",
+  "status",
+  "claimed_by",
+  "lease_expires_at",
+  "lease_token",
+  "payload",
+  "progress",
+  "run_at",
+  "last_error",
+  "dead_lettered_at",
+  "unique_key",
+  "queue"
+];
+var JOB_ROW_NUMBER_FIELDS = [
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "priority",
+  "attempts",
+  "max_attempts",
+  "enqueue_index"
+];
+var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
+var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/runtime.ts
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
+function workerAuth(rec, hasField) {
+  return {
+    kind: "worker",
+    id: rec.id,
+    queuesJson: hasField(WORKER_FIELDS.queues) ? rec.getString(WORKER_FIELDS.queues) : null,
+    canEnqueue: rec.getBool(WORKER_FIELDS.canEnqueue),
+    disabled: !hasField(WORKER_FIELDS.disabled) || rec.getBool(WORKER_FIELDS.disabled),
+    lastSeenAt: hasField(WORKER_FIELDS.lastSeenAt) ? rec.getString(WORKER_FIELDS.lastSeenAt) : null
+  };
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
+];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
+];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+
+// src/adapter/pocketbase-0.22.ts
+function serve(c, handler, access) {
+  const reply = answerRequest({
+    auth: callerAuth(c),
+    contentLength: c.request().contentLength,
+    // 0.22 reads a body of unknown length up to its limit and parses what it read.
+    bodyOverLimit: () => false,
+    body: () => $apis.requestInfo(c).data,
+    query: (name) => c.queryParam(name),
+    execute: (statement) => {
+      executeStatement($app.dao().nonconcurrentDB(), statement);
+    }
+  }, access, handler, logError);
+  if ("text" in reply) return c.string(reply.status, reply.text);
+  return c.json(reply.status, reply.json);
+}
+function callerAuth(c) {
+  if (c.get("admin")) return { kind: "admin" };
+  const rec = c.get("authRecord");
+  if (!rec || rec.tableName() !== WORKERS_COLLECTION) return { kind: "none" };
+  const schema = rec.collection().schema;
+  return workerAuth(rec, (name) => !!schema.getFieldByName(name));
+}
+
+// src/lib/completions.ts
+var DEFAULT_WINDOW_SECONDS = 300;
+var DEFAULT_BUCKET_SECONDS = 5;
+var MAX_WINDOW_SECONDS = 3600;
+var MAX_BUCKET_SECONDS = 600;
+
+// src/lib/openapi.ts
+var OPENAPI_PATH = "/api/fleet/openapi.json";
+var API_VERSION = "0.1.0";
+var ref = (name) => ({ $ref: `#/components/schemas/${name}` });
+var text = (description) => description === void 0 ? { type: "string" } : { type: "string", description };
+var bytes = (what, max) => text(`${what}: at most ${max} UTF-8 bytes (a 400 beyond).`);
+var int = (minimum, maximum, description) => {
+  const s = { type: "integer" };
+  if (minimum !== void 0) s["minimum"] = minimum;
+  if (maximum !== void 0) s["maximum"] = maximum;
+  if (description !== void 0) s["description"] = description;
+  return s;
+};
+var count = { type: "integer", minimum: 0 };
+var nullable = (schema) => ({ oneOf: [schema, { type: "null" }] });
+var anyJson = (description) => ({ description });
+var arrayOf2 = (items, minItems, maxItems) => {
+  const s = { type: "array", items };
+  if (minItems !== void 0) s["minItems"] = minItems;
+  if (maxItems !== void 0) s["maxItems"] = maxItems;
+  return s;
+};
+var answer = (properties, required = Object.keys(properties)) => ({ type: "object", properties, required, additionalProperties: false });
+var request = (properties, required) => ({ type: "object", properties, required });
+var oneOf = (...schemas) => ({ oneOf: schemas });
+var reasons = (list, description) => ({ type: "string", enum: [...list], description });
+var queueName = {
+  type: "string",
+  pattern: QUEUE_NAME_PATTERN.source,
+  description: "A queue name: 1 to 64 letters, digits and _ . : -, starting with a letter or digit."
+};
+var groupName = {
+  type: "string",
+  minLength: 1,
+  maxLength: MAX_GROUP_KEY_CHARS,
+  description: `A group: 1 to ${MAX_GROUP_KEY_CHARS} characters, no control characters.`
+};
+var pbDate = (description) => text(`${description} PocketBase's text form, \`2006-01-02 15:04:05.000Z\`.`);
+var leaseSeconds = {
+  type: "number",
+  description: `A number > 0, clamped to [${MIN_LEASE_SECONDS}, ${MAX_LEASE_SECONDS}]; anything else means ${DEFAULT_LEASE_SECONDS}.`
+};
+var workerId = bytes("The holder's id (a worker identity: its record id, or the id and `/` and anything)", MAX_WORKER_ID_BYTES);
+var jobId = bytes("The job's record id", MAX_JOB_ID_BYTES);
+var leaseToken = bytes("Fencing: when sent, the call is refused unless it is the current claim's token", MAX_LEASE_TOKEN_BYTES);
+var rateLimitedFor = int(
+  1,
+  MAX_RATE_LIMITED_FOR_SECONDS,
+  "Only with status retry: the job is due again this many seconds from now, the attempt is given back, and its group (its queue when none) is parked as long."
+);
+var releaseFields = {
+  status: { type: "string", enum: [...RELEASE_TARGETS] },
+  leaseToken,
+  result: anyJson(`Any JSON, at most ${MAX_RESULT_BYTES} bytes serialized, stored in \`result\`; null: absent.`),
+  error: nullable(bytes("Stored in `last_error`", MAX_ERROR_BYTES)),
+  rateLimitedFor
+};
+var JOB_VIEW = answer({
+  id: text(),
+  probe_key: text(),
+  status: { type: "string", enum: [...JOB_STATUSES] },
+  claimed_by: text(),
+  lease_expires_at: pbDate(`The lease's end, or "" when the row has no lease.`),
+  version: { type: "integer" }
+});
+var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW["properties"]), {
+  queue: text(`The job's queue; "${DEFAULT_QUEUE}" for a job enqueued without one.`),
+  payload: anyJson("Any JSON; null when none."),
+  priority: { type: "integer" },
+  run_at: pbDate("When the job becomes (or became) claimable."),
+  attempts: count,
+  max_attempts: int(0, void 0, "0: no cap."),
+  last_error: text(),
+  dead_lettered_at: text(),
+  unique_key: text(),
+  progress: anyJson("The last renew's progress (any JSON); null when none."),
+  group_key: text(`The job's group; "" when none.`),
+  timeout_seconds: int(0, void 0, "0: no timeout."),
+  deadline: nullable(pbDate("The current attempt's deadline; null when none."))
+}));
+var FLOW_SETTINGS = {
+  paused: { type: "boolean" },
+  concurrency: nullable(int(1, MAX_FLOW_CONCURRENCY)),
+  rateLimit: nullable(ref("FlowRateLimit")),
+  parkedUntil: nullable(pbDate("Until when the scope is parked; null when unset or already past."))
+};
+var SCHEMAS = {
+  Error: answer({ error: text("What was wrong; nothing was written.") }),
+  PocketBaseError: {
+    type: "object",
+    description: "PocketBase's error shape (the 401 of PocketBase 0.22's requireAdminAuth, on every line).",
+    properties: { code: { type: "integer" }, message: text(), data: { type: "object" } },
+    required: ["code", "message", "data"]
+  },
+  JobView: JOB_VIEW,
+  QueueJobView: QUEUE_JOB_VIEW,
+  FlowRateLimit: answer({ limit: int(1, MAX_RATE_LIMIT), periodSeconds: int(1, MAX_RATE_PERIOD_SECONDS) }),
+  FlowSettings: answer(FLOW_SETTINGS),
+  FlowScopeState: answer(__spreadProps(__spreadValues({ name: text() }, FLOW_SETTINGS), { held: count, due: count, claimsInWindow: count })),
+  MaintenanceTick: answer({
+    countsRepaired: { type: ["boolean", "null"], description: "true: the counting triggers were rebuilt; null: that transaction rolled back." },
+    schedules: nullable(answer({
+      enqueued: arrayOf2(answer({ schedule: text(), jobId: text(), created: { type: "boolean" } })),
+      errors: arrayOf2(text())
+    })),
+    retention: answer({
+      deleted: answer({ done: count, failed: count }),
+      events: count,
+      errors: arrayOf2(text()),
+      batches: count,
+      drained: { type: "boolean" },
+      rolledBack: { type: "boolean" }
+    }),
+    flow: nullable(answer({ notStarted: count, claims: count, parks: count }))
+  })
+};
+var queryParam = (name, schema, description) => ({ name, in: "query", required: false, schema, description });
+var prefixParam = queryParam("probeKeyPrefix", text(), `Only jobs whose probe_key starts with this text (at most ${MAX_PROBE_KEY_BYTES} UTF-8 bytes).`);
+var probeKeyPrefix = bytes("Only jobs whose probe_key starts with this text", MAX_PROBE_KEY_BYTES);
+var ERROR_503 = ref("Error");
+var heartbeatResult = oneOf(
+  answer({ jobId: text(), renewed: { const: true }, job: ref("JobView") }),
+  answer({ jobId: text(), renewed: { const: false }, reason: reasons(RENEW_REFUSALS, "Its attempt passed its deadline.") }, ["jobId", "renewed"])
+);
+var completeResult = oneOf(
+  answer({ jobId: text(), released: { const: true }, job: ref("JobView") }),
+  answer({ jobId: text(), released: { const: false }, reason: reasons(RELEASE_REFUSALS, "Why the release was refused.") })
+);
+var OPERATIONS = {
+  "POST /api/fleet/claim": {
+    operationId: "claim",
+    summary: "Claim a job by id",
+    description: "Wins a pending job, or steals a held one whose lease expired. The holder claiming again on a live lease gets alreadyHeld and its token. A reason only when a worker identity's queues or flow control hold back a job the claim would otherwise win.",
+    body: request({ jobId, workerId, leaseSeconds }, ["jobId", "workerId"]),
+    ok: oneOf(
+      answer({ claimed: { const: true }, job: ref("JobView"), alreadyHeld: { const: true }, leaseToken: text() }, ["claimed", "job", "leaseToken"]),
+      answer({ claimed: { const: false }, reason: reasons(CLAIM_REFUSALS, "Why a job the claim would win was held back.") }, ["claimed"])
+    ),
+    validates: true
+  },
+  "POST /api/fleet/renew": {
+    operationId: "renew",
+    summary: "Renew the holder's lease",
+    body: request({
+      jobId,
+      workerId,
+      leaseSeconds,
+      leaseToken,
+      progress: anyJson(`Any JSON, at most ${MAX_PROGRESS_BYTES} bytes serialized, stored when the renew succeeds; null: absent.`)
+    }, ["jobId", "workerId"]),
+    ok: oneOf(
+      answer({ renewed: { const: true }, job: ref("JobView") }),
+      answer({ renewed: { const: false }, reason: reasons(RENEW_REFUSALS, "The holder, past its job's deadline.") }, ["renewed"])
+    ),
+    validates: true
+  },
+  "POST /api/fleet/release": {
+    operationId: "release",
+    summary: "Release a job: done, failed, pending (the sweeper's hand-back) or retry",
+    body: request(__spreadValues({ jobId, workerId }, releaseFields), ["jobId", "workerId", "status"]),
+    ok: oneOf(
+      answer({ released: { const: true }, job: ref("JobView") }),
+      answer({ released: { const: false }, reason: reasons(RELEASE_REFUSALS, "Why the release was refused.") })
+    ),
+    validates: true
+  },
+  "POST /api/fleet/claim-next": {
+    operationId: "claimNext",
+    summary: "Claim the next due jobs, in claim order",
+    body: request({
+      workerId,
+      leaseSeconds,
+      limit: int(1, MAX_CLAIM_NEXT_LIMIT, "How many jobs to claim at most; default 1."),
+      probeKeyPrefix,
+      queue: oneOf(queueName, arrayOf2(queueName, 1, MAX_CLAIM_QUEUES))
+    }, ["workerId"]),
+    ok: answer({ jobs: arrayOf2(answer({ job: ref("QueueJobView"), leaseToken: text() })) }),
+    validates: true
+  },
+  "POST /api/fleet/sweep": {
+    operationId: "sweep",
+    summary: "Re-queue (or give up) jobs whose lease expired, one batch",
+    body: request({ probeKeyPrefix }, []),
+    ok: answer({
+      requeued: count,
+      gaveUp: count,
+      timedOut: count,
+      jobs: arrayOf2(answer({ id: text(), outcome: { type: "string", enum: [...SWEEP_OUTCOMES] }, claimedBy: text(), consecutiveOrphanCount: count }))
+    }),
+    validates: true
+  },
+  "GET /api/fleet/stats": {
+    operationId: "stats",
+    summary: "Counts by status, and the sweeper's state",
+    query: [
+      queryParam("format", { type: "string", enum: ["json", "prometheus"] }, "prometheus: the same figures in Prometheus text."),
+      prefixParam,
+      queryParam("queue", queueName, "Only jobs of this queue.")
+    ],
+    ok: answer({
+      counts: answer(JOB_STATUSES.reduce((props, status) => __spreadProps(__spreadValues({}, props), { [status]: count }), {})),
+      total: count,
+      scheduled: count,
+      retrying: count,
+      deadLettered: count,
+      oldestPendingAgeSeconds: { type: ["number", "null"] },
+      expiredLeases: count,
+      pastOrphanCap: count,
+      orphanCap: count,
+      sweeper: answer({ scheduled: { type: "boolean" }, schedule: text(), error: text() }, ["scheduled", "schedule"])
+    }),
+    okText: { type: "string", description: "Prometheus exposition text (format=prometheus)." },
+    validates: true,
+    unavailable: ERROR_503
+  },
+  "GET /api/fleet/completions": {
+    operationId: "completions",
+    summary: "Jobs finished per time bucket (the dashboard's chart)",
+    query: [
+      queryParam("windowSeconds", int(1, MAX_WINDOW_SECONDS), `Default ${DEFAULT_WINDOW_SECONDS}.`),
+      queryParam("bucketSeconds", int(1, MAX_BUCKET_SECONDS), `Default ${DEFAULT_BUCKET_SECONDS}.`),
+      prefixParam
+    ],
+    ok: answer({
+      now: { type: "integer", description: "The server's clock, epoch ms." },
+      bucketSeconds: int(1, MAX_BUCKET_SECONDS),
+      from: { type: "integer" },
+      to: { type: "integer" },
+      buckets: arrayOf2(answer({ start: { type: "integer" }, done: count, failed: count }))
+    }),
+    validates: true,
+    unavailable: ERROR_503
+  },
+  "POST /api/fleet/enqueue": {
+    operationId: "enqueue",
+    summary: "Enqueue jobs, all or nothing",
+    description: "A worker identity may call it when its can_enqueue is on (a 403 otherwise, and for a job of a queue it may not take).",
+    body: request({
+      jobs: arrayOf2(request({
+        probeKey: bytes("The job's probe_key", MAX_PROBE_KEY_BYTES),
+        payload: anyJson(`Any JSON, at most ${MAX_PAYLOAD_BYTES} bytes serialized; null when absent.`),
+        runAt: text("ISO-8601 with a zone, or PocketBase's text form. Not with delaySeconds."),
+        delaySeconds: { type: "number", minimum: 0, maximum: MAX_DELAY_SECONDS, description: "Due this many seconds from now. Not with runAt." },
+        priority: int(MIN_PRIORITY, MAX_PRIORITY, "Higher runs first; default 0."),
+        maxAttempts: int(0, MAX_MAX_ATTEMPTS, `0: no cap; default ${DEFAULT_MAX_ATTEMPTS}.`),
+        uniqueKey: bytes("At most one non-terminal job per non-empty key", MAX_UNIQUE_KEY_BYTES),
+        queue: queueName,
+        group: nullable(groupName),
+        timeoutSeconds: int(1, MAX_TIMEOUT_SECONDS, "The longest one attempt may be held."),
+        startWithinSeconds: int(1, MAX_START_WITHIN_SECONDS, "Never first started later than run_at + this.")
+      }, ["probeKey"]), 1, MAX_ENQUEUE_JOBS)
+    }, ["jobs"]),
+    ok: answer({
+      jobs: arrayOf2(answer({
+        id: text(),
+        probeKey: text(),
+        created: { type: "boolean", description: "false: uniqueKey matched a live job (or an earlier item), whose id this is." }
+      }))
+    }),
+    validates: true,
+    unavailable: ERROR_503
+  },
+  "POST /api/fleet/cancel": {
+    operationId: "cancel",
+    summary: "Cancel a job that is not finished",
+    body: request({ jobId }, ["jobId"]),
+    ok: oneOf(answer({ cancelled: { const: true }, job: ref("QueueJobView") }), answer({ cancelled: { const: false } })),
+    validates: true,
+    unavailable: ERROR_503
+  },
+  "POST /api/fleet/retry": {
+    operationId: "retry",
+    summary: "Put a failed or cancelled job back to pending",
+    body: request({ jobId }, ["jobId"]),
+    ok: oneOf(
+      answer({ retried: { const: true }, job: ref("QueueJobView") }),
+      answer({ retried: { const: false }, reason: reasons(RETRY_REFUSALS, "Another live job holds its unique_key.") }, ["retried"])
+    ),
+    validates: true,
+    unavailable: ERROR_503
+  },
+  "POST /api/fleet/maintenance": {
+    operationId: "maintenance",
+    summary: "Run the minute's maintenance tick now (schedules, counts, retention, flow upkeep)",
+    body: request({}, []),
+    ok: ref("MaintenanceTick"),
+    validates: false,
+    // A part that rolled back: what the other parts did, and the error.
+    unavailable: {
+      type: "object",
+      properties: __spreadValues({ error: text() }, SCHEMAS["MaintenanceTick"]["properties"]),
+      required: ["error", ...SCHEMAS["MaintenanceTick"]["required"]],
+      additionalProperties: false
+    }
+  },
+  "POST /api/fleet/heartbeat": {
+    operationId: "heartbeat",
+    summary: "Renew many leases of one holder in one transaction",
+    body: request({
+      workerId,
+      leaseSeconds,
+      leases: arrayOf2(request({
+        jobId,
+        leaseToken,
+        progress: anyJson(`Any JSON, at most ${MAX_PROGRESS_BYTES} bytes serialized.`)
+      }, ["jobId"]), 1, MAX_BATCH_ITEMS)
+    }, ["workerId", "leases"]),
+    ok: answer({ results: arrayOf2(heartbeatResult) }),
+    validates: true,
+    unavailable: ERROR_503
+  },
+  "POST /api/fleet/complete": {
+    operationId: "complete",
+    summary: "Release many jobs of one holder in one transaction",
+    body: request({
+      workerId,
+      releases: arrayOf2(request(__spreadValues({ jobId }, releaseFields), ["jobId", "status"]), 1, MAX_BATCH_ITEMS)
+    }, ["workerId", "releases"]),
+    ok: answer({ results: arrayOf2(completeResult) }),
+    validates: true,
+    unavailable: ERROR_503
+  },
+  "POST /api/fleet/flow": {
+    operationId: "setFlow",
+    summary: "Set a queue's or a group's flow control (pause, concurrency, rate limit, park)",
+    body: {
+      type: "object",
+      properties: {
+        queue: queueName,
+        group: groupName,
+        paused: { type: ["boolean", "null"] },
+        concurrency: nullable(int(1, MAX_FLOW_CONCURRENCY)),
+        rateLimit: nullable(ref("FlowRateLimit")),
+        parkSeconds: { type: "number", minimum: 0, maximum: MAX_PARK_SECONDS, description: "0 clears the park. Not with parkUntil." },
+        parkUntil: nullable(text(`A date with a zone, after now, at most ${MAX_PARK_SECONDS / 86400} days ahead; null clears the park.`))
+      },
+      oneOf: [{ required: ["queue"] }, { required: ["group"] }]
+    },
+    ok: answer({
+      flow: {
+        type: "object",
+        properties: __spreadValues({ queue: queueName, group: groupName }, FLOW_SETTINGS),
+        required: Object.keys(FLOW_SETTINGS),
+        oneOf: [{ required: ["queue"] }, { required: ["group"] }],
+        additionalProperties: false
+      }
+    }),
+    validates: true,
+    unavailable: ERROR_503
+  },
+  "GET /api/fleet/flow": {
+    operationId: "getFlow",
+    summary: "Flow control's settings and figures per queue and group",
+    query: [queryParam("queue", queueName, "Only this queue."), queryParam("group", groupName, "Only this group.")],
+    ok: answer({ queues: arrayOf2(ref("FlowScopeState")), groups: arrayOf2(ref("FlowScopeState")) }),
+    validates: true,
+    unavailable: ERROR_503
+  },
+  [`GET ${OPENAPI_PATH}`]: {
+    operationId: "openApiDocument",
+    summary: "This document",
+    ok: { type: "object", required: ["openapi", "info", "paths"], description: "An OpenAPI 3.1 document." },
+    validates: false
+  }
+};
+var WHO = {
+  admin: "An admin (superuser on 0.23+) only.",
+  worker: "An admin, or a worker identity.",
+  enqueue: "An admin, or a worker identity whose can_enqueue is on."
+};
+function errorResponse(description, schema = ref("Error")) {
+  return { description, content: { "application/json": { schema } } };
+}
+function operationOf(route2) {
+  const key = `${route2.method} ${route2.path}`;
+  const op = OPERATIONS[key];
+  if (op === void 0) throw new Error(`src/lib/openapi.ts has no operation for the route ${key}: describe it in OPERATIONS`);
+  const okContent = { "application/json": { schema: op.ok } };
+  if (op.okText !== void 0) okContent["text/plain"] = { schema: op.okText };
+  const responses = { "200": { description: "The answer.", content: okContent } };
+  if (op.validates) responses["400"] = errorResponse("Bad input: nothing was written.");
+  responses["401"] = errorResponse("No token, a token that did not verify, a token of another auth collection, or a disabled worker identity.", ref("PocketBaseError"));
+  responses["403"] = errorResponse(route2.access === "admin" ? "A worker identity's token: this route is for admins." : "A worker identity may not make this call (its queues, its workerId, its can_enqueue, or an unreadable queues field); nothing was written.");
+  if (route2.method === "POST") responses["413"] = errorResponse(`The body is larger than ${MAX_REQUEST_BODY_BYTES} bytes; nothing was written.`);
+  if (op.unavailable !== void 0) responses["503"] = errorResponse("The transaction rolled back or the read failed (details are in PocketBase's log).", op.unavailable);
+  const operation = {
+    operationId: op.operationId,
+    summary: op.summary,
+    description: [op.description, `Who may call: ${WHO[route2.access]}`].filter((s) => s !== void 0).join("\n\n"),
+    security: route2.access === "admin" ? [{ adminToken: [] }] : [{ adminToken: [] }, { workerToken: [] }],
+    "x-pb-fleet-access": route2.access
+  };
+  if (op.query !== void 0) operation["parameters"] = op.query;
+  if (op.body !== void 0) operation["requestBody"] = { required: true, content: { "application/json": { schema: op.body } } };
+  operation["responses"] = responses;
+  return operation;
+}
+function openApiDocument(routes) {
+  var _a;
+  const paths = {};
+  for (const route2 of routes) {
+    const item = (_a = paths[route2.path]) != null ? _a : paths[route2.path] = {};
+    item[route2.method.toLowerCase()] = operationOf(route2);
+  }
+  const token = (who) => ({
+    type: "apiKey",
+    in: "header",
+    name: "Authorization",
+    description: `${who} PocketBase's auth token as the Authorization header, as is (or after \`Bearer \`).`
+  });
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "pb-fleet",
+      version: API_VERSION,
+      description: `The /api/fleet/* routes of pb-fleet's PocketBase hooks (README, "The API"). Generated from src/lib/openapi.ts: do not edit openapi.json by hand.`,
+      license: { name: "MIT", identifier: "MIT" }
+    },
+    paths,
+    components: {
+      schemas: SCHEMAS,
+      securitySchemes: {
+        adminToken: token("An admin's token (a superuser's on PocketBase 0.23+)."),
+        workerToken: token("A worker identity's token (a fleet_workers record signed in with auth-with-password).")
+      }
+    }
+  };
+}
+
+// src/handlers/routes.ts
+var ROUTES = [
+  { method: "POST", path: "/api/fleet/claim", module: "claim", handler: "handleClaim", access: "worker" },
+  { method: "POST", path: "/api/fleet/renew", module: "renew", handler: "handleRenew", access: "worker" },
+  { method: "POST", path: "/api/fleet/release", module: "release", handler: "handleRelease", access: "worker" },
+  { method: "POST", path: "/api/fleet/claim-next", module: "claim-next", handler: "handleClaimNext", access: "worker" },
+  { method: "POST", path: "/api/fleet/sweep", module: "sweep", handler: "handleSweep", access: "admin" },
+  { method: "GET", path: "/api/fleet/stats", module: "stats", handler: "handleStats", access: "admin" },
+  { method: "GET", path: "/api/fleet/completions", module: "completions", handler: "handleCompletions", access: "admin" },
+  { method: "POST", path: "/api/fleet/enqueue", module: "enqueue", handler: "handleEnqueue", access: "enqueue" },
+  { method: "POST", path: "/api/fleet/cancel", module: "cancel", handler: "handleCancel", access: "admin" },
+  { method: "POST", path: "/api/fleet/retry", module: "retry", handler: "handleRetry", access: "admin" },
+  { method: "POST", path: "/api/fleet/maintenance", module: "maintenance", handler: "handleMaintenance", access: "admin" },
+  { method: "POST", path: "/api/fleet/heartbeat", module: "heartbeat", handler: "handleHeartbeat", access: "worker" },
+  { method: "POST", path: "/api/fleet/complete", module: "complete", handler: "handleComplete", access: "worker" },
+  { method: "POST", path: "/api/fleet/flow", module: "flow", handler: "handleSetFlow", access: "admin" },
+  { method: "GET", path: "/api/fleet/flow", module: "flow", handler: "handleGetFlow", access: "admin" },
+  // "worker": anyone who may call some route may read how (src/handlers/openapi.ts says why it is not anonymous).
+  { method: "GET", path: "/api/fleet/openapi.json", module: "openapi", handler: "handleOpenApi", access: "worker" }
+];
+
+// src/handlers/openapi.ts
+var built = null;
+function handleOpenApi(_req) {
+  if (built === null) built = openApiDocument(ROUTES);
+  return json(200, built);
+}
+
+// entry.ts
+function route(context) {
+  return serve(context, handleOpenApi, "worker");
 }
 return route;
 })()))(__context);

@@ -44,6 +44,8 @@ export const ROUTES: readonly RouteEntry[] = [
   { method: "POST", path: "/api/fleet/complete", module: "complete", handler: "handleComplete", access: "worker" },
   { method: "POST", path: "/api/fleet/flow", module: "flow", handler: "handleSetFlow", access: "admin" },
   { method: "GET", path: "/api/fleet/flow", module: "flow", handler: "handleGetFlow", access: "admin" },
+  // "worker": anyone who may call some route may read how (src/handlers/openapi.ts says why it is not anonymous).
+  { method: "GET", path: "/api/fleet/openapi.json", module: "openapi", handler: "handleOpenApi", access: "worker" },
 ];
 
 /** A hook on every new probe_jobs record (each bundle registers it with its API's create hook). */

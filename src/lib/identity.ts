@@ -67,7 +67,7 @@ export const WORKER_DISABLED = {
   data: {},
 };
 export const ADMIN_ONLY = "this route is for admins: a worker identity may call claim, renew, release, claim-next, heartbeat, " +
-  "complete, and enqueue when its can_enqueue is on";
+  "complete, openapi.json, and enqueue when its can_enqueue is on";
 export const ENQUEUE_NOT_ALLOWED = "this worker identity may not enqueue: an admin must turn on its can_enqueue";
 export const ACCOUNT_REQUEST_REFUSED =
   "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; " +

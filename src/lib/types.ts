@@ -148,11 +148,12 @@ export interface SweepRequest {
   /** Only jobs whose probe_key starts with this text. */
   probeKeyPrefix?: string;
 }
+/** What a sweep did to a job; timed_out: its attempt passed its deadline, and it was retried (or dead-lettered) as FLOW.md says. */
+export const SWEEP_OUTCOMES = ["requeued", "gave_up", "timed_out"] as const;
 /** What one sweep did to one job. */
 export interface SweptJob {
   id: string;
-  /** timed_out: its attempt passed its deadline, and it was retried (or dead-lettered) as FLOW.md says. */
-  outcome: "requeued" | "gave_up" | "timed_out";
+  outcome: (typeof SWEEP_OUTCOMES)[number];
   /** The holder whose lease had expired. */
   claimedBy: string;
   /** consecutive_orphan_count after the sweep (kept as it was on a give-up). */

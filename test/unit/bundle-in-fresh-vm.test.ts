@@ -177,7 +177,8 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
     it("declares every route's access: the worker's calls for worker identities, enqueue for those with can_enqueue, the rest for admins", () => {
       const paths = (access: RouteAccess) => ROUTES.filter((r) => r.access === access).map((r) => r.path);
       expect(ROUTES.map((r) => r.access).every((a) => ["worker", "enqueue", "admin"].includes(a))).toBe(true);
-      expect(paths("worker")).toEqual([...WORKER_ROUTES]);
+      // And the OpenAPI document: anyone who may call some route may read how (src/handlers/openapi.ts).
+      expect(paths("worker")).toEqual([...WORKER_ROUTES, "/api/fleet/openapi.json"]);
       expect(paths("enqueue")).toEqual(["/api/fleet/enqueue"]);
       // /api/fleet/flow is an admin's by both of its methods (POST sets a scope's settings, GET reads them).
       expect(paths("admin")).toEqual([...ADMIN_ROUTES, "/api/fleet/flow"]);

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildHooks, HOOKS_BUNDLES } from "../../esbuild.config.mjs";
+import { buildOpenApi, OPENAPI_OUTPUT } from "../../scripts/build/openapi.mjs";
 
 const REPO = new URL("../..", import.meta.url).pathname;
 
@@ -21,6 +22,17 @@ describe.each(HOOKS_BUNDLES.map((bundle) => ({ bundle, name: relative(REPO, bund
   it("builds the same bytes twice", async () => {
     const [a, b] = [await buildHooks(bundle), await buildHooks(bundle)];
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+  });
+});
+
+// The OpenAPI document (src/lib/openapi.ts), written by the same build and answered by GET /api/fleet/openapi.json.
+describe("openapi.json", { timeout: 20_000 }, () => {
+  it("is exactly what src/ builds (run `npm run build` after changing src/lib/openapi.ts or the route table)", async () => {
+    expect((await buildOpenApi()) === readFileSync(OPENAPI_OUTPUT, "utf8"), "openapi.json is stale: run `npm run build`").toBe(true);
+  });
+
+  it("builds the same bytes twice", async () => {
+    expect(await buildOpenApi()).toBe(await buildOpenApi());
   });
 });
 
