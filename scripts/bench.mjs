@@ -34,7 +34,11 @@
 // (claim-next of queue A beside 1,000,000 jobs of queue B vs B empty), a group
 // at its limit in front of other groups' jobs (vs without that group's jobs),
 // and the common path (claim-next 100 + complete) vs pb-fleet before flow
-// control (--flowBaseline, a git revision). --phases runs a subset. Prints Markdown tables, writes
+// control (--flowBaseline, a git revision). The hot-path phase (scripts/bench/hot-path.mjs,
+// issue 21) puts the claim-next -> complete path as built beside a git revision's
+// (--hotPathBaseline): 8 loops of claim-next 100 + complete against each bundle,
+// then 8 Worker processes of concurrency 50 with each revision's own client, jobs/s
+// and CPU per job, every job checked done exactly once. --phases runs a subset. Prints Markdown tables, writes
 // the run as JSON (bench/results/, gitignored) and, for a full run, the summary
 // to bench/LATEST.md. Exits 1 when any claim round had other than exactly one
 // winner, any call answered unexpectedly, or a fleet run of the batched phase
@@ -63,6 +67,7 @@ import { runVersions } from "./bench/versions.mjs";
 import { runPrunePhase, runRetainedPhase, runSteadyPhase } from "./bench/retention.mjs";
 import { identityTargets, runIdentityPhase, withIdentitySection } from "./bench/identity.mjs";
 import { DEFAULT_FLOW_BASELINE_REV, flowShape, flowTargets, runFlowPhase } from "./bench/flow.mjs";
+import { DEFAULT_HOT_PATH_BASELINE_REV, hotPathShape, hotPathTargets, runHotPathPhase } from "./bench/hot-path.mjs";
 import { createJobPool } from "./bench/workloads.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -72,31 +77,35 @@ const REFERENCE_HOOKS = resolve(REPO, "../shared/reference/fleet-claim.pb.js");
 const DEFAULT_LINE_VERSIONS = [DEFAULT_PB_VERSION, NEWEST_TESTED_MODERN_VERSION];
 
 /** Every phase, in the order a run does them. */
-const PHASES = ["contention", "endpoints", "lifecycle", "claim-next", "hooks-pool", "versions", "enqueue", "claim-next-100k", "batched", "identity", "steady", "retained", "prune", "flow"];
+const PHASES = ["contention", "endpoints", "lifecycle", "claim-next", "hooks-pool", "versions", "enqueue", "claim-next-100k", "batched", "hot-path", "identity", "steady", "retained", "prune", "flow"];
 /** The retention phases (issue 18, scripts/bench/retention.mjs). */
 const RETENTION_PHASES = ["steady", "retained", "prune"];
 /**
  * --quick's phases unless --phases says otherwise: the rot check leaves out the 100k-row seeding, the client fleets,
- * the identity phase (its own servers; `--quick --phases identity` runs it short), the retention phases and the flow
- * phase (its own servers and seeding; `--quick --phases flow` runs it short).
+ * the identity phase (its own servers; `--quick --phases identity` runs it short), the retention phases, the flow
+ * phase (its own servers and seeding; `--quick --phases flow` runs it short) and the hot-path phase (its own servers
+ * and client fleets; `--quick --phases hot-path` or --hotPathJobs runs it short).
  */
-const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-100k" && p !== "batched" && p !== "identity" && p !== "flow" && !RETENTION_PHASES.includes(p));
+const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-100k" && p !== "batched" && p !== "hot-path" && p !== "identity" && p !== "flow" && !RETENTION_PHASES.includes(p));
 /** The steady phase's default length (the issue's full run: --steadyMinutes 60) and the retained phase's default row count. */
 const DEFAULT_STEADY_MINUTES = 10;
 const DEFAULT_RETAINED_ROWS = 10_000_000;
 /** The flow phase's default sizes: queue B's jobs (isolation) and group G's (group at its limit), FLOW.md's figures. */
 const DEFAULT_FLOW_ROWS = 1_000_000;
 const DEFAULT_FLOW_GROUP_ROWS = 100_000;
+/** The hot-path phase's jobs a run (both parts; issue 21's 30,000). */
+const DEFAULT_HOT_PATH_JOBS = 30_000;
 /** How long --profile's CPU profile runs. */
 const PROFILE_SECONDS = 25;
 const QUICK_PROFILE_SECONDS = 10;
 /** pb-fleet of main before the queue contract (QUEUE.md): the claim-next-100k baseline. */
 const DEFAULT_BASELINE_REV = "9d957f6";
 
-const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--versions <v,v,...>] [--baseline <rev>] [--flowBaseline <rev>] [--profile] [--json <path>] [--latest <path>] [--verbose] [--help]
+const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--versions <v,v,...>] [--baseline <rev>] [--flowBaseline <rev>] [--hotPathJobs <n>] [--hotPathBaseline <rev>] [--profile] [--json <path>] [--latest <path>] [--verbose] [--help]
   --quick            a rot check: fewer rounds, fewer worker counts, short durations (well under a minute);
-                     without --phases it leaves out enqueue, claim-next-100k, batched, identity, flow and the retention phases
-                     (with them: 1,000 jobs, 10,000 rows, 2,000 jobs per fleet run, 4 identity rounds, 20,000 jobs in queue B)
+                     without --phases it leaves out enqueue, claim-next-100k, batched, identity, flow and the retention phases,
+                     and hot-path (with them: 1,000 jobs, 10,000 rows, 2,000 jobs per fleet run, 4 identity rounds, 20,000 jobs in queue B,
+                     3,000 jobs per hot-path run)
   --phases <list>    run only these phases (default: all): ${PHASES.join(", ")}.
                      A run of a subset writes no bench/LATEST.md unless --latest is given.
   --baseline <rev>   the git revision whose pb-fleet (hooks bundle and migrations) is claim-next-100k's baseline
@@ -117,6 +126,9 @@ const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--v
   --flowGroupRows <n>  flow phase: due jobs of the group at its limit (default ${DEFAULT_FLOW_GROUP_ROWS.toLocaleString("en-US")}; --quick: 10,000)
   --flowBaseline <rev> flow phase: the git revision whose pb-fleet (hooks bundle and migrations) is the common path's baseline
                        (default: ${DEFAULT_FLOW_BASELINE_REV}, main before flow control); skipped with a note when git or the revision is missing
+  --hotPathJobs <n>    hot-path phase: jobs a run, both parts (default ${DEFAULT_HOT_PATH_JOBS.toLocaleString("en-US")}; --quick: 3,000); e.g. 3000 for a short run
+  --hotPathBaseline <rev> hot-path phase: the git revision whose pb-fleet (hooks bundle, migrations and src/client) is the baseline
+                       (default: ${DEFAULT_HOT_PATH_BASELINE_REV}, main before the hot-path work); skipped with a note when git or the revision is missing
   --verbose          also show PocketBase's own log lines
 Environment: PB_VERSION (default ${DEFAULT_PB_VERSION}: the version of every other phase), POCKETBASE_BIN (use this binary for them),
 BENCH_BATCHED (JSON merged into the batched phase's shape, e.g. '{"jobs":5000,"processes":2,"workersPerProcess":4}'),
@@ -163,6 +175,13 @@ const CONFIGS = {
       group: { gJobs: DEFAULT_FLOW_GROUP_ROWS, otherJobs: 1000, otherGroups: 50, concurrency: 1, limit: 10, calls: 40 },
       common: { rows: 10_000, limit: 100, loops: 20, reps: 15 },
     },
+    // Issue 21 (scripts/bench/hot-path.mjs): the current bundle (and client) against --hotPathBaseline's, reps alternating.
+    // server: `loops` loops of claim-next (limit) + complete in this process; worker: batched-fleet.mjs children in "worker" mode.
+    hotPath: {
+      reps: 3, warmupJobs: 2000, leaseSeconds: 30, hooksPool: 100, timeoutMs: 300_000,
+      server: { jobs: DEFAULT_HOT_PATH_JOBS, loops: 8, limit: 100 },
+      worker: { jobs: DEFAULT_HOT_PATH_JOBS, processes: 8, workersPerProcess: 1, concurrency: 50 },
+    },
   },
   quick: {
     warmup: { requests: 100 },
@@ -192,6 +211,11 @@ const CONFIGS = {
       group: { gJobs: 10_000, otherJobs: 1000, otherGroups: 50, concurrency: 1, limit: 10, calls: 15 },
       common: { rows: 3000, limit: 100, loops: 10, reps: 5 },
     },
+    hotPath: {
+      reps: 3, warmupJobs: 500, leaseSeconds: 30, hooksPool: 100, timeoutMs: 120_000,
+      server: { jobs: 3000, loops: 8, limit: 100 },
+      worker: { jobs: 3000, processes: 8, workersPerProcess: 1, concurrency: 50 },
+    },
   },
 };
 
@@ -214,19 +238,22 @@ function parseCli(argv) {
         flowRows: { type: "string" },
         flowGroupRows: { type: "string" },
         flowBaseline: { type: "string" },
+        hotPathJobs: { type: "string" },
+        hotPathBaseline: { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
       allowPositionals: false,
     });
-    for (const name of ["json", "latest", "baseline", "flowBaseline"]) {
-      if (values[name] !== undefined && values[name].trim() === "") throw new Error(`--${name} needs ${name === "baseline" || name === "flowBaseline" ? "a git revision" : "a file path"}`);
+    for (const name of ["json", "latest", "baseline", "flowBaseline", "hotPathBaseline"]) {
+      if (values[name] !== undefined && values[name].trim() === "") throw new Error(`--${name} needs ${name === "baseline" || name === "flowBaseline" || name === "hotPathBaseline" ? "a git revision" : "a file path"}`);
     }
     if (values.steadyMinutes !== undefined) values.steadyMinutes = positiveNumber("--steadyMinutes", values.steadyMinutes, { integer: false, min: 0.1, max: 1440 });
     if (values.identityLimit !== undefined) values.identityLimit = positiveNumber("--identityLimit", values.identityLimit, { integer: true, min: 1, max: 100 });
     if (values.retainedRows !== undefined) values.retainedRows = positiveNumber("--retainedRows", values.retainedRows, { integer: true, min: 1001, max: 100_000_000 });
     if (values.flowRows !== undefined) values.flowRows = positiveNumber("--flowRows", values.flowRows, { integer: true, min: 1, max: 100_000_000 });
     if (values.flowGroupRows !== undefined) values.flowGroupRows = positiveNumber("--flowGroupRows", values.flowGroupRows, { integer: true, min: 1, max: 100_000_000 });
+    if (values.hotPathJobs !== undefined) values.hotPathJobs = positiveNumber("--hotPathJobs", values.hotPathJobs, { integer: true, min: 100, max: 10_000_000 });
     if (values.versions !== undefined) values.versions = parseVersions(values.versions);
     if (values.phases !== undefined) values.phases = parsePhases(values.phases);
     return values;
@@ -533,6 +560,15 @@ async function main() {
       batched = await runBatchedPhase(ctx, queueEnv, b, profile);
     }
 
+    let hotPath = null;
+    if (want("hot-path")) {
+      rss.enter("hot-path");
+      const hp = hotPathShape(config.hotPath, cli);
+      config.hotPath = hp;
+      log(`hot-path: current vs ${hp.baselineRev}: ${hp.server.loops} loops of claim-next ${hp.server.limit} + complete, then ${hp.worker.processes * hp.worker.workersPerProcess} Workers x ${hp.worker.concurrency}; ${hp.server.jobs.toLocaleString("en-US")} jobs a run, ${hp.reps} reps`);
+      hotPath = await runHotPathPhase(ctx, queueEnv, hp);
+    }
+
     let identity = null;
     if (want("identity")) {
       rss.enter("identity");
@@ -620,7 +656,7 @@ async function main() {
     failures.push(...versions.failures);
     for (const r of enqueue?.rows ?? []) if (r.failureCount) failures.push(`enqueue phase, ${r.variant}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     failures.push(...(batched?.failures ?? []));
-    for (const r of [steady, retained, prune, identity, flow]) failures.push(...(r?.failures ?? []));
+    for (const r of [steady, retained, prune, identity, flow, hotPath]) failures.push(...(r?.failures ?? []));
     for (const r of claimNext100k?.results ?? []) {
       if (r.failureCount) failures.push(`claim-next-100k ${r.variant} limit=${r.limit} W=${r.workers}${r.prefix ? " prefix" : ""}: ${r.failureCount} unexpected answers, e.g. ${r.failureSamples[0]}`);
     }
@@ -673,6 +709,10 @@ async function main() {
     if (want("flow")) {
       run.phases = phases;
       run.flow = flow;
+    }
+    if (want("hot-path")) {
+      run.phases = phases;
+      run.hotPath = hotPath;
     }
     run.targets = evaluateTargets(run);
     run.durationSec = Math.round((performance.now() - t0) / 100) / 10;
@@ -825,6 +865,8 @@ function evaluateTargets(run) {
   if (run.identity) targets.push(...identityTargets(run.identity));
   // FLOW.md "Performance": each figure against its baseline, same run.
   if (run.flow) targets.push(...flowTargets(run.flow));
+  // Issue 21: the hot path against --hotPathBaseline, same run.
+  if (run.hotPath) targets.push(...hotPathTargets(run.hotPath));
 
   // Cost ratios (above 1: the first costs more per call), judged <= 1.2x.
   const cn = run.claimNext100k;

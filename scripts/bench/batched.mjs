@@ -28,36 +28,17 @@
 // cores. --profile adds a third PocketBase, built with Go's net/http/pprof
 // (scripts/bench/profile.mjs), loaded like `batched` while a CPU profile is
 // taken, and summarized by where the time goes.
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
-import { readProcMemoryBytes, startPocketBase, freePort } from "../pocketbase/server.mjs";
-import { benchSql, benchSqlValue, writeHooksDir } from "./hooks.mjs";
-import { readCpuSeconds } from "./proc.mjs";
+import { startPocketBase, freePort } from "../pocketbase/server.mjs";
+import { ADMIN, fleetTotals, runFleet } from "./fleet-run.mjs";
+import { writeHooksDir } from "./hooks.mjs";
 import { captureCpuProfile, ensurePprofPocketBase, PPROF_ENV, summarizeProfile } from "./profile.mjs";
-import { latencySummary, median, ratio, ratioSummary } from "./stats.mjs";
+import { median, ratio, ratioSummary } from "./stats.mjs";
 
-const ENQUEUE = "/api/fleet/enqueue";
-const ENQUEUE_MAX = 1000;
-const CHILD = new URL("./batched-fleet.mjs", import.meta.url).pathname;
-const ADMIN = { email: "bench@example.com", password: "bench-password-1234" };
-
-const brief = (res) => `HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`;
 const rotate = (xs, n) => xs.map((_, i) => xs[(i + n) % xs.length]);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/* ------------------------------------------------------------ SQL helpers */
-
-/** The SQL route's value as text ("" when it has none). */
-const sqlText = async (client, server, text, params) => String((await benchSqlValue(client, server, text, params)) ?? "");
-
-const sqlNumber = async (client, server, text, params) => Number(await sqlText(client, server, `SELECT CAST((${text}) AS TEXT) AS value`, params));
-
-/** Epoch ms of a PocketBase date column, in SQL (SQLite reads the trailing Z). */
-const ms = (col) => `((julianday(${col}) - 2440587.5) * 86400000.0)`;
 
 /* ------------------------------------------------------------ servers, clients */
 
@@ -97,221 +78,53 @@ export async function bundleClient(repo, outDir) {
   return { path: outfile, skipped: null };
 }
 
-/** One client process (batched-fleet.mjs), its stdout lines parsed. */
-export function spawnClient(config) {
-  const child = spawn(process.execPath, [CHILD], {
-    env: { ...process.env, BENCH_FLEET_CONFIG: JSON.stringify(config) },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  const proc = { child, done: 0, stderr: [], ready: null, exited: null, reported: false };
-  let markReady;
-  proc.ready = new Promise((resolve, reject) => {
-    markReady = resolve;
-    child.once("exit", (code) => reject(new Error(`client process ${config.procName} exited (${code}) before it was ready: ${proc.stderr.slice(-5).join(" | ")}`)));
-  });
-  proc.ready.catch(() => {});
-  proc.exited = new Promise((r) => child.once("exit", (code, signal) => r({ code, signal })));
-  let buffered = "";
-  child.stdout.on("data", (chunk) => {
-    buffered += chunk.toString();
-    let nl;
-    while ((nl = buffered.indexOf("\n")) !== -1) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      let ev;
-      try {
-        ev = JSON.parse(line);
-      } catch {
-        proc.stderr.push(`(stdout) ${line}`);
-        continue;
-      }
-      if (ev.ev === "ready") markReady();
-      if (typeof ev.done === "number") proc.done = ev.done;
-      if (ev.ev === "reported") proc.reported = true;
-    }
-  });
-  child.stderr.on("data", (chunk) => {
-    proc.stderr.push(...chunk.toString().split("\n").filter(Boolean));
-    if (proc.stderr.length > 50) proc.stderr.splice(0, proc.stderr.length - 50);
-  });
-  proc.send = (line) => {
-    if (child.exitCode === null && child.signalCode === null) child.stdin.write(`${line}\n`);
-  };
-  return proc;
-}
-
 /* ------------------------------------------------------------ one run */
 
 /**
  * One measured run of `mode` ("worker" | "unbatched") on `server`: `jobs` jobs
- * enqueued, the fleet started, every job waited for, the rows checked.
+ * enqueued, the fleet started, every job waited for, the rows checked
+ * (fleet-run.mjs's runFleet).
  */
 async function runOnce(ctx, env, server, { mode, jobs, tag, shape, onRunning }) {
-  const { client } = ctx;
-  const prefix = `${tag}-`;
-  // The jobs, 1,000 a call, before any client starts.
-  for (let start = 0; start < jobs; start += ENQUEUE_MAX) {
-    const n = Math.min(ENQUEUE_MAX, jobs - start);
-    const res = await client.post(server.pb, ENQUEUE, { jobs: Array.from({ length: n }, (_, i) => ({ probeKey: `${prefix}${String(start + i).padStart(6, "0")}` })) });
-    if (res.status !== 200 || res.body?.jobs?.length !== n) throw new Error(`${server.name}: enqueue failed: ${brief(res)}`);
-  }
-
-  const procs = [];
-  for (let p = 0; p < shape.processes; p++) {
-    procs.push(
-      spawnClient({
-        clientModule: env.clientModule,
-        url: server.pb.url,
-        email: ADMIN.email,
-        password: ADMIN.password,
-        mode,
-        workers: shape.workersPerProcess,
-        concurrency: shape.concurrency,
-        leaseSeconds: shape.leaseSeconds,
-        procName: `${tag}-p${p}`,
-        reportFile: join(env.tmpRoot, `report-${tag}-p${p}.json`),
-      }),
-    );
-  }
-  const failures = [];
-  try {
-    await Promise.all(procs.map((p) => p.ready));
-    // Peak resident memory during this run (VmRSS sampled every 50 ms; VmHWM is the server's whole life).
-    let peakRss = readProcMemoryBytes(server.pb.pid, "VmRSS") ?? 0;
-    const sampler = setInterval(() => {
-      const rss = readProcMemoryBytes(server.pb.pid, "VmRSS");
-      if (rss !== null && rss > peakRss) peakRss = rss;
-    }, 50);
-    const cpuBefore = readCpuSeconds(server.pb.pid);
-    const t0 = performance.now();
-    for (const p of procs) p.send("go");
-    const running = onRunning ? onRunning() : null;
-
-    // Done when the workers have reported every job and no row is left undone.
-    const deadline = t0 + shape.timeoutMs;
-    let left = jobs;
-    for (;;) {
-      await sleep(100);
-      const reported = procs.reduce((s, p) => s + p.done, 0);
-      const dead = procs.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
-      if (dead) {
-        failures.push(`client process exited early: ${dead.stderr.slice(-3).join(" | ")}`);
-        break;
-      }
-      if (reported >= jobs) {
-        left = await sqlNumber(client, server, "SELECT COUNT(*) FROM probe_jobs WHERE probe_key LIKE {:p} AND status != 'done'", { p: `${prefix}%` });
-        if (left === 0) break;
-      }
-      if (performance.now() > deadline) {
-        left = await sqlNumber(client, server, "SELECT COUNT(*) FROM probe_jobs WHERE probe_key LIKE {:p} AND status != 'done'", { p: `${prefix}%` });
-        failures.push(`${left} of ${jobs} jobs not done after ${Math.round(shape.timeoutMs / 1000)} s (workers reported ${reported})`);
-        break;
-      }
-    }
-    const wallMs = performance.now() - t0;
-    const cpuAfter = readCpuSeconds(server.pb.pid);
-    clearInterval(sampler);
-    const profile = running ? await running : null;
-
-    for (const p of procs) p.send("stop");
-    await Promise.race([Promise.all(procs.map((p) => p.exited)), sleep(60_000)]);
-    const reports = [];
-    for (const [i, p] of procs.entries()) {
-      if (!p.reported) {
-        failures.push(`client process ${tag}-p${i} wrote no report: ${p.stderr.slice(-3).join(" | ")}`);
-        continue;
-      }
-      reports.push(JSON.parse(readFileSync(join(env.tmpRoot, `report-${tag}-p${i}.json`), "utf8")));
-    }
-
-    const check = await checkRows(ctx, server, prefix, jobs, reports);
-    failures.push(...check.failures);
-    const sum = (f) => reports.reduce((s, r) => s + f(r), 0);
-    const calls = {};
-    for (const r of reports) for (const [k, v] of Object.entries(r.calls)) calls[k] = (calls[k] ?? 0) + v;
-    const firstClaim = Math.min(...reports.map((r) => r.firstClaimAt ?? Infinity));
-    const lastDone = Math.max(...reports.map((r) => r.lastCompletionAt ?? -Infinity));
-    const requests = Object.values(calls).reduce((s, v) => s + v, 0);
-    const result = {
-      mode,
-      jobs,
-      jobsPerSec: check.spanMs > 0 ? jobs / (check.spanMs / 1000) : null,
-      clientJobsPerSec: Number.isFinite(lastDone - firstClaim) && lastDone > firstClaim ? jobs / ((lastDone - firstClaim) / 1000) : null,
-      spanMs: check.spanMs,
-      wallMs,
-      latencyMs: check.latency,
-      pbCpuMicrosPerJob: cpuBefore !== null && cpuAfter !== null ? ((cpuAfter - cpuBefore) * 1e6) / jobs : null,
-      pbCpuShare: cpuBefore !== null && cpuAfter !== null ? (cpuAfter - cpuBefore) / (wallMs / 1000) : null,
-      clientCpuMicrosPerJob: (sum((r) => r.cpuSeconds) * 1e6) / jobs,
-      clientCpuShare: sum((r) => r.cpuSeconds) / (wallMs / 1000),
-      peakRssBytes: peakRss,
-      calls,
-      requestsPerJob: requests / jobs,
-      claimedPerClaimNext: calls.claimNext ? sum((r) => r.items.claimed) / calls.claimNext : null,
-      itemsPerComplete: calls.complete ? sum((r) => r.items.completeItems) / calls.complete : null,
-      itemsPerHeartbeat: calls.heartbeat ? sum((r) => r.items.heartbeatItems) / calls.heartbeat : null,
-      problems: { leaseLost: sum((r) => r.problems.leaseLost), refused: sum((r) => r.problems.refused), errors: sum((r) => r.problems.errors) },
-      errorSamples: reports.flatMap((r) => r.errorSamples).slice(0, 5),
-      exactlyOnce: check.exactlyOnce,
-      failures,
-      profile,
-    };
-    return result;
-  } finally {
-    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-    await Promise.all(procs.map((p) => p.exited));
-    // The next run starts from an empty table (outside the measured time).
-    await benchSql(client, server, "DELETE FROM probe_jobs WHERE probe_key LIKE {:p}", { p: `${prefix}%` });
-    await benchSql(client, server, "DELETE FROM probe_job_events");
-  }
-}
-
-/**
- * The rows of a run against what the workers reported: every job done exactly
- * once, nothing left behind. Also the run's span and latencies, from the rows.
- */
-async function checkRows(ctx, server, prefix, jobs, reports) {
-  const { client } = ctx;
-  const p = { p: `${prefix}%` };
-  const where = "probe_key LIKE {:p}";
-  const n = (cond) => sqlNumber(client, server, `SELECT COUNT(*) FROM probe_jobs WHERE ${where} AND (${cond})`, p);
-  const rows = await n("1");
-  const notDone = await n("status != 'done'");
-  const claimedTwice = await n("attempts != 1 OR reclaim_count != 0");
-  const noFinish = await n("finished_at = '' OR finished_at IS NULL OR claimed_at = '' OR claimed_at IS NULL");
-  const foreignResult = await n("status = 'done' AND (json_extract(result, '$.w') IS NULL OR json_extract(result, '$.w') != claimed_by)");
-  const spanMs = await sqlNumber(client, server, `SELECT MAX(${ms("finished_at")}) - MIN(${ms("claimed_at")}) FROM probe_jobs WHERE ${where} AND status = 'done'`, p);
-  const latText = await sqlText(
-    client,
-    server,
-    `SELECT group_concat(CAST(ROUND(${ms("finished_at")} - ${ms("claimed_at")}, 1) AS TEXT), ',') AS value FROM probe_jobs WHERE ${where} AND status = 'done'`,
-    p,
-  );
-  const latency = latencySummary(latText ? latText.split(",").map(Number) : []);
-  const ids = new Set((await sqlText(client, server, `SELECT group_concat(id, ',') AS value FROM probe_jobs WHERE ${where}`, p)).split(",").filter(Boolean));
-
-  const times = new Map();
-  for (const r of reports) for (const id of r.completed) times.set(id, (times.get(id) ?? 0) + 1);
-  let twice = 0;
-  let foreign = 0;
-  for (const [id, k] of times) {
-    if (k > 1) twice++;
-    if (!ids.has(id)) foreign++;
-  }
-  let unreported = 0;
-  for (const id of ids) if (!times.has(id)) unreported++;
-
-  const exactlyOnce = { rows, notDone, claimedTwice, noFinish, foreignResult, completedTwice: twice, unreported, reportedNotInRun: foreign };
-  const failures = [];
-  if (rows !== jobs) failures.push(`${rows} rows for ${jobs} jobs`);
-  if (notDone) failures.push(`${notDone} jobs left behind (not done)`);
-  if (claimedTwice) failures.push(`${claimedTwice} jobs claimed more than once (attempts != 1 or reclaim_count != 0)`);
-  if (noFinish) failures.push(`${noFinish} rows without claimed_at/finished_at`);
-  if (foreignResult) failures.push(`${foreignResult} done rows whose result is not their holder's`);
-  if (twice) failures.push(`${twice} jobs completed twice (reported by the workers)`);
-  if (unreported) failures.push(`${unreported} jobs no worker reported completed`);
-  if (foreign) failures.push(`${foreign} completions reported for jobs not in this run`);
-  return { exactlyOnce, failures, spanMs, latency };
+  const run = await runFleet(ctx.client, env, server, {
+    clientModule: env.clientModule,
+    mode,
+    jobs,
+    tag,
+    processes: shape.processes,
+    workersPerProcess: shape.workersPerProcess,
+    concurrency: shape.concurrency,
+    leaseSeconds: shape.leaseSeconds,
+    timeoutMs: shape.timeoutMs,
+    sampleRss: true,
+    onRunning,
+  });
+  const { check, cpuBefore, cpuAfter, wallMs } = run;
+  const t = fleetTotals(run.reports, jobs, wallMs);
+  return {
+    mode,
+    jobs,
+    jobsPerSec: check.spanMs > 0 ? jobs / (check.spanMs / 1000) : null,
+    clientJobsPerSec: t.clientJobsPerSec,
+    spanMs: check.spanMs,
+    wallMs,
+    latencyMs: check.latency,
+    pbCpuMicrosPerJob: cpuBefore !== null && cpuAfter !== null ? ((cpuAfter - cpuBefore) * 1e6) / jobs : null,
+    pbCpuShare: cpuBefore !== null && cpuAfter !== null ? (cpuAfter - cpuBefore) / (wallMs / 1000) : null,
+    clientCpuMicrosPerJob: t.clientCpuMicrosPerJob,
+    clientCpuShare: t.clientCpuShare,
+    peakRssBytes: run.peakRssBytes,
+    calls: t.calls,
+    requestsPerJob: t.requestsPerJob,
+    claimedPerClaimNext: t.calls.claimNext ? t.sum((r) => r.items.claimed) / t.calls.claimNext : null,
+    itemsPerComplete: t.calls.complete ? t.sum((r) => r.items.completeItems) / t.calls.complete : null,
+    itemsPerHeartbeat: t.calls.heartbeat ? t.sum((r) => r.items.heartbeatItems) / t.calls.heartbeat : null,
+    problems: t.problems,
+    errorSamples: t.errorSamples,
+    exactlyOnce: check.exactlyOnce,
+    failures: run.failures,
+    profile: run.profile,
+  };
 }
 
 /* ------------------------------------------------------------ the phase */

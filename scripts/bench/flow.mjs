@@ -27,16 +27,13 @@
 // call of every repetition sees the same rows. Wrong answers fail the run:
 // non-200, a claim-next short of its limit, a job of another queue, a job of
 // the group at its limit handed out, a complete item not released.
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import os from "node:os";
-import { basename, join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { baselineFromGit, baselineServerEnv, baselineSummary, hooksOf } from "./baseline.mjs";
 import { startServer } from "./batched.mjs";
 import { createBenchClient } from "./http.mjs";
 import { benchSql, benchSqlValue } from "./hooks.mjs";
 import { cpuDelta, readCpu } from "./identity.mjs";
-import { baselineFromGit } from "./queue.mjs";
 import { latencySummary, median, ratio, ratioSummary } from "./stats.mjs";
 
 const ENQUEUE = "/api/fleet/enqueue";
@@ -249,14 +246,6 @@ SELECT ${exprs.join(", ")} FROM seq CROSS JOIN ${TEMPLATE_TABLE} AS t`,
 export function resetSql(columns) {
   const sets = columns.filter((c) => !OWN_COLUMNS.includes(c)).map((c) => `\`${c}\` = (SELECT \`${c}\` FROM ${TEMPLATE_TABLE})`);
   return `UPDATE probe_jobs SET ${sets.join(", ")} WHERE status IN ('claimed', 'running', 'done') AND claimed_by = '${WORKER}'`;
-}
-
-/** The hooks a server loaded: its hooks dir's copies (batched.mjs's startServer writes hooks-<name>). */
-function hooksOf(env, name, hookFiles) {
-  return hookFiles.map((f) => ({
-    file: basename(f),
-    sha256: createHash("sha256").update(readFileSync(join(env.tmpRoot, `hooks-${name}`, basename(f)))).digest("hex"),
-  }));
 }
 
 /* ------------------------------------------------------------ cells */
@@ -513,7 +502,7 @@ async function runCommon(ctx, env, shape, fail, seeder) {
   const s = shape.common;
   const sizes = { rows: s.rows, limit: s.limit, loops: s.loops, reps: s.reps };
   const baseline = await baselineFromGit(env.repo, shape.baselineRev, env.layout, env.tmpRoot);
-  const baselineInfo = { rev: baseline.rev, sha: baseline.sha ?? null, subject: baseline.subject ?? null, files: baseline.files ?? [], skipped: baseline.skipped };
+  const baselineInfo = baselineSummary(baseline);
   if (baseline.skipped) {
     log(`note: flow common: ${baseline.skipped}`);
     return { key: "common", target: shape.targets.common, sizes, baseline: baselineInfo, skipped: baseline.skipped, rows: [], datasets: [], ratios: null, pass: null, cells: [] };
@@ -521,7 +510,7 @@ async function runCommon(ctx, env, shape, fail, seeder) {
   log(`flow common: baseline ${baseline.sha.slice(0, 7)} ("${baseline.subject}") from git: ${baseline.files.join(", ")}`);
   const specs = [
     { key: "flow control (as built)", name: "flow-common-new", hookFiles: env.hookFiles },
-    { key: `before flow control (${baseline.sha.slice(0, 7)})`, name: "flow-common-baseline", hookFiles: baseline.hookFiles, env: { ...env, hookFiles: baseline.hookFiles, migrationsDir: baseline.migrationsDir } },
+    { key: `before flow control (${baseline.sha.slice(0, 7)})`, name: "flow-common-baseline", hookFiles: baseline.hookFiles, env: baselineServerEnv(env, baseline) },
   ];
   const servers = await startPair(env, specs, shape.hooksPool);
   try {

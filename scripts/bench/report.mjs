@@ -93,6 +93,7 @@ export function renderReport(run) {
   if (run.retained) renderRetained(out, run.retained, h);
   if (run.prune) renderPrune(out, run.prune, h);
   if (run.flow) renderFlow(out, run.flow, h);
+  if (run.hotPath) renderHotPath(out, run.hotPath, h);
 
   h("9. Memory: max VmRSS per phase (sampled every 100 ms), MB");
   const phases = Object.keys(run.memory.maxRssByPhase);
@@ -626,4 +627,101 @@ function flowDataset(key, d) {
   if (key === "isolation") return `A ${fmtRate(d.aPending)}, B ${fmtRate(d.bPending)} pending (${fmtFixed(d.seedSec)} s)`;
   if (key === "group") return `G ${fmtRate(d.gPending)} pending + ${d.gHeld} held, others ${fmtRate(d.otherPending)} (${fmtFixed(d.seedSec)} s)`;
   return `${fmtRate(d.pending)} pending, ${d.columns} columns${d.flowRows === null || d.flowRows === undefined ? "" : `, ${d.flowRows} probe_flow rows`}`;
+}
+
+const HOT_PATH_METRIC_LABELS = {
+  jobsPerSec: "jobs/s",
+  pbCpuPerJob: "PocketBase CPU per job",
+  clientCpuPerJob: "client CPU per job",
+  p99: "p99 claim-to-completion",
+};
+
+/**
+ * The hot-path phase's section (scripts/bench/hot-path.mjs, issue 21): per
+ * part, the ratios current over the baseline with their per-rep values and
+ * verdicts, and each variant's medians.
+ */
+export function renderHotPath(out, hp, h) {
+  const s = hp.shape;
+  const rev = hp.baseline?.sha ? hp.baseline.sha.slice(0, 7) : (hp.baseline?.rev ?? s?.baselineRev ?? "?");
+  h(`15. Hot path (issue 21): claim-next -> complete as built vs pb-fleet ${rev}, same binary, same run`);
+  if (hp.skipped) {
+    out.push(`Skipped: ${hp.skipped}`);
+    return;
+  }
+  const parts = hp.parts ?? [];
+  const title = (p) => (p.key === "server" ? "server (load generator)" : "Worker fleet");
+  for (const p of parts.filter((x) => x.skipped)) out.push(`${title(p)}: skipped: ${p.skipped}`, "");
+  const measured = parts.filter((p) => !p.skipped);
+  if (measured.length) {
+    out.push(
+      table(
+        ["part", "figure", "current / baseline (median of reps)", "per rep", "target", "result"],
+        measured.flatMap((p) =>
+          Object.keys(HOT_PATH_METRIC_LABELS).map((key) => {
+            const j = p.judged?.[key];
+            return [
+              title(p),
+              HOT_PATH_METRIC_LABELS[key],
+              fmtX(p.ratios?.[key]),
+              fmtPerRep(p.ratios?.[key]?.perRep),
+              j ? `${j.direction === "atLeast" ? ">=" : "<="} ${j.target}x` : "(context)",
+              j ? (j.pass === null ? "n/a" : j.pass ? "PASS" : "MISS") : "",
+            ];
+          }),
+        ),
+      ),
+      "",
+    );
+    out.push(
+      table(
+        ["part", "variant", "server", "jobs/s (server stamps)", "per rep", "jobs/s (client clock)", "PB CPU us/job", "per rep", "client CPU us/job", "per rep", "p50 / p99 ms", "requests/job", "exactly once"],
+        measured.flatMap((p) =>
+          p.rows.map((r) => [
+            title(p),
+            r.variant,
+            r.server,
+            fmtRate(r.jobsPerSec),
+            (r.perRepJobsPerSec ?? []).map(fmtRate).join(", "),
+            fmtRate(r.clientJobsPerSec),
+            fmtCpu(r.pbCpuMicrosPerJob),
+            (r.perRepPbCpuMicros ?? []).map(fmtCpu).join(", "),
+            fmtCpu(r.clientCpuMicrosPerJob),
+            (r.perRepClientCpuMicros ?? []).map(fmtCpu).join(", "),
+            `${fmtMs(r.latencyMs?.p50)} / ${fmtMs(r.latencyMs?.p99)}`,
+            fmtFixed(r.requestsPerJob, 3),
+            r.exactlyOnceRuns,
+          ]),
+        ),
+      ),
+      "",
+    );
+  }
+  const b = hp.baseline ?? {};
+  const server = measured.find((p) => p.key === "server");
+  const worker = measured.find((p) => p.key === "worker");
+  const notes = [];
+  notes.push(
+    `Baseline: pb-fleet at ${rev}${b.subject ? ` ("${b.subject.length > 90 ? `${b.subject.slice(0, 87)}...` : b.subject}")` : ""} (--hotPathBaseline ${b.rev ?? s?.baselineRev}): its ${(b.files ?? []).filter((f) => f.endsWith(".pb.js")).join(", ") || "bundle"} and ${(b.files ?? []).filter((f) => !f.endsWith(".pb.js")).length} migrations from git` +
+      `${hp.clients?.baseline?.skipped ? "" : ", and for the Worker its src/client (with the src/lib it imports) read from git and bundled like the working tree's"}; ` +
+      `current: the bundle as built and the working tree's src/client. ` +
+      `Hooks loaded: ${Object.entries(hp.hooks ?? {}).map(([k, hs]) => `${k} ${hs.map((x) => `${x.file} (sha256 ${x.sha256.slice(0, 12)})`).join(", ")}`).join("; ") || "?"}.`,
+  );
+  if (server) {
+    notes.push(
+      `Server: ${server.sizes.loops} loops in the bench's own process, each claim-next (limit ${server.sizes.limit}) then complete of every job it claimed (status done, result { w }), until ${fmtRate(server.sizes.jobs)} jobs are done; the client CPU column is that load generator's (context: the same code for both variants).`,
+    );
+  }
+  if (worker) {
+    notes.push(
+      `Worker: ${worker.sizes.processes} Node processes x ${worker.sizes.workersPerProcess} pb-fleet Worker(s) of concurrency ${worker.sizes.concurrency} (batched-fleet.mjs, mode "worker"), a no-op handler returning a tiny result, ${fmtRate(worker.sizes.jobs)} jobs a run; client CPU: the processes' process.cpuUsage() over the run.`,
+    );
+  }
+  notes.push(
+    `Each run enqueues its jobs first (POST /api/fleet/enqueue, not timed); jobs/s is jobs / (last finished_at - first claimed_at), the server's own stamps (the client clock's figure beside it); p50 / p99: finished_at - claimed_at per row; PB CPU: utime + stime of the PocketBase process (/proc) over the run. ` +
+      `Both servers are alive for the whole phase (--hooksPool ${s?.hooksPool}, the sweeper cron off), a warm-up run of ${fmtRate(s?.warmupJobs)} jobs each, then ${s?.reps} repetitions, the order rotating; a ratio is the median of the reps' ratios. ` +
+      `Exactly once: every row done, attempts 1, reclaim_count 0, its result its holder's, each job completed by one loop or worker once; anything else fails the run. ` +
+      `Machine load average (1 min) at the start / end of the phase: ${hp.load1?.start ?? "?"} / ${hp.load1?.end ?? "?"} (the cores are shared).`,
+  );
+  out.push(notes.join("\n\n"));
 }

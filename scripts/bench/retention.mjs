@@ -33,7 +33,8 @@ import { performance } from "node:perf_hooks";
 import { readProcMemoryBytes } from "../pocketbase/server.mjs";
 import { createBenchClient } from "./http.mjs";
 import { benchSql, benchSqlValue } from "./hooks.mjs";
-import { bundleClient, spawnClient, startServer } from "./batched.mjs";
+import { bundleClient, startServer } from "./batched.mjs";
+import { ADMIN, spawnClient } from "./fleet-run.mjs";
 import { cpuMicrosPerOp, readCpuSeconds } from "./proc.mjs";
 import { latencySummary, median, percentile, ratio, ratioSummary } from "./stats.mjs";
 
@@ -45,7 +46,6 @@ const STATS = "/api/fleet/stats";
 const COMPLETIONS = "/api/fleet/completions";
 const MAINTENANCE = "/api/fleet/maintenance";
 const RECORDS = "/api/collections/probe_jobs/records";
-const ADMIN = { email: "bench@example.com", password: "bench-password-1234" };
 /** How long probe_job_events records are kept (src/lib/bulk.ts JOB_EVENTS_KEEP_MS). */
 const EVENTS_KEEP_MS = 15 * 60_000;
 /** One seeding INSERT may take minutes on a big table; PocketBase 0.23+ ends a response after 5 minutes. */

@@ -209,7 +209,7 @@ describe("bench identity flags", () => {
   it("names the identity phase in --help and says --quick leaves it out by default", async () => {
     const { code, stdout } = await bench(["--help"]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/batched, identity, steady/);
+    expect(stdout).toMatch(/batched, hot-path, identity, steady/);
     expect(stdout).toMatch(/leaves out enqueue, claim-next-100k, batched, identity/);
     expect(stdout).toMatch(/and for the identity phase/);
   });
