@@ -271,7 +271,7 @@ describe("Worker claim-ahead buffer", () => {
     let peakRunning = 0;
     const starts: number[] = [];
     const { worker } = startWorker(fake, {
-      concurrency: 1, leaseSeconds: 30, pollInterval: 10, maxPollInterval: 10,
+      concurrency: 1, prefetch: 1, leaseSeconds: 30, pollInterval: 10, maxPollInterval: 10,
       handler: async (_job, signal) => {
         starts.push(Date.now());
         peakRunning = Math.max(peakRunning, ++running);
