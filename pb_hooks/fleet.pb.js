@@ -8047,7 +8047,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 63ffd4d17d31"] || (globalThis["pbFleet POST /api/fleet/heartbeat 63ffd4d17d31"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 384330b35091"] || (globalThis["pbFleet POST /api/fleet/heartbeat 384330b35091"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8844,12 +8844,12 @@ function runPlan(batch, judge, write, writtenJob, park) {
   return answers;
 }
 function inRounds(items, run) {
-  const seen = {};
+  const seen = /* @__PURE__ */ new Map();
   const rounds = [];
   items.forEach((item, n) => {
     var _a, _b;
-    const r = (_a = seen[item.jobId]) != null ? _a : 0;
-    seen[item.jobId] = r + 1;
+    const r = (_a = seen.get(item.jobId)) != null ? _a : 0;
+    seen.set(item.jobId, r + 1);
     const round = (_b = rounds[r]) != null ? _b : rounds[r] = { items: [], at: [] };
     round.items.push(item);
     round.at.push(n);
@@ -8885,7 +8885,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 09d503950a38"] || (globalThis["pbFleet POST /api/fleet/complete 09d503950a38"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 6886ad01dbff"] || (globalThis["pbFleet POST /api/fleet/complete 6886ad01dbff"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9761,12 +9761,12 @@ function runPlan(batch, judge, write, writtenJob, park) {
   return answers;
 }
 function inRounds(items, run) {
-  const seen = {};
+  const seen = /* @__PURE__ */ new Map();
   const rounds = [];
   items.forEach((item, n) => {
     var _a, _b;
-    const r = (_a = seen[item.jobId]) != null ? _a : 0;
-    seen[item.jobId] = r + 1;
+    const r = (_a = seen.get(item.jobId)) != null ? _a : 0;
+    seen.set(item.jobId, r + 1);
     const round = (_b = rounds[r]) != null ? _b : rounds[r] = { items: [], at: [] };
     round.items.push(item);
     round.at.push(n);

@@ -10453,7 +10453,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat ce6a71d442d1"] || (globalThis["pbFleet POST /api/fleet/heartbeat ce6a71d442d1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat cc73079bc2ca"] || (globalThis["pbFleet POST /api/fleet/heartbeat cc73079bc2ca"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -11251,12 +11251,12 @@ function runPlan(batch, judge, write, writtenJob, park) {
   return answers;
 }
 function inRounds(items, run) {
-  const seen = {};
+  const seen = /* @__PURE__ */ new Map();
   const rounds = [];
   items.forEach((item, n) => {
     var _a, _b;
-    const r = (_a = seen[item.jobId]) != null ? _a : 0;
-    seen[item.jobId] = r + 1;
+    const r = (_a = seen.get(item.jobId)) != null ? _a : 0;
+    seen.set(item.jobId, r + 1);
     const round = (_b = rounds[r]) != null ? _b : rounds[r] = { items: [], at: [] };
     round.items.push(item);
     round.at.push(n);
@@ -11507,7 +11507,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 6a65a3dcb42d"] || (globalThis["pbFleet POST /api/fleet/complete 6a65a3dcb42d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete ac30863cd54b"] || (globalThis["pbFleet POST /api/fleet/complete ac30863cd54b"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -12384,12 +12384,12 @@ function runPlan(batch, judge, write, writtenJob, park) {
   return answers;
 }
 function inRounds(items, run) {
-  const seen = {};
+  const seen = /* @__PURE__ */ new Map();
   const rounds = [];
   items.forEach((item, n) => {
     var _a, _b;
-    const r = (_a = seen[item.jobId]) != null ? _a : 0;
-    seen[item.jobId] = r + 1;
+    const r = (_a = seen.get(item.jobId)) != null ? _a : 0;
+    seen.set(item.jobId, r + 1);
     const round = (_b = rounds[r]) != null ? _b : rounds[r] = { items: [], at: [] };
     round.items.push(item);
     round.at.push(n);

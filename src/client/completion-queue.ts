@@ -155,18 +155,22 @@ export class CompletionQueue {
       const urgent = release.deadline - Date.now() <= COMPLETE_URGENT_MS;
       const full = this.#pending.length >= MAX_BATCH_ITEMS || this.#bodyBytes(this.#pending.length, this.#pendingBytes) >= this.#maxBodyBytes;
       if (urgent || full) this.flush();
-      else this.#plan();
+      else this.#plan(release.deadline);
     });
   }
 
   /**
    * Plans the flush of what is gathered: at the end of this turn when no call
    * is on the wire (COMPLETE_FLUSH_DELAY_MS), else when the last one answers
-   * (see #dispatch), or COMPLETE_BUSY_MAX_WAIT_MS from now at the latest.
+   * (see #dispatch), or COMPLETE_BUSY_MAX_WAIT_MS from now at the latest,
+   * and never later than COMPLETE_URGENT_MS before the lease of the release
+   * just queued ends (`deadline`): waiting for company must not outlast it.
    */
-  #plan(): void {
-    const delayMs = this.#calls === 0 ? COMPLETE_FLUSH_DELAY_MS : COMPLETE_BUSY_MAX_WAIT_MS;
-    const at = Date.now() + delayMs;
+  #plan(deadline: number): void {
+    const now = Date.now();
+    const wait = this.#calls === 0 ? COMPLETE_FLUSH_DELAY_MS : COMPLETE_BUSY_MAX_WAIT_MS;
+    const delayMs = Math.max(0, Math.min(wait, deadline - COMPLETE_URGENT_MS - now));
+    const at = now + delayMs;
     if (this.#timer !== null) {
       if (this.#timerAt <= at) return;
       clearTimeout(this.#timer);
@@ -206,7 +210,7 @@ export class CompletionQueue {
           this.#calls--;
           this.#dispatch();
           // The pipe is idle: what gathered meanwhile goes now (at the end of this turn, with what else joins in it).
-          if (this.#calls === 0 && this.#pending.length > 0) this.#plan();
+          if (this.#calls === 0 && this.#pending.length > 0) this.#plan(Infinity); // each one queued capped its wait already
         });
     }
   }

@@ -305,11 +305,12 @@ function runPlan<A>(
  * Answers in request order.
  */
 function inRounds<I extends { jobId: string }, A>(items: readonly I[], run: (round: I[]) => A[]): A[] {
-  const seen: { [id: string]: number } = {};
+  // A Map: a job id may be any text, "__proto__" and "constructor" too.
+  const seen = new Map<string, number>();
   const rounds: { items: I[]; at: number[] }[] = [];
   items.forEach((item, n) => {
-    const r = seen[item.jobId] ?? 0;
-    seen[item.jobId] = r + 1;
+    const r = seen.get(item.jobId) ?? 0;
+    seen.set(item.jobId, r + 1);
     const round = rounds[r] ?? (rounds[r] = { items: [], at: [] });
     round.items.push(item);
     round.at.push(n);

@@ -124,6 +124,9 @@ describe("heartbeat and complete's SQL agree with the model", () => {
       const at = (spreadMs: number) => formatPbDate(nowMs + int(-spreadMs, spreadMs));
       // Live for the whole run (its batches span a minute), unless a heartbeat caps it at a deadline.
       const live = () => formatPbDate(nowMs + int(90_000, 600_000));
+      // Exactly some batch's time (half the batches run on the grid): the `>` and `>=` of the lease and deadline rules.
+      const onGrid = (minusMs = 0) => formatPbDate(baseMs + int(0, BATCHES - 1) * 250 - minusMs);
+      const timeout = pick([0, 0, 0, 5, 60, 90]);
       const id = `plan${String(n).padStart(11, "0")}`;
       ids.push(id);
       const held = random() < 0.6;
@@ -135,13 +138,14 @@ describe("heartbeat and complete's SQL agree with the model", () => {
         claimed_by: pick([...workers, ...workers, ""]),
         // Live, expired, exactly now, unreadable, in the layout but not a calendar instant, empty.
         lease_expires_at: pick([
-          live(), live(), live(), at(120_000), at(3_000), formatPbDate(nowMs), "", "soon", "2026-02-30 10:00:00.000Z", "2026-12-02T12:00:00Z",
+          live(), live(), live(), at(120_000), at(3_000), onGrid(), onGrid(), "", "soon", "2026-02-30 10:00:00.000Z", "2026-12-02T12:00:00Z",
         ]),
         lease_token: pick(tokens),
         version: int(0, 9), reclaim_count: int(0, 3), consecutive_orphan_count: int(0, 4),
-        attempts: int(0, 6), max_attempts: pick([0, 1, 3, 5, 25]),
-        timeout_seconds: pick([0, 0, 0, 5, 60, 90]),
-        claimed_at: pick([at(90_000), formatPbDate(nowMs - 60_000), formatPbDate(nowMs - 5_000), "", "bad"]),
+        // Past 13 attempts the backoff reaches its one-hour cap.
+        attempts: random() < 0.8 ? int(0, 6) : int(10, 40), max_attempts: pick([0, 1, 3, 5, 25, 50]),
+        timeout_seconds: timeout,
+        claimed_at: timeout > 0 && random() < 0.4 ? onGrid(timeout * 1000) : pick([at(90_000), "", "bad"]),
         start_by: pick(["", "", at(60_000)]),
         queue: pick(["", "default", "q2"]), group_key: pick(["", "", "g1", "g2"]),
         progress: pick(["null", "{\"pct\":5}", ""]), result: pick(["null", "", "{\"ok\":1}"]),
@@ -166,10 +170,11 @@ describe("heartbeat and complete's SQL agree with the model", () => {
       seen[what] = (seen[what] ?? 0) + 1;
     };
     for (let b = 0; b < BATCHES; b++) {
-      const nowMs = baseMs + b * 250 + int(0, 249);
+      const nowMs = baseMs + b * 250 + (random() < 0.5 ? 0 : int(1, 249));
       // A window of rows, so items meet held rows of their worker, repeated jobs and missing ones.
       const from = int(0, ROWS - 60);
-      const jobIds = () => (random() < 0.04 ? "plan-missing" : (ids[from + int(0, 59)] as string));
+      // Now and then a job that does not exist, under names a plain object would inherit too.
+      const jobIds = () => (random() < 0.05 ? pick(["plan-missing", "__proto__", "constructor", "toString"]) : (ids[from + int(0, 59)] as string));
       const size = pick([1, 2, 5, 20, 60, 100]);
       const workerId = pick(workers);
       const tokenFor = (id: string, before: Map<string, StoredRow>) => {
@@ -235,6 +240,23 @@ describe("heartbeat and complete's SQL agree with the model", () => {
         }
         expect(new Map(parked.map((p) => [`${p.scope}/${p.name}`, p.until])), `${label}: parks`).toEqual(wantParks);
         for (const a of want.answers) count(`complete: ${a.released ? `released (${a.job.status})` : a.reason}`);
+        // What each job's first release wrote (by the row before and after), so every rule is seen at work.
+        const firsts = new Set<string>();
+        releases.forEach((r, n) => {
+          const answer = want.answers[n];
+          if (firsts.has(r.jobId) || answer === undefined || !answer.released) return;
+          firsts.add(r.jobId);
+          const was = before.get(r.jobId) as StoredRow;
+          const now = model.get(r.jobId) as StoredRow;
+          if (chosen.filter((id) => id === r.jobId).length > 1) return;
+          const timedOut = String(now["last_error"]).startsWith("timed out") && was["last_error"] !== now["last_error"];
+          if (now["requeued_at"] !== was["requeued_at"]) count("wrote: requeue");
+          else if (timedOut) count(now["status"] === "failed" ? "wrote: timeout dead letter" : "wrote: timeout retry");
+          else if (now["dead_lettered_at"] !== was["dead_lettered_at"]) count("wrote: dead letter");
+          else if (r.rateLimitedFor !== undefined) count("wrote: rate limited");
+          else if (now["status"] === "pending") count(Number(was["attempts"]) >= 13 ? "wrote: retry at the backoff cap" : "wrote: retry");
+          else count(`wrote: ${String(now["status"])}`);
+        });
         for (const _ of want.parks) count("parks");
       }
       const after = await readRows([...before.keys()]);
@@ -246,6 +268,8 @@ describe("heartbeat and complete's SQL agree with the model", () => {
       "heartbeat: renewed", "heartbeat: timed_out", "heartbeat: refused", "complete: released (done)", "complete: released (failed)",
       "complete: released (pending)", "complete: refused_not_holder",
       "complete: refused_stale_token", "complete: refused_terminal_same_holder", "complete: refused_lease_live",
+      "wrote: requeue", "wrote: timeout retry", "wrote: timeout dead letter", "wrote: dead letter", "wrote: rate limited", "wrote: retry",
+      "wrote: retry at the backoff cap", "wrote: done", "wrote: failed",
     ]) expect(seen[outcome] ?? 0, outcome).toBeGreaterThan(0);
     expect(seen["parks"] ?? 0).toBeGreaterThan(0);
   }, 600_000);

@@ -72,6 +72,22 @@ describe("completion queue: natural batching", () => {
     expect(calls[1]!.at - calls[0]!.answeredAt!).toBeLessThanOrEqual(COMPLETE_FLUSH_DELAY_MS);
   });
 
+  it("behind a slow call, a release whose lease ends sooner than COMPLETE_BUSY_MAX_WAIT_MS goes before its lease does", async () => {
+    const { client, calls } = slowClient(5_000);
+    const queue = new CompletionQueue({ workerId: "w1", client, reportRetryMs: 0, onError: (e) => { throw e.error; } });
+    const answers = [queue.release(release("a"))];
+    await vi.advanceTimersByTimeAsync(100);
+    // 400 ms of lease left: past the urgent margin (so it may wait for company), short of the busy wait.
+    const queuedAt = Date.now();
+    const short: FinishedRelease = { ...release("b"), deadline: queuedAt + 400 };
+    answers.push(queue.release(short));
+    await vi.advanceTimersByTimeAsync(COMPLETE_BUSY_MAX_WAIT_MS);
+    expect(calls.map((c) => c.jobIds)).toEqual([["a"], ["b"]]);
+    expect(calls[1]!.at).toBeLessThan(short.deadline);
+    expect(calls[1]!.at - queuedAt).toBeLessThan(COMPLETE_BUSY_MAX_WAIT_MS);
+    await settle(Promise.all(answers), vi);
+  });
+
   it(`behind a slow call, releases wait at most COMPLETE_BUSY_MAX_WAIT_MS (${COMPLETE_BUSY_MAX_WAIT_MS} ms), then go in a call of their own`, async () => {
     const { client, calls } = slowClient(5_000);
     const queue = new CompletionQueue({ workerId: "w1", client, reportRetryMs: 0, onError: (e) => { throw e.error; } });
