@@ -124,6 +124,8 @@ async function requestFor(route: RouteEntry, workerId: string): Promise<{ query:
       const listed = async () => ((await send("GET", `/api/fleet/flow?group=${encodeURIComponent(group)}`, undefined)).body.groups ?? []).length > 0;
       return { query: "", body: { group, paused: true }, written: listed };
     }
+    case "/api/fleet/openapi.json":
+      return { query: "", body: undefined, written: async () => false };
     case "/api/fleet/stats":
     case "/api/fleet/completions": {
       const prefix = randomKey("access-read") + "/";
