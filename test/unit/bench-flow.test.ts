@@ -2,24 +2,14 @@
 // the shape and its flags (a bad value exits 2 before any server starts), the
 // ratios paired by repetition and their PASS/MISS against each figure's
 // target, the Targets rows, and the report's section.
-import { execFile } from "node:child_process";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_FLOW_BASELINE_REV, FLOW_FIGURES, FLOW_TARGETS, flowShape, flowShapeProblem, flowTargets, flowVerdict, fmtFlowRatio, pairedRatio,
 } from "../../scripts/bench/flow.mjs";
 import { renderFlow, renderReport } from "../../scripts/bench/report.mjs";
+import { bench } from "./support/bench-cli";
 
-const repoRoot = resolve(import.meta.dirname, "../..");
 
-function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    // No PATH: nothing could be built or started even if validation let it through.
-    execFile(process.execPath, [join(repoRoot, "scripts/bench.mjs"), ...args], { env: { PATH: "/nonexistent" }, timeout: 30_000 }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const config = () => ({
   reps: 3, warmupCalls: 3, leaseSeconds: 3600, chunk: 50_000, hooksPool: 25,

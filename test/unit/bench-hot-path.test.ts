@@ -3,25 +3,15 @@
 // ratios current over baseline paired by repetition and their PASS/MISS
 // against each target (jobs/s a floor, CPU per job a ceiling), the Targets
 // rows, and the report's section.
-import { execFile } from "node:child_process";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_HOT_PATH_BASELINE_REV, HOT_PATH_PARTS, HOT_PATH_TARGETS, fmtHotPathRatio, hotPathJudge, hotPathRatios, hotPathShape, hotPathShapeProblem,
   hotPathTargets, hotPathVerdict, summarizeRuns,
 } from "../../scripts/bench/hot-path.mjs";
 import { renderHotPath, renderReport } from "../../scripts/bench/report.mjs";
+import { bench } from "./support/bench-cli";
 
-const repoRoot = resolve(import.meta.dirname, "../..");
 
-function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    // No PATH: nothing could be built or started even if validation let it through.
-    execFile(process.execPath, [join(repoRoot, "scripts/bench.mjs"), ...args], { env: { PATH: "/nonexistent" }, timeout: 30_000 }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** bench.mjs's full-mode config of the phase. */
 const config = () => ({

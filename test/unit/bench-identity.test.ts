@@ -3,23 +3,13 @@
 // alternating order of the variants, the Targets rows and the report section's
 // place, and that the CLI knows the phase (a bad value exits 2 before any
 // server starts).
-import { execFile } from "node:child_process";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   CONTROL_VARIANT, IDENTITY_LIMIT, cpuDelta, fmtIdentityRatio, identityRatios, identityTargets, roundOrder, variantsOf, withIdentitySection,
 } from "../../scripts/bench/identity.mjs";
+import { bench } from "./support/bench-cli";
 
-const repoRoot = resolve(import.meta.dirname, "../..");
 
-function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    // No PATH: nothing could be built or started even if validation let it through.
-    execFile(process.execPath, [join(repoRoot, "scripts/bench.mjs"), ...args], { env: { PATH: "/nonexistent" }, timeout: 30_000 }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
 
 type Variant = "admin" | "worker" | typeof CONTROL_VARIANT;
 const cell = (round: number, workers: number, variant: Variant, jobsPerSec: number | null, cpuMicrosPerJob: number | null) => ({

@@ -2,22 +2,12 @@
 // steady pass rule, the flags that size them (a bad value exits 2 with a
 // sentence before any server starts), and that every PocketBase command
 // pb-fleet runs says --dev=false.
-import { execFile } from "node:child_process";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { steadyVerdict } from "../../scripts/bench/retention.mjs";
 import { devFlag } from "../../scripts/pocketbase/server.mjs";
+import { bench } from "./support/bench-cli";
 
-const repoRoot = resolve(import.meta.dirname, "../..");
 
-function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    // No PATH: nothing could be built or started even if validation let it through.
-    execFile(process.execPath, [join(repoRoot, "scripts/bench.mjs"), ...args], { env: { PATH: "/nonexistent" }, timeout: 30_000 }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const sample = (minute: number, v: { rows: number; events?: number; rss?: number; claim?: number; stats?: number; completions?: number }) => ({
   minute,

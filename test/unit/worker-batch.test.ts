@@ -8,25 +8,17 @@
 // gets the per-job renew and release of before.
 import { describe, expect, it, vi } from "vitest";
 import { FleetHttpError, FleetNetworkError, FleetTimeoutError, PermanentJobError } from "../../src/client/errors";
-import type { FleetEvents } from "../../src/client/events";
 import type { FleetApi } from "../../src/client/fleet-client";
 import { COMPLETE_FLUSH_DELAY_MS, LeaseLostError, Worker, type WorkerOptions } from "../../src/client/worker";
 import { MAX_ERROR_BYTES } from "../../src/lib/queue";
 import { FakeFleet, settle, useFakeClock, wait } from "./support/fake-fleet";
+import { named, startRecordedWorker } from "./support/recorded-worker";
 
 useFakeClock();
 
 const EVENTS = ["claimed", "renewed", "lease_lost", "released", "result_written", "failed", "retried", "error"] as const;
 
-function startWorker(fake: FleetApi, opts: Partial<WorkerOptions> & Pick<WorkerOptions, "handler">) {
-  const events: Array<[keyof FleetEvents, any]> = [];
-  const worker = new Worker(fake, { workerId: "w1", leaseSeconds: 3, pollInterval: 60_000, ...opts });
-  for (const name of EVENTS) worker.on(name, (e: unknown) => events.push([name, e]));
-  worker.start();
-  return { worker, events };
-}
-
-const named = (events: Array<[keyof FleetEvents, any]>, name: keyof FleetEvents) => events.filter(([n]) => n === name).map(([, e]) => e);
+const startWorker = (fake: FleetApi, opts: Partial<WorkerOptions> & Pick<WorkerOptions, "handler">) => startRecordedWorker(fake, opts, EVENTS);
 
 describe("Worker heartbeat", () => {
   it("with 50 jobs held: exactly one heartbeat call per renew interval, carrying all 50 (those claimed since the last tick too)", async () => {

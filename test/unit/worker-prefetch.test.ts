@@ -6,24 +6,16 @@
 // away from by an "abandon" stop.
 import { describe, expect, it, vi } from "vitest";
 import { FleetNetworkError } from "../../src/client/errors";
-import type { FleetEvents } from "../../src/client/events";
 import type { FleetApi } from "../../src/client/fleet-client";
 import { Worker, type WorkerOptions } from "../../src/client/worker";
 import { FakeFleet, settle, useFakeClock, wait } from "./support/fake-fleet";
+import { named, startRecordedWorker } from "./support/recorded-worker";
 
 useFakeClock();
 
 const EVENTS = ["claimed", "renewed", "lease_lost", "released", "failed", "retried", "error"] as const;
 
-function startWorker(fake: FleetApi, opts: Partial<WorkerOptions> & Pick<WorkerOptions, "handler">) {
-  const events: Array<[keyof FleetEvents, any]> = [];
-  const worker = new Worker(fake, { workerId: "w1", leaseSeconds: 3, pollInterval: 60_000, ...opts });
-  for (const name of EVENTS) worker.on(name, (e: unknown) => events.push([name, e]));
-  worker.start();
-  return { worker, events };
-}
-
-const named = (events: Array<[keyof FleetEvents, any]>, name: keyof FleetEvents) => events.filter(([n]) => n === name).map(([, e]) => e);
+const startWorker = (fake: FleetApi, opts: Partial<WorkerOptions> & Pick<WorkerOptions, "handler">) => startRecordedWorker(fake, opts, EVENTS);
 
 /**
  * A handler whose first job returns at once (so the Worker knows its handlers
