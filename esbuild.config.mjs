@@ -6,7 +6,8 @@
 // bundled on its own (esbuild tree-shakes it down to what it uses) and the
 // bundle becomes the body of the closure. Handlers import their adapter as
 // `@pb-fleet/adapter`; the bundle's tsconfig maps that to the adapter of its
-// API, for esbuild as for tsc. Also writes the dashboard and openapi.json.
+// API, for esbuild as for tsc. Also writes pb-fleet-enqueue.js beside each
+// bundle (scripts/build/enqueue-module.mjs), the dashboard and openapi.json.
 // Run: `npm run build` (`--check` only compares).
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -15,6 +16,8 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { checkSelfContained } from "./scripts/build/self-contained.mjs";
 import { buildOrCheckDashboard } from "./scripts/build/dashboard.mjs";
+import { buildOrCheckEnqueueModules } from "./scripts/build/enqueue-module.mjs";
+import { GOJA_ESBUILD_OPTIONS } from "./scripts/build/goja-options.mjs";
 import { buildOrCheckOpenApi } from "./scripts/build/openapi.mjs";
 import { lineLayout } from "./scripts/pocketbase/lines.mjs";
 
@@ -60,7 +63,7 @@ export const HOOKS_BUNDLES = [
 
 function bundleFiles(line) {
   const layout = lineLayout(line, root);
-  return { api: line, pocketbase: `PocketBase ${layout.versions}`, output: layout.bundle };
+  return { api: line, pocketbase: `PocketBase ${layout.versions}`, output: layout.bundle, enqueueModule: layout.enqueueModule };
 }
 
 /** The PocketBase 0.22 bundle. */
@@ -97,20 +100,11 @@ const handlerModule = (name) => JSON.stringify(`./src/handlers/${name}.ts`);
 /** An entry module, bundled alone with what it uses, as the body of a closure that calls its default export. */
 async function bundleEntry(bundle, contents) {
   const result = await esbuild.build({
+    ...GOJA_ESBUILD_OPTIONS,
     stdin: { contents, resolveDir: root, loader: "ts", sourcefile: "entry.ts" },
-    bundle: true,
-    write: false,
     format: "esm",
-    platform: "neutral",
     // Its `paths` resolve @pb-fleet/adapter to this bundle's adapter.
     tsconfig: bundle.tsconfig,
-    // goja implements ES5.1 plus most of ES2015+; lower everything newer
-    // (optional catch binding, ??, ?.) rather than depend on its coverage.
-    target: "es2017",
-    treeShaking: true,
-    legalComments: "none",
-    charset: "utf8",
-    logLevel: "silent",
   });
   const text = result.outputFiles[0].text;
   const exportLine = /^export\s*\{\s*([\w$]+) as default\s*\};\s*$/m;
@@ -209,6 +203,8 @@ async function main() {
     for (const h of handlers) console.log(`  ${h.name}: ${h.bytes} bytes`);
     console.log(`wrote ${name} for ${bundle.pocketbase} (${Buffer.byteLength(source)} bytes, ${handlers.length} self-contained handlers)`);
   }
+  // pb-fleet-enqueue.js beside each bundle, for enqueueing in an app's own transaction: see scripts/build/enqueue-module.mjs.
+  if (await buildOrCheckEnqueueModules(HOOKS_BUNDLES, checkOnly)) stale = true;
   // The dashboard page (pb_public/fleet/), built like the bundles: see scripts/build/dashboard.mjs.
   if (await buildOrCheckDashboard(checkOnly)) stale = true;
   // openapi.json, the document GET /api/fleet/openapi.json answers: see scripts/build/openapi.mjs.

@@ -2,8 +2,8 @@
 // npx pb-fleet install <pb_dir> [--force] [--binary <path>]
 // npx pb-fleet worker create|list|disable|enable|revoke|rotate ... (bin/worker-commands.mjs)
 // Asks the PocketBase binary in <pb_dir> for its version and copies the
-// matching hooks bundle and migrations of this package (PocketBase 0.22 or
-// 0.23+, see scripts/pocketbase/lines.mjs) into <pb_dir>/pb_hooks and
+// matching hooks bundle, in-transaction enqueue module and migrations of this
+// package (PocketBase 0.22 or 0.23+, see scripts/pocketbase/lines.mjs) into <pb_dir>/pb_hooks and
 // <pb_dir>/pb_migrations, and the dashboard page (the same for both lines)
 // into <pb_dir>/pb_public/fleet. Nothing is written when any target file
 // differs and --force is not given, or when the version is not supported.
@@ -11,7 +11,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSyn
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { verifyPocketBaseBinary } from "../scripts/pocketbase/binary.mjs";
-import { HOOKS_LINES, SUPPORTED_VERSIONS_TEXT, lineLayout } from "../scripts/pocketbase/lines.mjs";
+import { ENQUEUE_MODULE_NAME, HOOKS_LINES, SUPPORTED_VERSIONS_TEXT, lineLayout } from "../scripts/pocketbase/lines.mjs";
 import { WORKER_HELP, WORKER_SYNOPSIS, WORKER_VALUE_FLAGS, WorkerCommandError, parseWorkerArguments, runWorkerCommand } from "./worker-commands.mjs";
 
 // The package root, from this file's location: npx runs it from anywhere.
@@ -39,7 +39,7 @@ ${WORKER_SYNOPSIS}
 
 Asks the PocketBase binary in <pb_dir> for its version (\`--version\`) and copies
 the matching bundle and migrations into <pb_dir>/pb_hooks and <pb_dir>/pb_migrations:
-${Object.values(HOOKS_LINES).map((l) => `  PocketBase ${l.versions.padEnd(18)}${l.hooksDir}/fleet.pb.js, ${l.migrationsDir}/*.js`).join("\n")}
+${Object.values(HOOKS_LINES).map((l) => `  PocketBase ${l.versions.padEnd(18)}${l.hooksDir}/fleet.pb.js, ${l.hooksDir}/${ENQUEUE_MODULE_NAME}, ${l.migrationsDir}/*.js`).join("\n")}
 and the fleet dashboard into <pb_dir>/pb_public/fleet (served at /fleet/).
 <pb_dir> is the folder of your PocketBase binary, where its pb_data lives; the
 binary is found there as ${BINARY_NAMES.join(", then ")} (the release archive's name, then
@@ -96,13 +96,17 @@ function parseArguments(argv) {
 /** Every file a line installs, as [path relative to <pb_dir>, absolute source]. */
 function packageFiles(line) {
   const layout = lineLayout(line, packageRoot);
-  if (!existsSync(layout.bundle)) throw new Error(`${layout.bundle} is missing from the package: run \`npm run build\` in ${packageRoot} first.`);
+  for (const built of [layout.bundle, layout.enqueueModule]) {
+    if (!existsSync(built)) throw new Error(`${built} is missing from the package: run \`npm run build\` in ${packageRoot} first.`);
+  }
   const migrations = existsSync(layout.migrationsDir) ? readdirSync(layout.migrationsDir).filter((name) => name.endsWith(".js")).sort() : [];
   if (migrations.length === 0) throw new Error(`${layout.migrationsDir} has no migrations: the package is incomplete.`);
   const dashboard = existsSync(DASHBOARD_DIR) ? readdirSync(DASHBOARD_DIR).sort() : [];
   if (!dashboard.includes("index.html")) throw new Error(`${DASHBOARD_DIR} has no dashboard: run \`npm run build\` in ${packageRoot} first.`);
   return [
     ["pb_hooks/fleet.pb.js", layout.bundle],
+    // Loaded by the app's own hooks with require(`${__hooks}/pb-fleet-enqueue.js`), not by PocketBase itself.
+    [`pb_hooks/${ENQUEUE_MODULE_NAME}`, layout.enqueueModule],
     ...migrations.map((name) => [`pb_migrations/${name}`, join(layout.migrationsDir, name)]),
     ...dashboard.map((name) => [`pb_public/fleet/${name}`, join(DASHBOARD_DIR, name)]),
   ];

@@ -5,7 +5,24 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim b62bddd114ab"] || (globalThis["pbFleet POST /api/fleet/claim b62bddd114ab"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim ba9554a312cd"] || (globalThis["pbFleet POST /api/fleet/claim ba9554a312cd"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -666,32 +683,36 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -733,15 +754,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -763,20 +776,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -836,7 +859,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 228cd33e0407"] || (globalThis["pbFleet POST /api/fleet/renew 228cd33e0407"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 2c998eb91d5b"] || (globalThis["pbFleet POST /api/fleet/renew 2c998eb91d5b"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1269,6 +1309,9 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobIn(store, jobId, decide, patchOf) {
   return inTransaction(store, (tx) => {
     const found = store.find(tx, jobByIdWhere(jobId), ["id ASC"], 1)[0];
@@ -1317,15 +1360,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -1347,20 +1382,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJob(jobId, decide, patchOf) {
   return updateJobIn(STORE, jobId, decide, patchOf);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -1398,7 +1443,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release ad0f1627d554"] || (globalThis["pbFleet POST /api/fleet/release ad0f1627d554"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release a50ff8f91196"] || (globalThis["pbFleet POST /api/fleet/release a50ff8f91196"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -2003,32 +2065,36 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -2070,15 +2136,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -2100,20 +2158,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -2163,7 +2231,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 05167e78013e"] || (globalThis["pbFleet POST /api/fleet/claim-next 05167e78013e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 452105affe51"] || (globalThis["pbFleet POST /api/fleet/claim-next 452105affe51"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3114,6 +3182,9 @@ function firstInClaimOrder(candidates, limit) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -3201,15 +3272,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -3231,20 +3294,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -3387,7 +3460,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 3188e5ba621f"] || (globalThis["pbFleet POST /api/fleet/sweep 3188e5ba621f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep d59275c7177b"] || (globalThis["pbFleet POST /api/fleet/sweep d59275c7177b"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -3973,6 +4063,9 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -4060,15 +4153,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -4090,20 +4175,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -5187,7 +5282,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 385c5604ced5"] || (globalThis["pbFleet POST /api/fleet/enqueue 385c5604ced5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue e9385953d8f6"] || (globalThis["pbFleet POST /api/fleet/enqueue e9385953d8f6"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -5683,32 +5795,36 @@ var LIVE_KEY_SHAPE = { id: "", queue: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -5750,15 +5866,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -5780,20 +5888,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -5874,7 +5992,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 4b079b548e79"] || (globalThis["pbFleet POST /api/fleet/cancel 4b079b548e79"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 44a2993ec878"] || (globalThis["pbFleet POST /api/fleet/cancel 44a2993ec878"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6283,32 +6418,36 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -6350,15 +6489,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -6380,20 +6511,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -6427,7 +6568,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 952132e43984"] || (globalThis["pbFleet POST /api/fleet/retry 952132e43984"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry dc8c057c2029"] || (globalThis["pbFleet POST /api/fleet/retry dc8c057c2029"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -6854,32 +7012,36 @@ var ID_SHAPE = { id: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -6921,15 +7083,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -6951,20 +7105,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -7002,7 +7166,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 9744c19b79bc"] || (globalThis["pbFleet POST /api/fleet/maintenance 9744c19b79bc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 843e8ea21243"] || (globalThis["pbFleet POST /api/fleet/maintenance 843e8ea21243"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7642,32 +7823,36 @@ var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != '
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
@@ -7756,15 +7941,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -7786,10 +7963,20 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -7797,12 +7984,12 @@ function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -8047,7 +8234,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 384330b35091"] || (globalThis["pbFleet POST /api/fleet/heartbeat 384330b35091"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 777da2882c84"] || (globalThis["pbFleet POST /api/fleet/heartbeat 777da2882c84"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8570,6 +8774,9 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -8657,15 +8864,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -8687,20 +8886,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -8885,7 +9094,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 6886ad01dbff"] || (globalThis["pbFleet POST /api/fleet/complete 6886ad01dbff"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete e3de37a6cc5a"] || (globalThis["pbFleet POST /api/fleet/complete e3de37a6cc5a"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9480,6 +9706,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -9567,15 +9796,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -9597,20 +9818,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -9896,7 +10127,24 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 3a2fabf0d777"] || (globalThis["pbFleet POST /api/fleet/flow 3a2fabf0d777"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 9331add2f69f"] || (globalThis["pbFleet POST /api/fleet/flow 9331add2f69f"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -10363,32 +10611,36 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -10430,15 +10682,7 @@ function callerAuth(c) {
   const schema = rec.collection().schema;
   return workerAuth(rec, (name) => !!schema.getFieldByName(name));
 }
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -10460,20 +10704,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -12639,6 +12893,23 @@ function sweeperScheduleAtLoad() {
 return sweeperScheduleAtLoad;
 })()(), () => {
 return (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -13099,6 +13370,9 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -13164,15 +13438,7 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -13194,20 +13460,30 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }
@@ -13400,6 +13676,23 @@ function maintenanceScheduleAtLoad() {
 return maintenanceScheduleAtLoad;
 })()(), () => {
 return (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -13952,32 +14245,36 @@ var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != '
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
@@ -14044,15 +14341,7 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.22.ts
-var STORE = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+var RECORDS = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -14074,10 +14363,20 @@ var STORE = {
     dao.saveRecord(rec);
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
-  execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+  execute: ({ dao }, statement) => executeStatement(dao.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -14085,12 +14384,12 @@ function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 var COLLECTION_CACHE_MS = 2e3;
-function cachedCollection(name, nowMs) {
+function cachedCollection(name, nowMs, dao) {
   const cache = globalThis;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   if (hit !== void 0 && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }

@@ -5,7 +5,24 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 3cfbfd4851b4"] || (globalThis["pbFleet POST /api/fleet/claim 3cfbfd4851b4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim d8f262d08baf"] || (globalThis["pbFleet POST /api/fleet/claim d8f262d08baf"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -666,32 +683,36 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -749,12 +770,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -776,11 +792,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -1052,7 +1075,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew cdc9500f551a"] || (globalThis["pbFleet POST /api/fleet/renew cdc9500f551a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 00c0f4b9a510"] || (globalThis["pbFleet POST /api/fleet/renew 00c0f4b9a510"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
@@ -1485,6 +1525,9 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobIn(store, jobId, decide, patchOf) {
   return inTransaction(store, (tx) => {
     const found = store.find(tx, jobByIdWhere(jobId), ["id ASC"], 1)[0];
@@ -1549,12 +1592,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -1576,11 +1614,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJob(jobId, decide, patchOf) {
   return updateJobIn(STORE, jobId, decide, patchOf);
 }
@@ -1830,7 +1875,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 5ad0e69ccadb"] || (globalThis["pbFleet POST /api/fleet/release 5ad0e69ccadb"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release acf6ffabcc1b"] || (globalThis["pbFleet POST /api/fleet/release acf6ffabcc1b"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -2435,32 +2497,36 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -2518,12 +2584,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -2545,11 +2606,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -2811,7 +2879,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 7cc31ce15b56"] || (globalThis["pbFleet POST /api/fleet/claim-next 7cc31ce15b56"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next ae8fa315c78f"] || (globalThis["pbFleet POST /api/fleet/claim-next ae8fa315c78f"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3762,6 +3830,9 @@ function firstInClaimOrder(candidates, limit) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -3865,12 +3936,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -3892,11 +3958,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
@@ -4251,7 +4324,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 68eac666f578"] || (globalThis["pbFleet POST /api/fleet/sweep 68eac666f578"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 2cc0edfe5840"] || (globalThis["pbFleet POST /api/fleet/sweep 2cc0edfe5840"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -4837,6 +4927,9 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -4940,12 +5033,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -4967,11 +5055,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
@@ -6729,7 +6824,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue e69dd9444a58"] || (globalThis["pbFleet POST /api/fleet/enqueue e69dd9444a58"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 36fa65f01f4e"] || (globalThis["pbFleet POST /api/fleet/enqueue 36fa65f01f4e"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -7225,32 +7337,36 @@ var LIVE_KEY_SHAPE = { id: "", queue: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -7308,12 +7424,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -7335,11 +7446,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -7632,7 +7750,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 2de8eb6672c5"] || (globalThis["pbFleet POST /api/fleet/cancel 2de8eb6672c5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 2b49b60b4ccc"] || (globalThis["pbFleet POST /api/fleet/cancel 2b49b60b4ccc"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8041,32 +8176,36 @@ function jobByIdWhere(jobId) {
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -8124,12 +8263,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -8151,11 +8285,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -8401,7 +8542,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 46c368ecf0be"] || (globalThis["pbFleet POST /api/fleet/retry 46c368ecf0be"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 4af1e9127ef8"] || (globalThis["pbFleet POST /api/fleet/retry 4af1e9127ef8"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -8828,32 +8986,36 @@ var ID_SHAPE = { id: "" };
 var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -8911,12 +9073,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -8938,11 +9095,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -9192,7 +9356,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance f9bfe189e1b1"] || (globalThis["pbFleet POST /api/fleet/maintenance f9bfe189e1b1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance e49d47cb5dc0"] || (globalThis["pbFleet POST /api/fleet/maintenance e49d47cb5dc0"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -9832,32 +10013,36 @@ var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != '
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
@@ -9962,12 +10147,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -9989,11 +10169,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -10453,7 +10640,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat cc73079bc2ca"] || (globalThis["pbFleet POST /api/fleet/heartbeat cc73079bc2ca"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 42bcf3e8d4ef"] || (globalThis["pbFleet POST /api/fleet/heartbeat 42bcf3e8d4ef"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -10976,6 +11180,9 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -11079,12 +11286,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -11106,11 +11308,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
@@ -11507,7 +11716,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete ac30863cd54b"] || (globalThis["pbFleet POST /api/fleet/complete ac30863cd54b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete c40fca00dbef"] || (globalThis["pbFleet POST /api/fleet/complete c40fca00dbef"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -12102,6 +12328,9 @@ var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_S
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -12205,12 +12434,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -12232,11 +12456,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
@@ -12734,7 +12965,24 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow ade6ac3dd846"] || (globalThis["pbFleet POST /api/fleet/flow ade6ac3dd846"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 66921dd9ec3a"] || (globalThis["pbFleet POST /api/fleet/flow 66921dd9ec3a"] = (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -13201,32 +13449,36 @@ var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function firstOf(rows) {
   return rows.length > 0 ? rows[0] : null;
@@ -13284,12 +13536,7 @@ function requestBody(e) {
     return {};
   }
 }
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -13311,11 +13558,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
@@ -16155,6 +16409,23 @@ function sweeperScheduleAtLoad() {
 return sweeperScheduleAtLoad;
 })()(), () => {
 return (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -16615,6 +16886,9 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
 }
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
     let pending = {};
@@ -16680,12 +16954,7 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -16707,11 +16976,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
@@ -16901,6 +17177,23 @@ function maintenanceScheduleAtLoad() {
 return maintenanceScheduleAtLoad;
 })()(), () => {
 return (() => {
+var __defProp = Object.defineProperty;
+var __getOwnPropSymbols = Object.getOwnPropertySymbols;
+var __hasOwnProp = Object.prototype.hasOwnProperty;
+var __propIsEnum = Object.prototype.propertyIsEnumerable;
+var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+var __spreadValues = (a, b) => {
+  for (var prop in b || (b = {}))
+    if (__hasOwnProp.call(b, prop))
+      __defNormalProp(a, prop, b[prop]);
+  if (__getOwnPropSymbols)
+    for (var prop of __getOwnPropSymbols(b)) {
+      if (__propIsEnum.call(b, prop))
+        __defNormalProp(a, prop, b[prop]);
+    }
+  return a;
+};
+
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
 var JOB_EVENT_MAX_BYTES = 1e6;
@@ -17453,32 +17746,36 @@ var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != '
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
+function jobStore(records, opener) {
+  return __spreadValues(__spreadValues({}, records), opener);
+}
 function updateJobsIn(store, work) {
-  return inTransaction(store, (tx) => {
-    const foundById = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      }
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
 }
 function updateJobsBulkIn(store, source, work) {
   return inTransaction(store, (tx) => {
@@ -17545,12 +17842,7 @@ function inTransaction(store, fn) {
 }
 
 // src/adapter/pocketbase-0.23.ts
-var STORE = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+var RECORDS = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -17572,11 +17864,18 @@ var STORE = {
     txApp.saveNoValidate(rec);
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var STORE = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
   },
   logError
-};
+});
 function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }

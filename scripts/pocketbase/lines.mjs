@@ -139,8 +139,15 @@ export function hooksLineOf(version) {
 }
 
 /**
+ * The module an app's own hooks load with require(`${__hooks}/pb-fleet-enqueue.js`)
+ * to enqueue in their transaction (src/handlers/enqueue-in-transaction.ts), one
+ * per line next to its bundle. Not `*.pb.js`: PocketBase loads only those by itself.
+ */
+export const ENQUEUE_MODULE_NAME = "pb-fleet-enqueue.js";
+
+/**
  * Where a line's files are, as absolute paths under `root` (the package by
- * default): { line, hooksDir, bundle, migrationsDir, dockerHooksDir, testHooksDir, admin, ... }.
+ * default): { line, hooksDir, bundle, enqueueModule, migrationsDir, dockerHooksDir, testHooksDir, admin, ... }.
  * @param {"0.22" | "0.23"} line
  */
 export function lineLayout(line, root = PACKAGE_ROOT) {
@@ -148,9 +155,15 @@ export function lineLayout(line, root = PACKAGE_ROOT) {
   if (!facts) throw new Error(`unknown hooks line ${JSON.stringify(line)}: "0.22" or "0.23"`);
   return {
     ...facts,
-    relative: { hooksDir: facts.hooksDir, bundle: `${facts.hooksDir}/fleet.pb.js`, migrationsDir: facts.migrationsDir },
+    relative: {
+      hooksDir: facts.hooksDir,
+      bundle: `${facts.hooksDir}/fleet.pb.js`,
+      enqueueModule: `${facts.hooksDir}/${ENQUEUE_MODULE_NAME}`,
+      migrationsDir: facts.migrationsDir,
+    },
     hooksDir: join(root, facts.hooksDir),
     bundle: join(root, facts.hooksDir, "fleet.pb.js"),
+    enqueueModule: join(root, facts.hooksDir, ENQUEUE_MODULE_NAME),
     migrationsDir: join(root, facts.migrationsDir),
     dockerHooksDir: join(root, facts.dockerHooksDir),
     testHooksDir: join(root, facts.testHooksDir),

@@ -92,9 +92,12 @@ export const LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's l
  * The exports of an adapter module; `RouteContext` is what PocketBase passes a
  * route handler (0.22: echo.Context; 0.23+: core.RequestEvent), `CreateEvent`
  * what it passes a probe_jobs create hook (0.22: core.ModelEvent of
- * onModelBeforeCreate; 0.23+: core.RecordEvent of onRecordCreate).
+ * onModelBeforeCreate; 0.23+: core.RecordEvent of onRecordCreate),
+ * `AppTransaction` what an app's own hook holds of its open transaction
+ * (0.22: the txDao of runInTransaction or a model hook's e.dao; 0.23+: the
+ * txApp of runInTransaction or a record hook's e.app).
  */
-export interface FleetAdapter<RouteContext, CreateEvent> {
+export interface FleetAdapter<RouteContext, CreateEvent, AppTransaction> {
   JOBS_COLLECTION: string;
   /** How long a pooled runtime reuses probe_jobs' collection model; 0: the adapter keeps none. */
   COLLECTION_CACHE_MS: number;
@@ -126,6 +129,13 @@ export interface FleetAdapter<RouteContext, CreateEvent> {
    * one update per job.
    */
   updateJobsBulk<T>(source: string, work: (batch: JobBatch, nowMs: number) => T): T | null;
+  /**
+   * updateJobs inside a transaction an app's own hook opened (pb-fleet-enqueue.js):
+   * every read and write goes through `tx`, never through `$app`, and an error
+   * propagates, so the app's transaction rolls back with the jobs. Throws
+   * (notInTransaction) before anything is written when `tx` is not inside a transaction.
+   */
+  updateJobsInAppTransaction<T>(tx: AppTransaction, work: (batch: JobBatch, nowMs: number) => T): T;
   /** One row of a read-only query (`shape`: its columns with a value of each one's type); null when it failed (logged). */
   queryOne<T extends object>(query: WhereClause, shape: T): T | null;
   /** A fencing token for a new claim: unguessable, so only the claim's own answer carries it. */
@@ -138,5 +148,16 @@ export interface FleetAdapter<RouteContext, CreateEvent> {
   logError(message: string, err: unknown): void;
 }
 
-/** `AdapterModule<typeof import("./x.js"), Context, Event>` fails to compile unless module x is a FleetAdapter. */
-export type AdapterModule<Module extends FleetAdapter<RouteContext, CreateEvent>, RouteContext, CreateEvent> = Module;
+/** `AdapterModule<typeof import("./x.js"), Context, Event, Tx>` fails to compile unless module x is a FleetAdapter. */
+export type AdapterModule<
+  Module extends FleetAdapter<RouteContext, CreateEvent, AppTransaction>, RouteContext, CreateEvent, AppTransaction,
+> = Module;
+
+/**
+ * The refusal of a handle that is not inside a transaction: jobs written
+ * through it would be committed on their own, and outlive an app write that
+ * rolls back. `handles` names what the line's hooks hand out inside one.
+ */
+export function notInTransaction(handles: string): string {
+  return `pb-fleet enqueue: the handle passed is not inside a transaction, so its jobs could outlive a rolled-back write (nothing was written): pass ${handles}`;
+}

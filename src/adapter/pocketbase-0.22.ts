@@ -16,15 +16,15 @@ import { dueTimeOnCreate, queueOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.22.js";
 import { ACCOUNT_REQUEST_REFUSED, WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
-import { answerRequest, JOBS_COLLECTION, type AdapterModule, type RouteHandler } from "./contract.js";
+import { answerRequest, JOBS_COLLECTION, notInTransaction, type AdapterModule, type RouteHandler } from "./contract.js";
 import { executeStatement, findJudgedRecords, logError, readAll, readAllOrNull, readOne, readRow, setFields, workerAuth } from "./runtime.js";
-import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
+import { updateJobIn, updateJobsBulkIn, updateJobsIn, updateJobsWithin, jobStore, type JobStore, type JobTransaction } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
 export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./runtime.js";
 
 /** Compile-time proof that this module is a FleetAdapter (a type: nothing of it is bundled). */
-export type Adapter = AdapterModule<typeof thisAdapter, echo.Context, core.ModelEvent>;
+export type Adapter = AdapterModule<typeof thisAdapter, echo.Context, core.ModelEvent, AppTransaction>;
 
 export function serve(c: echo.Context, handler: RouteHandler, access: RouteAccess): void {
   const reply = answerRequest({
@@ -64,18 +64,10 @@ interface Tx {
 }
 
 /**
- * Inside a transaction only its dao may be used: `$app.dao()` there would wait
- * for the writer this transaction holds (PocketBase issue #4859).
+ * Reads and writes inside a transaction, through its dao only: `$app.dao()`
+ * there would wait for the writer this transaction holds (PocketBase issue #4859).
  */
-const STORE: JobStore<Tx, models.Record> = {
-  transaction(body) {
-    const now = Date.now();
-    const collection = cachedCollection(JOBS_COLLECTION, now);
-    const events = cachedCollection(JOB_EVENTS_COLLECTION, now);
-    $app.dao().runInTransaction((dao) => {
-      body({ dao, collection, events });
-    });
-  },
+const RECORDS: JobTransaction<Tx, models.Record> = {
   find({ dao, collection }, where, order, limit) {
     return findJudgedRecords(dao.recordQuery(collection), where, order, limit);
   },
@@ -98,9 +90,22 @@ const STORE: JobStore<Tx, models.Record> = {
   },
   queryAll: ({ dao }, query, shape) => readAll(dao.db(), query, shape),
   execute: ({ dao }, statement) => executeStatement(dao.db(), statement),
+};
+
+/** RECORDS in transactions of pb-fleet's own. */
+const STORE: JobStore<Tx, models.Record> = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    const now = Date.now();
+    // Looked up before the transaction: it holds PocketBase's only writer.
+    const collection = cachedCollection(JOBS_COLLECTION, now, $app.dao());
+    const events = cachedCollection(JOB_EVENTS_COLLECTION, now, $app.dao());
+    $app.dao().runInTransaction((dao) => {
+      body({ dao, collection, events });
+    });
+  },
   forget: forgetCollections,
   logError,
-};
+});
 
 export function updateJob<D>(
   jobId: string,
@@ -118,6 +123,36 @@ export function updateJobsBulk<T>(source: string, work: (batch: JobBatch, nowMs:
   return updateJobsBulkIn(STORE, source, work);
 }
 
+/**
+ * What an app's own hook holds of its open transaction on 0.22: a Dao bound
+ * to it, the txDao of `$app.dao().runInTransaction((txDao) => ...)`, or the
+ * e.dao of a model hook (onModelBeforeCreate...) fired by a save through one.
+ */
+export type AppTransaction = daos.Dao;
+
+const APP_TRANSACTION_HANDLES =
+  "the txDao of $app.dao().runInTransaction((txDao) => ...), or the e.dao of onModelBeforeCreate/onModelBeforeUpdate for a save made through such a txDao";
+
+export function updateJobsInAppTransaction<T>(dao: AppTransaction, work: (batch: JobBatch, nowMs: number) => T): T {
+  if (!isTransactionDao(dao)) throw new Error(notInTransaction(APP_TRANSACTION_HANDLES));
+  // Looked up through the app's dao: `$app.dao()` must not be used inside its transaction (issue #4859).
+  const now = Date.now();
+  const tx = { dao, collection: cachedCollection(JOBS_COLLECTION, now, dao), events: cachedCollection(JOB_EVENTS_COLLECTION, now, dao) };
+  return updateJobsWithin(RECORDS, tx, work);
+}
+
+/**
+ * Whether a dao writes inside a transaction (0.22 has no isTransactional()):
+ * a txDao's builder is the *dbx.Tx, whose methods the runtime exposes (commit
+ * among them); any other dao's is the *dbx.DB pool, which has none.
+ */
+function isTransactionDao(dao: unknown): boolean {
+  const candidate = dao as { nonconcurrentDB?: () => unknown } | null | undefined;
+  if (candidate === null || candidate === undefined || typeof candidate.nonconcurrentDB !== "function") return false;
+  const builder = candidate.nonconcurrentDB() as { commit?: unknown } | null;
+  return builder !== null && typeof builder.commit === "function";
+}
+
 /** How long a pooled runtime reuses a collection model before looking it up again. */
 export const COLLECTION_CACHE_MS = 2000;
 
@@ -132,13 +167,13 @@ interface RuntimeCache {
  * runtime's globalThis for a moment: a schema change is seen within
  * COLLECTION_CACHE_MS, and sooner after a rollback.
  */
-function cachedCollection(name: string, nowMs: number): models.Collection {
+function cachedCollection(name: string, nowMs: number, dao: daos.Dao): models.Collection {
   const cache = globalThis as RuntimeCache;
   const collections = cache.pbFleetCollections || (cache.pbFleetCollections = {});
   const hit = collections[name];
   // A clock that stepped back must not keep an entry alive: both bounds are checked.
   if (hit !== undefined && nowMs >= hit.loadedAt && nowMs - hit.loadedAt < COLLECTION_CACHE_MS) return hit.collection;
-  const collection = $app.dao().findCollectionByNameOrId(name);
+  const collection = dao.findCollectionByNameOrId(name);
   collections[name] = { collection, loadedAt: nowMs };
   return collection;
 }

@@ -15,15 +15,15 @@ import { dueTimeOnCreate, queueOnCreate } from "../lib/transitions.js";
 import type { WhereClause } from "../lib/queries.js";
 import type * as thisAdapter from "./pocketbase-0.23.js";
 import { ACCOUNT_REQUEST_REFUSED, authorize, WORKERS_COLLECTION, type CallerAuth, type RouteAccess } from "../lib/identity.js";
-import { answerRequest, JOBS_COLLECTION, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
+import { answerRequest, JOBS_COLLECTION, notInTransaction, oversizedBodyReply, type AdapterModule, type RouteHandler } from "./contract.js";
 import { executeStatement, findJudgedRecords, logError, readAll, readAllOrNull, readOne, readRow, setFields, workerAuth } from "./runtime.js";
-import { updateJobIn, updateJobsBulkIn, updateJobsIn, type JobStore } from "./transactions.js";
+import { updateJobIn, updateJobsBulkIn, updateJobsIn, updateJobsWithin, jobStore, type JobStore, type JobTransaction } from "./transactions.js";
 
 export { json, JOBS_COLLECTION, type FleetRequest, type Reply } from "./contract.js";
 export { getenv, logError, logInfo, newLeaseToken, storeGet, storeSet } from "./runtime.js";
 
 /** Compile-time proof that this module is a FleetAdapter (a type: nothing of it is bundled). */
-export type Adapter = AdapterModule<typeof thisAdapter, core.RequestEvent, core.RecordEvent>;
+export type Adapter = AdapterModule<typeof thisAdapter, core.RequestEvent, core.RecordEvent, AppTransaction>;
 
 export function serve(e: core.RequestEvent, handler: RouteHandler, access: RouteAccess): void {
   const reply = answerRequest({
@@ -101,17 +101,12 @@ function requestBody(e: core.RequestEvent): unknown {
 // ---- transactions ----------------------------------------------------------------------
 
 /**
- * `$app.runInTransaction` runs on PocketBase's single-connection writer pool;
- * inside it only `txApp` may be used (`$app` there would wait for that writer).
+ * Reads and writes inside a transaction, through its `txApp` only: `$app`
+ * there would wait for the single-connection writer the transaction holds.
  * Records are found by collection name: PocketBase 0.23+ keeps collections in
  * its own cache, so the 0.22 adapter's per-runtime cache has nothing to save.
  */
-const STORE: JobStore<core.App, core.Record> = {
-  transaction(body) {
-    $app.runInTransaction((txApp) => {
-      body(txApp);
-    });
-  },
+const RECORDS: JobTransaction<core.App, core.Record> = {
   find(txApp, where, order, limit) {
     return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
   },
@@ -137,11 +132,20 @@ const STORE: JobStore<core.App, core.Record> = {
   },
   queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
   execute: (txApp, statement) => executeStatement(txApp.db(), statement),
+};
+
+/** RECORDS in transactions of pb-fleet's own, on PocketBase's single-connection writer pool. */
+const STORE: JobStore<core.App, core.Record> = /* @__PURE__ */ jobStore(RECORDS, {
+  transaction(body) {
+    $app.runInTransaction((txApp) => {
+      body(txApp);
+    });
+  },
   forget() {
     // nothing cached
   },
   logError,
-};
+});
 
 /** No per-runtime collection cache on 0.23+ (see STORE). */
 export const COLLECTION_CACHE_MS = 0;
@@ -160,6 +164,23 @@ export function updateJobs<T>(work: (batch: JobBatch, nowMs: number) => T): T | 
 
 export function updateJobsBulk<T>(source: string, work: (batch: JobBatch, nowMs: number) => T): T | null {
   return updateJobsBulkIn(STORE, source, work);
+}
+
+/**
+ * What an app's own hook holds of its open transaction on 0.23+: the txApp of
+ * `$app.runInTransaction((txApp) => ...)`, or the e.app of a record hook
+ * (onRecordCreate, onRecordCreateExecute...) fired by a save through one.
+ */
+export type AppTransaction = core.App;
+
+const APP_TRANSACTION_HANDLES =
+  "the txApp of $app.runInTransaction((txApp) => ...), or the e.app of onRecordCreate/onRecordCreateExecute for a save made through such a txApp";
+
+export function updateJobsInAppTransaction<T>(txApp: AppTransaction, work: (batch: JobBatch, nowMs: number) => T): T {
+  const candidate = txApp as Partial<core.App> | null | undefined;
+  const inTransaction = candidate !== null && candidate !== undefined && typeof candidate.isTransactional === "function" && candidate.isTransactional();
+  if (!inTransaction) throw new Error(notInTransaction(APP_TRANSACTION_HANDLES));
+  return updateJobsWithin(RECORDS, txApp, work);
 }
 
 // ---- plain reads -----------------------------------------------------------------------

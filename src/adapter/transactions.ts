@@ -13,17 +13,13 @@ import type { JobView } from "../lib/types.js";
 import { ROLLED_BACK } from "./contract.js";
 
 /**
- * One hooks API's way of running a transaction. `Tx` is what reads and writes
- * inside it go through; `Found` is what `find` returns for a row and `write`
- * takes back to patch it (a plain row, or a record loaded once).
+ * One hooks API's reads and writes inside an open transaction. `Tx` is what
+ * they go through (a transaction's dao, or its txApp); `Found` is what `find`
+ * returns for a row and `write` takes back to patch it (a plain row, or a
+ * record loaded once). It opens nothing and reaches no global app: an app's own
+ * transaction can be used through it as well (updateJobsWithin).
  */
-export interface JobStore<Tx, Found> {
-  /**
-   * Runs `body` in one transaction on PocketBase's single writer connection,
-   * so a read-compare-write inside it is serialized against every other write.
-   * Throws when the transaction rolled back.
-   */
-  transaction(body: (tx: Tx) => void): void;
+export interface JobTransaction<Tx, Found> {
   /**
    * The rows matching a where clause from src/lib/queries, in an order, at
    * most `limit`, with the lease as the lease rule judges the stored text
@@ -45,9 +41,31 @@ export interface JobStore<Tx, Found> {
   queryAll<T extends object>(tx: Tx, query: WhereClause, shape: T): T[];
   /** A statement that writes; answers the rows it changed. A failure throws (and rolls back). */
   execute(tx: Tx, statement: WhereClause): number;
+}
+
+/** How a hooks API opens a transaction of pb-fleet's own. */
+export interface TransactionOpener<Tx> {
+  /**
+   * Runs `body` in one transaction on PocketBase's single writer connection,
+   * so a read-compare-write inside it is serialized against every other write.
+   * Throws when the transaction rolled back.
+   */
+  transaction(body: (tx: Tx) => void): void;
   /** After a rollback: drop whatever the failed transaction may have made stale. */
   forget(): void;
   logError(message: string, err: unknown): void;
+}
+
+/** A JobTransaction that opens transactions of its own: what updateJobIn, updateJobsIn and updateJobsBulkIn run on. */
+export interface JobStore<Tx, Found> extends JobTransaction<Tx, Found>, TransactionOpener<Tx> {}
+
+/**
+ * The JobStore of `records` and `opener`. Call it with esbuild's @__PURE__
+ * mark, so that a build using only `records` (pb-fleet-enqueue.js) leaves the
+ * opener, and the `$app` in it, out.
+ */
+export function jobStore<Tx, Found>(records: JobTransaction<Tx, Found>, opener: TransactionOpener<Tx>): JobStore<Tx, Found> {
+  return { ...records, ...opener };
 }
 
 export function updateJobIn<Tx, Found, D>(
@@ -68,31 +86,46 @@ export function updateJobIn<Tx, Found, D>(
 }
 
 export function updateJobsIn<Tx, Found, T>(store: JobStore<Tx, Found>, work: (batch: JobBatch, nowMs: number) => T): T | null {
-  return inTransaction(store, (tx) => {
-    const foundById: { [id: string]: Found } = {};
-    return work({
-      find(where, order, limit) {
-        return store.find(tx, where, order, limit).map((found) => {
-          const row = store.rowOf(found);
-          foundById[row.id] = found;
-          return row;
-        });
-      },
-      write(row, patch) {
-        const found = foundById[row.id];
-        if (found === undefined) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-        store.write(tx, found, patch);
-      },
-      insert: (fields) => store.insert(tx, fields),
-      queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-      queryAll: (query, shape) => store.queryAll(tx, query, shape),
-      execute: (statement) => store.execute(tx, statement),
-      // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-      noteWritten: (changes) => {
-        for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-      },
-    }, Date.now());
-  });
+  return inTransaction(store, (tx) => work(jobBatchOf(store, tx), Date.now()));
+}
+
+/**
+ * updateJobsIn inside a transaction the caller opened and owns (an app's own
+ * hook: src/handlers/enqueue-in-transaction.ts): the same batch over its `tx`.
+ * Nothing is caught, logged or forgotten here: an error reaches the caller, so
+ * its transaction rolls back with everything written through `tx`.
+ */
+export function updateJobsWithin<Tx, Found, T>(
+  store: JobTransaction<Tx, Found>, tx: Tx, work: (batch: JobBatch, nowMs: number) => T,
+): T {
+  return work(jobBatchOf(store, tx), Date.now());
+}
+
+/** The JobBatch over one open transaction: record loads and saves through the store. */
+function jobBatchOf<Tx, Found>(store: JobTransaction<Tx, Found>, tx: Tx): JobBatch {
+  const foundById: { [id: string]: Found } = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === undefined) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    },
+  };
 }
 
 /**

@@ -15,9 +15,14 @@ const BIN = join(packageRoot, "bin", "pb-fleet.mjs");
 const LINE_FILES = Object.fromEntries(
   (["0.22", "0.23"] as const).map((line) => {
     const layout = lineLayout(line, packageRoot);
-    return [line, { bundle: readFileSync(layout.bundle), migrationsDir: layout.migrationsDir, migrations: readdirSync(layout.migrationsDir).filter((n) => n.endsWith(".js")).sort() }];
+    return [line, {
+      bundle: readFileSync(layout.bundle),
+      enqueueModule: readFileSync(layout.enqueueModule),
+      migrationsDir: layout.migrationsDir,
+      migrations: readdirSync(layout.migrationsDir).filter((n) => n.endsWith(".js")).sort(),
+    }];
   }),
-) as Record<"0.22" | "0.23", { bundle: Buffer; migrationsDir: string; migrations: string[] }>;
+) as Record<"0.22" | "0.23", { bundle: Buffer; enqueueModule: Buffer; migrationsDir: string; migrations: string[] }>;
 const MIGRATIONS = LINE_FILES["0.22"].migrations;
 /** The dashboard page (the same files for both lines), installed into <pb_dir>/pb_public/fleet. */
 const DASHBOARD_DIR = join(packageRoot, "pb_public", "fleet");
@@ -64,6 +69,8 @@ describe("pb-fleet install", () => {
     const { code, stdout } = await run(["install", "pb"], work);
     expect(code).toBe(0);
     expect(readFileSync(join(pbDir, "pb_hooks", "fleet.pb.js")).equals(BUNDLE)).toBe(true);
+    expect(readFileSync(join(pbDir, "pb_hooks", "pb-fleet-enqueue.js")).equals(LINE_FILES["0.22"].enqueueModule)).toBe(true);
+    expect(stdout).toMatch(/copied\s+pb_hooks\/pb-fleet-enqueue\.js/);
     for (const name of MIGRATIONS) {
       expect(readFileSync(join(pbDir, "pb_migrations", name)).equals(readFileSync(join(packageRoot, "pb_migrations", name)))).toBe(true);
       expect(stdout).toMatch(new RegExp(`copied\\s+pb_migrations/${name.replace(/\./g, "\\.")}`));
@@ -103,6 +110,8 @@ describe("pb-fleet install", () => {
     const modern = LINE_FILES["0.23"];
     expect(readFileSync(join(pbDir, "pb_hooks", "fleet.pb.js")).equals(modern.bundle)).toBe(true);
     expect(modern.bundle.equals(BUNDLE)).toBe(false);
+    expect(readFileSync(join(pbDir, "pb_hooks", "pb-fleet-enqueue.js")).equals(modern.enqueueModule)).toBe(true);
+    expect(modern.enqueueModule.equals(LINE_FILES["0.22"].enqueueModule)).toBe(false);
     expect(readdirSync(join(pbDir, "pb_migrations")).sort()).toEqual(modern.migrations);
     for (const name of modern.migrations) {
       expect(readFileSync(join(pbDir, "pb_migrations", name)).equals(readFileSync(join(modern.migrationsDir, name)))).toBe(true);
@@ -169,7 +178,8 @@ describe("pb-fleet install", () => {
     await run(["install", pbDir], work);
     const { code, stdout } = await run(["install", pbDir], work);
     expect(code).toBe(0);
-    expect(stdout.match(/^  already up to date +\S/gm)?.length).toBe(MIGRATIONS.length + 1 + DASHBOARD_FILES.length);
+    // The bundle and the enqueue module, the migrations, the dashboard.
+    expect(stdout.match(/^  already up to date +\S/gm)?.length).toBe(2 + MIGRATIONS.length + DASHBOARD_FILES.length);
     expect(stdout).toContain("nothing to restart");
   });
 

@@ -97,6 +97,7 @@ describe("hooks lines (scripts/pocketbase/lines.mjs)", () => {
     expect(hooksLayout("0.22.21")).toMatchObject({
       line: "0.22",
       bundle: join(PACKAGE_ROOT, "pb_hooks", "fleet.pb.js"),
+      enqueueModule: join(PACKAGE_ROOT, "pb_hooks", "pb-fleet-enqueue.js"),
       migrationsDir: join(PACKAGE_ROOT, "pb_migrations"),
       dockerHooksDir: join(PACKAGE_ROOT, "docker", "hooks"),
       dirSuffix: "",
@@ -105,6 +106,7 @@ describe("hooks lines (scripts/pocketbase/lines.mjs)", () => {
     expect(hooksLayout("0.40.4")).toMatchObject({
       line: "0.23",
       bundle: join(PACKAGE_ROOT, "pb_hooks_0.23", "fleet.pb.js"),
+      enqueueModule: join(PACKAGE_ROOT, "pb_hooks_0.23", "pb-fleet-enqueue.js"),
       migrationsDir: join(PACKAGE_ROOT, "pb_migrations_0.23"),
       dockerHooksDir: join(PACKAGE_ROOT, "docker", "hooks_0.23"),
       dirSuffix: "_0.23",

@@ -5,7 +5,7 @@
 // test-only hooks.
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { inject } from "vitest";
 import { ensurePocketBase } from "../../../scripts/pocketbase/binary.mjs";
 import { startPocketBase } from "../../../scripts/pocketbase/server.mjs";
@@ -57,6 +57,8 @@ export async function startOwnServer(opts: OwnServerOptions = {}): Promise<OwnSe
     if (!owner) {
       mkdirSync(hooksDir);
       copyFileSync(files.bundle, join(hooksDir, "fleet.pb.js"));
+      // As `npx pb-fleet install` puts it beside the bundle: test hooks require() it.
+      copyFileSync(files.enqueueModule, join(hooksDir, basename(files.enqueueModule)));
       for (const name of opts.testHooks ?? []) copyFileSync(join(files.testHooksDir, name), join(hooksDir, name));
     }
     const server = await startPocketBase({
