@@ -1,0 +1,7 @@
+package pbfleet
+
+import "context"
+
+type contextT = context.Context
+
+func bg() context.Context { return context.Background() }
