@@ -1,6 +1,8 @@
-// Two projects: `unit` (pure code, no server) and `integration` (a real
+// Three projects: `unit` (pure code, no server), `integration` (a real
 // PocketBase of PB_VERSION, either hooks line, started once per run by the global
-// setup). `npm test` runs both; `vitest run --project unit|integration` runs one.
+// setup) and `conformance` (every language's Worker through the same scenarios,
+// docs/client-conformance.md, on a server of its own started the same way).
+// `npm test` runs all three; `vitest run --project NAME` runs one.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -25,6 +27,18 @@ export default defineConfig({
           environment: "node",
           globalSetup: ["test/integration/support/global-setup.ts"],
           // Real HTTP against a real server; races of hundreds of requests per round.
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "conformance",
+          include: ["test/conformance/**/*.test.ts"],
+          environment: "node",
+          // The server, then each client's conformance worker built once (a venv, a Go binary).
+          globalSetup: ["test/integration/support/global-setup.ts", "test/conformance/support/prepare-clients.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

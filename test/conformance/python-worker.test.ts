@@ -1,0 +1,4 @@
+// The python client's Worker through every conformance scenario (docs/client-conformance.md).
+import { conformanceSuite } from "./scenarios";
+
+conformanceSuite("python");
