@@ -1,5 +1,5 @@
 /// <reference path="../pb_data/types.d.ts" />
-// pb-fleet: the queue fields of QUEUE.md on probe_jobs (payload, due time,
+// pb-fleet: the queue fields of docs/queue.md on probe_jobs (payload, due time,
 // priority, retries, dead letter, dedupe, progress), the `cancelled` status,
 // the claim order's index and the dedupe index (PocketBase 0.22).
 const STATUS_VALUES = ["pending", "claimed", "running", "done", "failed", "cancelled"];

@@ -1,5 +1,5 @@
 /// <reference path="../pb_data/types.d.ts" />
-// pb-fleet: periodic jobs (QUEUE.md). The server cron enqueues a probe_jobs row
+// pb-fleet: periodic jobs (docs/queue.md). The server cron enqueues a probe_jobs row
 // for each enabled schedule once per due minute (PocketBase 0.22). All API
 // rules are null (admins only), as on probe_jobs.
 migrate(

@@ -1,5 +1,5 @@
 /// <reference path="../pb_data/types.d.ts" />
-// pb-fleet: named queues (FLOW.md "Fields on probe_jobs"): the `queue` field,
+// pb-fleet: named queues (docs/flow-control.md "Fields on probe_jobs"): the `queue` field,
 // backfilled to `default`, and the claim order's index within a queue, so a
 // queue's claim stays index-backed whatever other queues hold (PocketBase 0.22).
 // claim-next for queues: `queue = ? AND status = 'pending' ORDER BY priority

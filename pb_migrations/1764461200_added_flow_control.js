@@ -1,5 +1,5 @@
 /// <reference path="../pb_data/types.d.ts" />
-// pb-fleet: flow control (FLOW.md) on PocketBase 0.22. probe_jobs gains
+// pb-fleet: flow control (docs/flow-control.md) on PocketBase 0.22. probe_jobs gains
 // group_key, timeout_seconds and start_by; probe_schedules gains queue and
 // group_key; the collection probe_flow keeps each scope's settings (admins
 // only, like probe_jobs); the plain table probe_flow_claims is the rate

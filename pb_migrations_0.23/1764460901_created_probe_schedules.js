@@ -1,5 +1,5 @@
 /// <reference path="../pb_data/types.d.ts" />
-// pb-fleet: periodic jobs (QUEUE.md). The server cron enqueues a probe_jobs row
+// pb-fleet: periodic jobs (docs/queue.md). The server cron enqueues a probe_jobs row
 // for each enabled schedule once per due minute. All API rules are null
 // (superusers only), as on probe_jobs.
 // (PocketBase 0.23 to 0.40; the same step as pb_migrations/'s for 0.22.)

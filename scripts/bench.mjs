@@ -29,7 +29,7 @@
 // 500 jobs/s for --steadyMinutes with PB_FLEET_KEEP_DONE=2m, sampled every
 // minute), retained (per-call cost at 1,000 vs --retainedRows finished rows)
 // and prune (claim latency while retention deletes a large backlog). The flow phase
-// (scripts/bench/flow.mjs) measures FLOW.md's three performance figures, each
+// (scripts/bench/flow.mjs) measures docs/flow-control.md's three performance figures, each
 // against its baseline on a server of its own in the same run: queue isolation
 // (claim-next of queue A beside 1,000,000 jobs of queue B vs B empty), a group
 // at its limit in front of other groups' jobs (vs without that group's jobs),
@@ -90,7 +90,7 @@ const QUICK_PHASES = PHASES.filter((p) => p !== "enqueue" && p !== "claim-next-1
 /** The steady phase's default length (the issue's full run: --steadyMinutes 60) and the retained phase's default row count. */
 const DEFAULT_STEADY_MINUTES = 10;
 const DEFAULT_RETAINED_ROWS = 10_000_000;
-/** The flow phase's default sizes: queue B's jobs (isolation) and group G's (group at its limit), FLOW.md's figures. */
+/** The flow phase's default sizes: queue B's jobs (isolation) and group G's (group at its limit), docs/flow-control.md's figures. */
 const DEFAULT_FLOW_ROWS = 1_000_000;
 const DEFAULT_FLOW_GROUP_ROWS = 100_000;
 /** The hot-path phase's jobs a run (both parts; issue 21's 30,000). */
@@ -98,7 +98,7 @@ const DEFAULT_HOT_PATH_JOBS = 30_000;
 /** How long --profile's CPU profile runs. */
 const PROFILE_SECONDS = 25;
 const QUICK_PROFILE_SECONDS = 10;
-/** pb-fleet of main before the queue contract (QUEUE.md): the claim-next-100k baseline. */
+/** pb-fleet of main before the queue contract (docs/queue.md): the claim-next-100k baseline. */
 const DEFAULT_BASELINE_REV = "9d957f6";
 
 const USAGE = `Usage: node scripts/bench.mjs [--quick] [--phases <p,p,...>] [--versions <v,v,...>] [--baseline <rev>] [--flowBaseline <rev>] [--hotPathJobs <n>] [--hotPathBaseline <rev>] [--profile] [--json <path>] [--latest <path>] [--verbose] [--help]
@@ -167,7 +167,7 @@ const CONFIGS = {
     // tokenRounds: then GET /api/health with each token (and none), W=tokenWorkers, tokenMs a cell: PocketBase's own price of each token (context).
     identity: { workers: [8, 1], rounds: 40, durationMs: 500, maxJobs: 1200, limit: 10, warmupLoops: 40, leaseSeconds: 300, hooksPool: 25, ratioLimit: 1.05, control: true,
       tokenRounds: 10, tokenWorkers: 4, tokenMs: 300 },
-    // FLOW.md's figures (scripts/bench/flow.mjs). reps: rotating repetitions of isolation and group (calls: sequential
+    // docs/flow-control.md's figures (scripts/bench/flow.mjs). reps: rotating repetitions of isolation and group (calls: sequential
     // claim-next calls a cell); common: its own reps of `loops` claim-next (limit) + complete loops. chunk: rows per seeding INSERT.
     flow: {
       reps: 7, warmupCalls: 5, leaseSeconds: 3600, chunk: 200_000, hooksPool: 25,
@@ -863,7 +863,7 @@ function evaluateTargets(run) {
 
   // Issue 19: worker token against admin token, per version and W.
   if (run.identity) targets.push(...identityTargets(run.identity));
-  // FLOW.md "Performance": each figure against its baseline, same run.
+  // docs/flow-control.md "Performance": each figure against its baseline, same run.
   if (run.flow) targets.push(...flowTargets(run.flow));
   // Issue 21: the hot path against --hotPathBaseline, same run.
   if (run.hotPath) targets.push(...hotPathTargets(run.hotPath));

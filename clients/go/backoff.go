@@ -26,7 +26,7 @@ func jitteredBackoff(attempt int, initial, max time.Duration) time.Duration {
 }
 
 // timeoutMargin is how long before an attempt's deadline the Worker cancels
-// its handler: min(2 s, timeout / 10) (FLOW.md "Timeouts").
+// its handler: min(2 s, timeout / 10) (docs/flow-control.md "Timeouts").
 func timeoutMargin(timeoutSeconds int) time.Duration {
 	return min(2*time.Second, time.Duration(timeoutSeconds)*time.Second/10)
 }

@@ -1,4 +1,4 @@
-// The flow phase of the benchmark: FLOW.md's three "Performance" figures, each
+// The flow phase of the benchmark: docs/flow-control.md's three "Performance" figures, each
 // measured side by side with its baseline in the same run, on the run's
 // PocketBase binary, every pair of servers alive at once and alternated per
 // repetition (the order rotating), medians of the repetitions, latency and
@@ -42,7 +42,7 @@ const CLAIM_NEXT = "/api/fleet/claim-next";
 const COMPLETE = "/api/fleet/complete";
 const FLOW = "/api/fleet/flow";
 
-/** FLOW.md "Performance": each figure's ratio must stay at or under this. */
+/** docs/flow-control.md "Performance": each figure's ratio must stay at or under this. */
 export const FLOW_TARGETS = { isolation: 1.5, group: 3, common: 1.1 };
 /**
  * pb-fleet of main before flow control (the commit the flow-control work

@@ -1,4 +1,4 @@
-// The queue phases of the benchmark (QUEUE.md), each on PocketBase servers of
+// The queue phases of the benchmark (docs/queue.md), each on PocketBase servers of
 // its own, started here and stopped at the phase's end so the servers of the
 // other phases see no extra rows:
 //   enqueue          1,000 jobs in one POST /api/fleet/enqueue against the same
@@ -29,7 +29,7 @@ const RECORDS = "/api/collections/probe_jobs/records";
 const LEASE_SECONDS = 3600;
 /** Every row of the 100k phase has a probe_key under this prefix. */
 const CN_PREFIX = "q100k-";
-/** The most jobs one enqueue call takes (QUEUE.md). */
+/** The most jobs one enqueue call takes (docs/queue.md). */
 const ENQUEUE_MAX = 1000;
 
 const pbDate = (ms) => new Date(ms).toISOString().replace("T", " ");

@@ -532,10 +532,10 @@ const FLOW_TITLES = {
   common: "common path",
 };
 
-/** The flow phase's section (scripts/bench/flow.mjs): FLOW.md's three figures, each against its baseline. */
+/** The flow phase's section (scripts/bench/flow.mjs): docs/flow-control.md's three figures, each against its baseline. */
 export function renderFlow(out, flow, h) {
   const s = flow.shape;
-  h("14. Flow control: FLOW.md's performance figures, each side by side with its baseline (a PocketBase each)");
+  h("14. Flow control: docs/flow-control.md's performance figures, each side by side with its baseline (a PocketBase each)");
   const figures = flow.figures ?? [];
   const measured = figures.filter((f) => !f.skipped);
   for (const f of figures.filter((x) => x.skipped)) out.push(`${FLOW_TITLES[f.key] ?? f.key}: skipped: ${f.skipped}`, "");

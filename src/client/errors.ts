@@ -129,7 +129,7 @@ export function toError(err: unknown): Error {
  * Thrown by a Worker's handler to say that running the job again cannot help
  * (bad input, a probe that does not exist): the Worker releases the job
  * `failed` with this message as its error, instead of `retry`. Any other error
- * a handler throws releases `retry` (QUEUE.md: back to pending after a
+ * a handler throws releases `retry` (docs/queue.md: back to pending after a
  * backoff, or dead-lettered once the job's attempts are used up).
  */
 export class PermanentJobError extends Error {
@@ -151,7 +151,7 @@ export function isPermanentJobError(err: unknown): boolean {
 /**
  * Thrown by a Worker's handler when the system it works against said "not
  * now" (an HTTP 429, a quota): the Worker releases the job `retry` with
- * `rateLimitedFor` (FLOW.md), so the job runs again after `retryAfterSeconds`
+ * `rateLimitedFor` (docs/flow-control.md), so the job runs again after `retryAfterSeconds`
  * instead of the backoff, without using up an attempt, and the job's group
  * (its queue when it has none) is parked as long, so that no worker claims
  * its siblings meanwhile. The wait is rounded up to whole seconds and kept

@@ -35,7 +35,7 @@ export type LeaseLostReason =
   | "renew_refused"
   /**
    * A renew answered renewed:false with reason "timed_out": the job's attempt
-   * passed its deadline (FLOW.md "Timeouts") before the Worker's own timeout
+   * passed its deadline (docs/flow-control.md "Timeouts") before the Worker's own timeout
    * released it. Nothing more is written; the server retries the job.
    */
   | "timed_out"

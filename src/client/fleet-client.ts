@@ -4,7 +4,7 @@
  * comes in one version per server line, and this client makes few enough kinds
  * of call to own its transport, its timeouts, retries and typed errors).
  * Claims, renews, releases and sweeps go to the /api/fleet/* compare-and-set
- * endpoints, as do the queue's enqueue, cancel and retry (QUEUE.md); listing,
+ * endpoints, as do the queue's enqueue, cancel and retry (docs/queue.md); listing,
  * a bare enqueue and result writes use the record API of `probe_jobs`
  * (admin/superuser only). Both lines serve the same paths and the
  * same filter syntax; only the sign-in differs (0.22: `/api/admins`, 0.23+: the
@@ -175,7 +175,7 @@ export interface JobRecord {
   result: unknown;
   /** Present once the fencing migration is applied. */
   lease_token?: string;
-  // The queue's fields (QUEUE.md), present once its migration is applied.
+  // The queue's fields (docs/queue.md), present once its migration is applied.
   payload?: unknown;
   priority?: number;
   run_at?: string;
@@ -193,7 +193,7 @@ export interface JobRecord {
 /**
  * The job of a claim answer: the reference's view, plus the queue's fields
  * (payload, attempts, max_attempts, ...) when it comes from claim-next on a
- * server with the queue (QUEUE.md). Claim by id answers the reference's view.
+ * server with the queue (docs/queue.md). Claim by id answers the reference's view.
  */
 export type ClaimedJobView = JobView & Partial<Omit<QueueJobView, keyof JobView>>;
 
@@ -228,7 +228,7 @@ export interface ReleaseOptions extends RequestOptions {
   /** Stored in `last_error` in the release's own transaction (a server with the queue). */
   error?: string | null;
   /**
-   * Only with status "retry" (FLOW.md): a number of seconds from 1 to
+   * Only with status "retry" (docs/flow-control.md): a number of seconds from 1 to
    * MAX_RATE_LIMITED_FOR_SECONDS. The job is due again that long from now
    * (not after the backoff), its attempt is given back, and its group (its
    * queue when it has none) is parked as long. A TypeError before any request
@@ -583,7 +583,7 @@ export class FleetClient implements FleetApi {
    * a transient failure (a repeated renew is harmless). `req.progress`: JSON of
    * at most MAX_PROGRESS_BYTES stored with a successful renew (TypeError before
    * any request when larger). A refusal may say why: `reason: "timed_out"`
-   * when the holder's attempt has passed its deadline (FLOW.md "Timeouts");
+   * when the holder's attempt has passed its deadline (docs/flow-control.md "Timeouts");
    * a reason the client does not know is left out.
    */
   async renew(
@@ -1119,7 +1119,7 @@ export class FleetClient implements FleetApi {
 
   /**
    * POST /api/fleet/flow: changes the settings of one scope, a queue or a group
-   * (FLOW.md "Limits"): `paused`, `concurrency`, `rateLimit` `{ limit,
+   * (docs/flow-control.md "Limits"): `paused`, `concurrency`, `rateLimit` `{ limit,
    * periodSeconds }`, and a park for `parkSeconds` or until `parkUntil` (a
    * Date or ISO text with a zone). A setting not given keeps its value; null
    * clears it (`paused: null` is false, `parkSeconds: 0` or `parkUntil: null`

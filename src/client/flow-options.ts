@@ -1,5 +1,5 @@
 /**
- * Client-side checks of flow control's endpoint (FLOW.md "Endpoints"): what
+ * Client-side checks of flow control's endpoint (docs/flow-control.md "Endpoints"): what
  * POST /api/fleet/flow takes (a TypeError naming the field before any request,
  * with the server's own bounds from src/lib/flow-limits.ts), GET's filter,
  * and the shapes both answer.

@@ -64,7 +64,7 @@ export {
 } from "./errors.js";
 export type { EnqueueOptions, EnqueueJob } from "./queue-options.js";
 export type { SetFlowRequest, FlowFilter } from "./flow-options.js";
-/** The queue's limits and defaults (the server's own, QUEUE.md). */
+/** The queue's limits and defaults (the server's own, docs/queue.md). */
 export {
   MAX_ENQUEUE_JOBS,
   MAX_BATCH_ITEMS,
@@ -80,7 +80,7 @@ export {
   DEFAULT_MAX_ATTEMPTS,
 } from "../lib/queue.js";
 export { DEFAULT_QUEUE, QUEUE_NAME_PATTERN, MAX_CLAIM_QUEUES, isQueueName } from "../lib/queue-names.js";
-/** Flow control's bounds (the server's own, FLOW.md). */
+/** Flow control's bounds (the server's own, docs/flow-control.md). */
 export {
   MAX_GROUP_KEY_CHARS,
   MAX_TIMEOUT_SECONDS,

@@ -1,5 +1,5 @@
 /**
- * Client-side checks of what the queue's endpoints take (QUEUE.md, FLOW.md):
+ * Client-side checks of what the queue's endpoints take (docs/queue.md, docs/flow-control.md):
  * enqueue items, a renew's progress, a release's result, error and
  * rateLimitedFor, and the items of the batch calls heartbeat and complete.
  * The limits are the server's own (src/lib/queue.ts, src/lib/flow-limits.ts);
@@ -200,7 +200,7 @@ export function checkReleaseFields(where: string, status: unknown, fields: { res
 }
 
 /**
- * A retry release's `rateLimitedFor` (FLOW.md): a number of seconds from 1 to
+ * A retry release's `rateLimitedFor` (docs/flow-control.md): a number of seconds from 1 to
  * MAX_RATE_LIMITED_FOR_SECONDS, and only with status "retry" (the server
  * answers 400 otherwise, and in a `complete` call fails every item with it).
  */

@@ -194,7 +194,7 @@ export class Sweeper extends FleetEmitter {
       const event = { jobId: job.id, claimedBy: job.claimedBy, consecutiveOrphanCount: job.consecutiveOrphanCount };
       if (job.outcome === "requeued") this.report("swept", event);
       else if (job.outcome === "gave_up") this.report("gave_up", event);
-      // (timed_out: the server retried the job as a failed attempt, FLOW.md "Timeouts"; neither event fits it.)
+      // (timed_out: the server retried the job as a failed attempt, docs/flow-control.md "Timeouts"; neither event fits it.)
     }
     // (`timedOut`: a server with flow control; an older one has no such count.)
     const moved = answer.requeued + answer.gaveUp + (typeof answer.timedOut === "number" ? answer.timedOut : 0);

@@ -5,7 +5,7 @@
  *
  * Which server it talks to is read from each claim answer: a job view that
  * carries `attempts` (a number) comes from claim-next of a server with the
- * queue (QUEUE.md), whose release takes the handler's result and error in its
+ * queue (docs/queue.md), whose release takes the handler's result and error in its
  * own transaction and the target "retry", and whose renew takes progress. Any
  * other answer (an older pb-fleet, or claim-next's list-and-claim fallback)
  * gets the two-step report of before: release done/failed first, then write
@@ -32,7 +32,7 @@
  * when that lease is lost or its attempt's timeout comes first, and is run on
  * a "finish" stop (see StopMode).
  *
- * Flow control (FLOW.md): `handlers` gives one handler per queue, and the
+ * Flow control (docs/flow-control.md): `handlers` gives one handler per queue, and the
  * Worker claims only from those queues. A job claimed with a deadline (its
  * `timeout_seconds`) has its handler aborted with a JobTimeoutError shortly
  * before it, and is released `retry` at once, while the lease is still live
@@ -65,7 +65,7 @@ import { retryReport } from "./report-retry.js";
 
 export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
 
-/** What a handler needs to run a job of the queue (QUEUE.md). */
+/** What a handler needs to run a job of the queue (docs/queue.md). */
 export interface JobContext<P = unknown> {
   /** The job's input as enqueued; null when it has none (and on a server without the queue). */
   payload: P;
@@ -118,7 +118,7 @@ export interface WorkerJob<P = unknown>
  * releases `failed` with its message. On a server without the queue, any rejection marks the job failed
  * with the result `{ error: message }`.
  *
- * Flow control (FLOW.md): a RateLimitedError releases `retry` with
+ * Flow control (docs/flow-control.md): a RateLimitedError releases `retry` with
  * `rateLimitedFor` (see there); a job with a deadline has `signal` aborted
  * with a JobTimeoutError shortly before it, and is released `retry` with
  * that error at once: what the handler returns or throws afterwards is not
@@ -243,7 +243,7 @@ export class LeaseLostError extends Error {
 
 /**
  * The reason a handler's signal carries when its job's attempt is about to
- * pass its deadline (FLOW.md "Timeouts"); its message, the server's own
+ * pass its deadline (docs/flow-control.md "Timeouts"); its message, the server's own
  * wording ("timed out after N s"), is the error the job is released with.
  */
 export class JobTimeoutError extends Error {
@@ -323,7 +323,7 @@ interface ActiveJob {
   previous: ActiveJob | null;
 }
 
-/** The end of a claimed attempt (FLOW.md "Timeouts"), epoch ms on the local clock, and its timeout. */
+/** The end of a claimed attempt (docs/flow-control.md "Timeouts"), epoch ms on the local clock, and its timeout. */
 interface AttemptDeadline {
   at: number;
   seconds: number;
@@ -341,7 +341,7 @@ const HAND_BACK_FLOOR_SECONDS = MIN_LEASE_SECONDS;
 const HAND_BACK_MARGIN_MS = 300;
 /** A renew that got no answer is tried again after min(renew interval / 2, this): see "lease upkeep". */
 const RENEW_RETRY_MAX_MS = 1_000;
-/** A timeout fires this long before the attempt's deadline at most (FLOW.md: deadline − min(2 s, timeout / 10)). */
+/** A timeout fires this long before the attempt's deadline at most (docs/flow-control.md: deadline − min(2 s, timeout / 10)). */
 const TIMEOUT_MARGIN_MAX_MS = 2_000;
 /**
  * The claim-ahead buffer holds at most as many jobs as the slots start in
@@ -1274,7 +1274,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
 
   // ---- timeouts ----------------------------------------------------------------------
   //
-  // A job claimed with a deadline (FLOW.md "Timeouts": its winning claim +
+  // A job claimed with a deadline (docs/flow-control.md "Timeouts": its winning claim +
   // timeout_seconds) loses its lease there: the server clamps every lease to
   // it, refuses a release after it, and retries the job itself (the sweep, or
   // the next claim). The Worker does not wait for that: at deadline −
@@ -1546,7 +1546,7 @@ function attemptDeadline(job: ClaimedJobView, sentAt: number): AttemptDeadline |
   return at === null ? null : { at, seconds: Math.max(1, Math.round((at - sentAt) / 1000)) };
 }
 
-/** How long before the attempt's deadline its timeout fires: min(2 s, timeout / 10) (FLOW.md). */
+/** How long before the attempt's deadline its timeout fires: min(2 s, timeout / 10) (docs/flow-control.md). */
 function timeoutMargin(attempt: AttemptDeadline): number {
   return Math.min(TIMEOUT_MARGIN_MAX_MS, (attempt.seconds * 1000) / 10);
 }

@@ -1,5 +1,5 @@
 /**
- * The Queues card's words and choices (FLOW.md "The client"): what a queue's
+ * The Queues card's words and choices (docs/flow-control.md "The client"): what a queue's
  * or group's settings and figures from GET /api/fleet/flow say, which groups
  * are worth listing, and how much of a long answer the card shows. Pure: no
  * DOM, no SDK; unit-tested.

@@ -1,7 +1,7 @@
 /**
  * POST /api/fleet/flow { queue | group, paused?, concurrency?, rateLimit?, parkSeconds?, parkUntil? }
  * GET /api/fleet/flow[?queue=...][&group=...]
- * A scope's settings, and every scope's figures (FLOW.md "Endpoints").
+ * A scope's settings, and every scope's figures (docs/flow-control.md "Endpoints").
  */
 import { json, queryAll, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { FLOW_UNAVAILABLE, flowState, readFlowFilter, scopeName, validateFlowRequest, writeFlow, type FlowReader } from "../lib/flow.js";

@@ -1,6 +1,6 @@
 /**
  * POST /api/fleet/claim's transaction: the row read, decided by decideClaim
- * with flow control's checks (FLOW.md: a claim by id that would win but a
+ * with flow control's checks (docs/flow-control.md: a claim by id that would win but a
  * limit holds back answers a reason and writes nothing), and written.
  */
 import { claimPatch } from "./answers.js";

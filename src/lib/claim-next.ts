@@ -1,6 +1,6 @@
 /**
  * POST /api/fleet/claim-next: the first `limit` claimable jobs in claim order
- * (QUEUE.md: priority, due time, age, order within an enqueue call), claimed
+ * (docs/queue.md: priority, due time, age, order within an enqueue call), claimed
  * in one transaction. Jobs not yet due, and jobs flow control holds back
  * (docs/flow-control.md), are never handed out. Being pb-fleet's own
  * endpoint, it counts a steal of an expired lease as an orphaning and gives
@@ -121,7 +121,7 @@ export function claimNext(
 /**
  * Every queue but the held-back ones, once a call for any queue finds one
  * held back: then each queue is walked through its own index, and a paused
- * queue's rows in front cost nothing (FLOW.md: no head-of-line blocking).
+ * queue's rows in front cost nothing (docs/flow-control.md: no head-of-line blocking).
  * null (stay with any queue, filtered) when there are more queues than a
  * claim takes (MAX_CLAIM_QUEUES).
  */

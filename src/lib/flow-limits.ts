@@ -1,10 +1,10 @@
 /**
- * Flow control's plain facts (FLOW.md): the bounds of its fields and
+ * Flow control's plain facts (docs/flow-control.md): the bounds of its fields and
  * settings, the job view's and the endpoint's names. Free of anything else,
  * so the client and the dashboard import them without the server's rules.
  */
 
-/** A job's group: 1 to this many code points, no control characters (FLOW.md "Fields on probe_jobs"). */
+/** A job's group: 1 to this many code points, no control characters (docs/flow-control.md "Fields on probe_jobs"). */
 export const MAX_GROUP_KEY_CHARS = 200;
 /** `timeoutSeconds` of an enqueue item: an integer 1 to this. */
 export const MAX_TIMEOUT_SECONDS = 86_400;
@@ -20,7 +20,7 @@ export const MAX_PARK_SECONDS = 604_800;
 /** A `retry` release's `rateLimitedFor`: a number 1 to this. */
 export const MAX_RATE_LIMITED_FOR_SECONDS = 86_400;
 
-/** A group name as FLOW.md allows it: 1-200 code points, none of Unicode category Cc. */
+/** A group name as docs/flow-control.md allows it: 1-200 code points, none of Unicode category Cc. */
 export function isGroupName(value: unknown): value is string {
   if (typeof value !== "string" || value === "") return false;
   let points = 0;
@@ -35,7 +35,7 @@ export function isGroupName(value: unknown): value is string {
 /** The sentence a 400 gives for a bad group name. */
 export const GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
 
-/** The `last_error` of a job whose attempt passed its deadline (FLOW.md "Timeouts"). */
+/** The `last_error` of a job whose attempt passed its deadline (docs/flow-control.md "Timeouts"). */
 export function timedOutError(timeoutSeconds: number): string {
   return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
 }

@@ -1,5 +1,5 @@
 /**
- * Flow control's rules (FLOW.md): a scope (a queue, or a group) may be
+ * Flow control's rules (docs/flow-control.md): a scope (a queue, or a group) may be
  * paused or parked, may hold at most `concurrency` jobs under live leases,
  * and may win at most `limit` claims in any window of `periodSeconds`. Every
  * check runs inside the claim's transaction on PocketBase's single writer,
@@ -105,12 +105,12 @@ export function flowListQuery(scope: ScopeKind | null, name: string | null, limi
 function scopeTerm(s: Scope, params: WhereClause["params"]): string {
   params["scopeName"] = s.name;
   if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
-  // The default queue is also a row's "" (FLOW.md).
+  // The default queue is also a row's "" (docs/flow-control.md).
   return s.name === DEFAULT_QUEUE ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
 }
 
 /**
- * Jobs of a scope held under a live lease (PROTOCOL.md's lease rule, in SQL):
+ * Jobs of a scope held under a live lease (docs/protocol.md's lease rule, in SQL):
  * a range of the group index, or of the queue's claim index (held rows are
  * about the jobs in flight).
  */
@@ -134,7 +134,7 @@ export const COUNT_SHAPE = { n: 0 };
 
 /**
  * A pending row may still be started: it has no start_by, or started
- * before, or its start_by has not passed (FLOW.md: start_by guards the first
+ * before, or its start_by has not passed (docs/flow-control.md: start_by guards the first
  * start only). Needs {:now}.
  */
 export const STARTABLE_SQL = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
@@ -198,7 +198,7 @@ export function deletePassedParksStatement(nowMs: number, limit: number): WhereC
 }
 export const PARKS_RETENTION_BATCH = 5_000;
 
-/** A row's settings as FLOW.md answers them; a park that has passed reads null. */
+/** A row's settings as docs/flow-control.md answers them; a park that has passed reads null. */
 export function settingsOf(row: FlowRow | null, nowMs: number): FlowSettings {
   if (row === null) return { paused: false, concurrency: null, rateLimit: null, parkedUntil: null };
   return {
@@ -231,7 +231,7 @@ export interface FlowGate {
   /** Reads the scopes of these rows not yet read (one query for settings, one per limited scope for its count). */
   load(rows: readonly JobRow[]): void;
   /**
-   * Why flow control holds this claimable row back (FLOW.md's order: paused,
+   * Why flow control holds this claimable row back (docs/flow-control.md's order: paused,
    * then the concurrency, then the rate limit; its queue before its group),
    * and the scope that does; null: both allow one more claim.
    */
@@ -325,7 +325,7 @@ function keyOf(s: Scope): string {
 }
 
 /**
- * The scope a rate-limited release parks (FLOW.md "Release targets"): the
+ * The scope a rate-limited release parks (docs/flow-control.md "Release targets"): the
  * job's group, or its queue when it has none.
  */
 export function parkScopeOf(row: JobRow): Scope {
@@ -398,7 +398,7 @@ type Body = Record<string, unknown>;
 
 const FLOW_SETTINGS = ["paused", "concurrency", "rateLimit", "parkSeconds", "parkUntil"] as const;
 
-/** POST /api/fleet/flow's body (FLOW.md "Endpoints"); every rule and its 400 message. */
+/** POST /api/fleet/flow's body (docs/flow-control.md "Endpoints"); every rule and its 400 message. */
 export function validateFlowRequest(data: unknown, nowMs: number): Validated<FlowChange> {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return fail("the body must be a JSON object");
   const body = data as Body;
@@ -583,7 +583,7 @@ export function deadlineMs(row: { timeout_seconds?: number; claimed_at?: string 
   return claimed === null ? null : claimed + timeout * 1000;
 }
 
-/** A pending row past its start_by that has never started (FLOW.md: never handed out; the tick fails it). */
+/** A pending row past its start_by that has never started (docs/flow-control.md: never handed out; the tick fails it). */
 export function startByPassed(row: { status: string; attempts: number; start_by?: string }, nowMs: number): boolean {
   const startBy = row.start_by ?? "";
   return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);

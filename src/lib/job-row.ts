@@ -25,7 +25,7 @@ export interface JobRow {
   consecutive_orphan_count: number;
   /** Fencing token of the current claim (pb-fleet's addition); `""` when none. */
   lease_token: string;
-  // The queue's fields (QUEUE.md). JSON fields are kept as their JSON text
+  // The queue's fields (docs/queue.md). JSON fields are kept as their JSON text
   // (`""` or `"null"` when empty): parsed only for an answer that shows them.
   payload: string;
   progress: string;
@@ -42,7 +42,7 @@ export interface JobRow {
   enqueue_index: number;
   /** As stored: "" (a row written around enqueue) reads as the default queue. */
   queue: string;
-  // Flow control's fields (FLOW.md). Absent means empty: the batch endpoints' read leaves all four out
+  // Flow control's fields (docs/flow-control.md). Absent means empty: the batch endpoints' read leaves all four out
   // of a row with no group, timeout or start_by (bulk.ts), which is most rows, so the common path does
   // not pay for them.
   /** "" or absent: none. */

@@ -184,7 +184,7 @@ export interface FlowUpkeep {
 }
 
 /**
- * One batch of flow control's upkeep (FLOW.md): never-started jobs past
+ * One batch of flow control's upkeep (docs/flow-control.md): never-started jobs past
  * their start_by failed, the rate window's log trimmed to the windows still
  * open, and group rows with no setting in force deleted. Each part bounded
  * per batch; drainFlowUpkeep repeats while a part was full.

@@ -87,7 +87,7 @@ export function pendingDueByGroupWhere(
 /**
  * Scopes flow control holds back for the rest of a claim-next call (paused,
  * parked, at a limit): their jobs are left out of the candidates, so they
- * never block other work (FLOW.md: no head-of-line blocking).
+ * never block other work (docs/flow-control.md: no head-of-line blocking).
  */
 export interface HeldBack {
   queues: readonly string[];
@@ -150,7 +150,7 @@ export const LIVE_COUNT_SHAPE = { queue: "", status: "", n: 0 };
 /** Rows of liveCountsByQueueQuery a scrape reads at most (a queue has up to 3): the answer stays bounded. */
 export const MAX_QUEUE_GAUGE_ROWS = 1500;
 
-/** The stored values of some queues: the default queue is also a row's "" (FLOW.md). */
+/** The stored values of some queues: the default queue is also a row's "" (docs/flow-control.md). */
 export function storedQueueValues(queues: readonly string[]): string[] {
   return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
 }
@@ -214,7 +214,7 @@ export function topPriorityQuery(probeKeyPrefix: string, below?: number, use: Pr
  * calls with the same due time.)
  */
 export const LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"] as const;
-/** The whole claim order (QUEUE.md): higher priority first, then LEVEL_ORDER. */
+/** The whole claim order (docs/queue.md): higher priority first, then LEVEL_ORDER. */
 export const CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER] as const;
 
 /**
@@ -341,7 +341,7 @@ export const FINISHED_SQL = "finished_at != ''";
 export function statsScanQuery(nowMs: number, orphanCap: number, probeKeyPrefix: string, queue: string | null = null): WhereClause {
   const statuses = JOB_STATUSES.map((status) => `'${status}'`).join(", ");
   const params: WhereClause["params"] = { now: formatPbDate(nowMs), cap: orphanCap };
-  // One queue (FLOW.md): a range of its claim index per status, so the cost follows the queue, not the table.
+  // One queue (docs/flow-control.md): a range of its claim index per status, so the cost follows the queue, not the table.
   const inQueue = queue === null ? "" : `${queueInTerm(queue, params)} AND `;
   const scope = probeKeyPrefix === "" && queue === null
     ? { sql: "1 = 1", params }

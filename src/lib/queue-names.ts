@@ -1,5 +1,5 @@
 /**
- * Named queues (FLOW.md "Fields on probe_jobs"): the name rule and the
+ * Named queues (docs/flow-control.md "Fields on probe_jobs"): the name rule and the
  * default queue. Its own module, free of anything else: the dashboard and
  * the CLI's copy read it without the rest of the queue's limits.
  */

@@ -1,5 +1,5 @@
 /**
- * The queue's limits, defaults and retry backoff (QUEUE.md): one home for each,
+ * The queue's limits, defaults and retry backoff (docs/queue.md): one home for each,
  * imported by validation, the transitions, the client and the tests. Queue
  * names are in ./queue-names.ts.
  */

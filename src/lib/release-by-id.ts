@@ -1,7 +1,7 @@
 /**
  * POST /api/fleet/release's transaction: the row read, decided by
  * decideRelease and written; a rate-limited retry parks the job's group (or
- * queue) in the same transaction (FLOW.md "Release targets").
+ * queue) in the same transaction (docs/flow-control.md "Release targets").
  */
 import { releasePatch } from "./answers.js";
 import { parkFor } from "./flow.js";

@@ -1,6 +1,6 @@
 /**
  * Retention: the server cron deletes finished rows once they are older than
- * the configured keep (QUEUE.md, "Periodic jobs and retention"), a bounded
+ * the configured keep (docs/queue.md, "Periodic jobs and retention"), a bounded
  * batch per class per tick. Deleting data on a typo is the one mistake this
  * must never make, so every doubt resolves to keeping rows: an unreadable
  * setting keeps its whole class, and only terminal statuses can ever be named.

@@ -1,5 +1,5 @@
 /**
- * Periodic jobs (QUEUE.md, "Periodic jobs and retention"): each server cron
+ * Periodic jobs (docs/queue.md, "Periodic jobs and retention"): each server cron
  * tick enqueues a job for every enabled `probe_schedules` row whose cron
  * expression is due in the current UTC minute, once per row and minute.
  */
@@ -25,7 +25,7 @@ export interface ScheduleRow {
   enabled: boolean;
   /** The minute (its start, PocketBase's date text) this schedule last enqueued for; "" when never. */
   last_enqueued_for: string;
-  /** The queue its jobs go to (FLOW.md); "": the default queue. */
+  /** The queue its jobs go to (docs/flow-control.md); "": the default queue. */
   queue: string;
   /** Its jobs' group; "": none. */
   group_key: string;
@@ -83,7 +83,7 @@ export function minuteStart(epochMs: number): number {
  * `pb-fleet-schedule:<name>:<YYYY-MM-DDTHH:MMZ>` (UTC), e.g.
  * `pb-fleet-schedule:nightly:2025-01-31T02:00Z`. While that job is live, a
  * second enqueue for the same schedule and minute is answered with it
- * (QUEUE.md: unique_key) instead of writing another. The minute is the last,
+ * (docs/queue.md: unique_key) instead of writing another. The minute is the last,
  * fixed-width part, so a name containing ':' cannot make two keys collide.
  */
 export function scheduleUniqueKey(name: string, minuteMs: number): string {

@@ -22,7 +22,7 @@ export type SweepDecision =
 export function decideSweep(row: JobRow, nowMs: number, cap: number): SweepDecision {
   // Re-checked inside the sweep's transaction: the holder may have renewed since the query.
   if (!isHeldStatus(row.status) || !isClaimable(row, nowMs)) return { kind: "skip" };
-  // A failed attempt, not an orphan (FLOW.md "Timeouts").
+  // A failed attempt, not an orphan (docs/flow-control.md "Timeouts").
   if (isPastDeadline(row, nowMs)) return { kind: "timed_out", patch: timeoutPatch(row, nowMs) };
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
     return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };

@@ -60,11 +60,11 @@ export type ClaimDecision =
    * would pass the orphan cap (see StealRule): the job is failed instead.
    */
   | { kind: "give_up"; patch: JobPatch }
-  /** A held row past its deadline (FLOW.md "Timeouts"): the timeout is written instead of a claim. */
+  /** A held row past its deadline (docs/flow-control.md "Timeouts"): the timeout is written instead of a claim. */
   | { kind: "timed_out"; patch: JobPatch };
 
 /**
- * Flow control's say on a claim that would win (FLOW.md "Limits"): a reason
+ * Flow control's say on a claim that would win (docs/flow-control.md "Limits"): a reason
  * to hold it back, or null. Absent: no flow control (a test model's claim).
  */
 export type FlowCheck = (row: JobRow) => ClaimRefusal | null;
@@ -166,7 +166,7 @@ export function decideRenew(
 }
 const REFUSED_RENEW: RenewDecision = { kind: "refused" };
 
-/** The row's attempt has a deadline and it has come (FLOW.md "Timeouts"). */
+/** The row's attempt has a deadline and it has come (docs/flow-control.md "Timeouts"). */
 export function isPastDeadline(row: JobRow, nowMs: number): boolean {
   const deadline = deadlineMs(row);
   return deadline !== null && nowMs >= deadline;
@@ -185,13 +185,13 @@ export function timeoutPatch(row: JobRow, nowMs: number): JobPatch {
   return patch;
 }
 
-/** What a release may carry besides its target (QUEUE.md); undefined: absent. */
+/** What a release may carry besides its target (docs/queue.md); undefined: absent. */
 export interface ReleaseOutcome {
   result?: unknown;
   error?: string;
   /** In [0, 1): the retry backoff's jitter (Math.random() in the server). */
   jitter?: number;
-  /** Only with target "retry" (FLOW.md): due again this many seconds from now, the attempt given back. */
+  /** Only with target "retry" (docs/flow-control.md): due again this many seconds from now, the attempt given back. */
   rateLimitedFor?: number;
 }
 
@@ -268,7 +268,7 @@ function retryPatch(row: JobRow, nowMs: number, req: ReleaseOutcome): JobPatch {
 }
 
 /**
- * A `retry` release with `rateLimitedFor` (FLOW.md): due when the target's
+ * A `retry` release with `rateLimitedFor` (docs/flow-control.md): due when the target's
  * limit has reset, and the attempt given back, so waiting out a rate limit
  * never dead-letters a job (max_attempts is not consulted).
  */
@@ -276,7 +276,7 @@ function rateLimitedPatch(row: JobRow, nowMs: number, seconds: number): JobPatch
   const patch = backToPendingPatch(row, formatPbDate(rateLimitedUntilMs(nowMs, seconds)));
   patch.attempts = Math.max(0, row.attempts - 1);
   patch.consecutive_orphan_count = 0;
-  // It has started (FLOW.md: start_by guards the first start only), though its attempt is given back.
+  // It has started (docs/flow-control.md: start_by guards the first start only), though its attempt is given back.
   if ((row.start_by ?? "") !== "") patch.start_by = "";
   return patch;
 }
@@ -353,7 +353,7 @@ export function retryJobPatch(row: JobRow, nowMs: number): JobPatch | null {
 }
 
 /**
- * A job never started by its start_by (FLOW.md): failed by the maintenance
+ * A job never started by its start_by (docs/flow-control.md): failed by the maintenance
  * tick, with the date in PocketBase's layout; not a dead letter (no attempt
  * of it ever failed).
  */

@@ -4,7 +4,7 @@
  * imports this module too, so it holds no PocketBase code.
  */
 
-/** `cancelled` is the queue's (QUEUE.md): terminal like done/failed, held by no one. */
+/** `cancelled` is the queue's (docs/queue.md): terminal like done/failed, held by no one. */
 export const JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
@@ -61,7 +61,7 @@ export interface ReleaseRequest {
   /** Stored in `last_error` in the release's own transaction. null: absent. */
   error?: string | null;
   /**
-   * Only with status "retry" (FLOW.md): a number 1..86,400. The job is due again
+   * Only with status "retry" (docs/flow-control.md): a number 1..86,400. The job is due again
    * this many seconds from now, the attempt is given back, and its group (its
    * queue when it has none) is parked as long.
    */
@@ -78,13 +78,13 @@ export type ClaimResponse =
   | { claimed: false; reason?: ClaimRefusal };
 /**
  * Why a claim by id was refused besides the protocol: a worker identity's
- * queues, and flow control (FLOW.md, in the order they are checked) of a job
+ * queues, and flow control (docs/flow-control.md, in the order they are checked) of a job
  * the claim would otherwise win.
  */
 export const FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"] as const;
 export const CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS] as const;
 export type ClaimRefusal = (typeof CLAIM_REFUSALS)[number];
-/** Why the holder's renew or heartbeat item was refused with a reason: its attempt passed its deadline (FLOW.md "Timeouts"). */
+/** Why the holder's renew or heartbeat item was refused with a reason: its attempt passed its deadline (docs/flow-control.md "Timeouts"). */
 export const RENEW_REFUSALS = ["timed_out"] as const;
 export type RenewRefusal = (typeof RENEW_REFUSALS)[number];
 export type RenewResponse = { renewed: true; job: JobView } | { renewed: false; reason?: RenewRefusal };
@@ -109,11 +109,11 @@ export interface ClaimNextRequest {
 }
 /**
  * What pb-fleet's own endpoints (claim-next, cancel, retry) answer for a job:
- * the reference's view plus the queue's fields (QUEUE.md). The three original
+ * the reference's view plus the queue's fields (docs/queue.md). The three original
  * endpoints keep answering the reference's JobView.
  */
 export interface QueueJobView extends JobView {
-  /** The job's queue (FLOW.md); "default" for a job enqueued without one. */
+  /** The job's queue (docs/flow-control.md); "default" for a job enqueued without one. */
   queue: string;
   payload: unknown;
   priority: number;
@@ -127,7 +127,7 @@ export interface QueueJobView extends JobView {
   dead_lettered_at: string;
   unique_key: string;
   progress: unknown;
-  /** The job's group (FLOW.md); "" when none. */
+  /** The job's group (docs/flow-control.md); "" when none. */
   group_key: string;
   /** 0: no timeout. */
   timeout_seconds: number;
@@ -139,7 +139,7 @@ export interface ClaimedJob {
   job: QueueJobView;
   leaseToken: string;
 }
-/** In claim order (QUEUE.md: priority, due time, age with one enqueue call in request order); empty when there is nothing to do. */
+/** In claim order (docs/queue.md: priority, due time, age with one enqueue call in request order); empty when there is nothing to do. */
 export interface ClaimNextResponse {
   jobs: ClaimedJob[];
 }
@@ -148,7 +148,7 @@ export interface SweepRequest {
   /** Only jobs whose probe_key starts with this text. */
   probeKeyPrefix?: string;
 }
-/** What a sweep did to a job; timed_out: its attempt passed its deadline, and it was retried (or dead-lettered) as FLOW.md says. */
+/** What a sweep did to a job; timed_out: its attempt passed its deadline, and it was retried (or dead-lettered) as docs/flow-control.md says. */
 export const SWEEP_OUTCOMES = ["requeued", "gave_up", "timed_out"] as const;
 /** What one sweep did to one job. */
 export interface SweptJob {
@@ -163,7 +163,7 @@ export interface SweptJob {
 export interface SweepResponse {
   requeued: number;
   gaveUp: number;
-  /** Held jobs past their deadline (FLOW.md "Timeouts"). */
+  /** Held jobs past their deadline (docs/flow-control.md "Timeouts"). */
   timedOut: number;
   jobs: SweptJob[];
 }
@@ -192,7 +192,7 @@ export interface EnqueueItem {
   maxAttempts?: number;
   /** At most one non-terminal job per non-empty key. */
   uniqueKey?: string;
-  /** The job's queue (FLOW.md): a name matching QUEUE_NAME_PATTERN; default DEFAULT_QUEUE. */
+  /** The job's queue (docs/flow-control.md): a name matching QUEUE_NAME_PATTERN; default DEFAULT_QUEUE. */
   queue?: string;
   /** The job's group (a host, a tenant, an API key): absent, null or "": none. */
   group?: string | null;

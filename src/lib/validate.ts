@@ -39,7 +39,7 @@ export interface ReleaseRequestFields {
   /** undefined: absent (or null). */
   result: unknown;
   error: string | undefined;
-  /** Only with target "retry" (FLOW.md); undefined: absent. */
+  /** Only with target "retry" (docs/flow-control.md); undefined: absent. */
   rateLimitedFor: number | undefined;
 }
 
@@ -65,7 +65,7 @@ export interface ClaimNextRequestFields {
   leaseSeconds: unknown;
   limit: number;
   probeKeyPrefix: string;
-  /** The queues to take jobs of; null: any (FLOW.md, claim-next's `queue`). */
+  /** The queues to take jobs of; null: any (docs/flow-control.md, claim-next's `queue`). */
   queues: readonly string[] | null;
 }
 
@@ -160,7 +160,7 @@ export function validateReleaseRequest(data: unknown): Validated<ReleaseRequestF
   };
 }
 
-/** QUEUE.md: `null` means absent for the optional values it adds. */
+/** docs/queue.md: `null` means absent for the optional values it adds. */
 function absentIfNull(value: unknown): unknown {
   return value === null ? undefined : value;
 }

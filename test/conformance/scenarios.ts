@@ -238,7 +238,7 @@ export function conformanceSuite(name: ClientName): void {
       const [id] = await l.enqueue([{ payload: { op: "rate_limited", retryAfterSeconds: 2, value: "later" }, maxAttempts: 1 }]);
       const w = l.worker();
       const row = await until("the job done", () => getQueueJob(id!), (r) => r.status === "done" || r.status === "failed", SETTLE_MS, () => w.describe());
-      // Waiting out a rate limit gives its attempt back (FLOW.md), so one allowed attempt is enough.
+      // Waiting out a rate limit gives its attempt back (docs/flow-control.md), so one allowed attempt is enough.
       expect([row.status, row.attempts, row.result]).toEqual(["done", 1, echoOf("later", 1)]);
       const starts = w.eventsOf("start", id);
       expect(starts.map((s) => s.attempt)).toEqual([1, 1]);

@@ -1,4 +1,4 @@
-// The dashboard's "Queues" card (FLOW.md "The client") in a real Chromium,
+// The dashboard's "Queues" card (docs/flow-control.md "The client") in a real Chromium,
 // against a PocketBase of this file's own (its queues and groups are only
 // those these tests make, under names of their own): two queues with their
 // held and due counts, a concurrency and a rate limit; one paused from the

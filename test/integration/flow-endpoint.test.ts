@@ -1,4 +1,4 @@
-// POST and GET /api/fleet/flow (FLOW.md "Endpoints"): every validation rule
+// POST and GET /api/fleet/flow (docs/flow-control.md "Endpoints"): every validation rule
 // of a setting and its 400, a 400 that writes nothing (GET reads the scope
 // unchanged, a new scope stays absent), `null` clearing a setting, a setting
 // not given keeping its value, the answer being what is stored (a park that

@@ -1,4 +1,4 @@
-// FLOW.md "Limits": exact under races. 40 concurrent claim-next callers drain
+// docs/flow-control.md "Limits": exact under races. 40 concurrent claim-next callers drain
 // 2,000 jobs of one queue (concurrency 25) in 20 groups (concurrency 3 each),
 // each caller holding what it won for a random short time and then finishing
 // it (POST /api/fleet/complete, or /release done). Proved two ways:

@@ -1,4 +1,4 @@
-// Model-based property for flow control (FLOW.md), in the manner of
+// Model-based property for flow control (docs/flow-control.md), in the manner of
 // queue-model.test.ts: random sequences of calls from three workers against a
 // model of queues, groups and their limits, checked against the real server.
 // The calls: enqueue into two queues of the run, in two groups or none;
@@ -192,7 +192,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 
 // ---- the model's rules ---------------------------------------------------------------------
 
-/** The server's claim order (QUEUE.md; the claim index): priority descending, run_at, created, place in the enqueue call, id. */
+/** The server's claim order (docs/queue.md; the claim index): priority descending, run_at, created, place in the enqueue call, id. */
 function claimOrder(a: MJob, b: MJob): number {
   if (a.priority !== b.priority) return b.priority - a.priority;
   for (const [x, y] of [[a.runAt, b.runAt], [a.created, b.created]] as const) if (x !== y) return x < y ? -1 : 1;
@@ -281,7 +281,7 @@ class Run {
     return job.status === "pending" && parsePbDate(job.runAt)! <= now;
   }
 
-  /** Why flow control holds a job back at `now`, given the counts so far in the call; FLOW.md's order: paused, concurrency, rate; queue before group. */
+  /** Why flow control holds a job back at `now`, given the counts so far in the call; docs/flow-control.md's order: paused, concurrency, rate; queue before group. */
   refusal(job: MJob, now: number, held: Map<MScope, number>, window: Map<MScope, number>): Refusal | null {
     const scopes = this.scopesOfJob(job);
     if (scopes.some((s) => s.paused || this.isParked(s, now))) return "paused";
@@ -537,7 +537,7 @@ class Run {
       Object.assign(job, { status: "pending", claimedBy: "", leaseToken: "" });
       this.resolves.push({ id: job.id, lo: sent + lo - EPS_MS, hi: recv + hi + EPS_MS });
     } else {
-      // FLOW.md: due again in `seconds`, the attempt given back, its group (else its queue) parked as long.
+      // docs/flow-control.md: due again in `seconds`, the attempt given back, its group (else its queue) parked as long.
       Object.assign(job, { status: "pending", claimedBy: "", leaseToken: "", attempts: job.attempts - 1 });
       const park = job.group === "" ? this.scopeOf("queue", job.queue)! : this.scopeOf("group", job.group)!;
       park.exists = true;
@@ -733,7 +733,7 @@ class Run {
   }
 }
 
-describe("flow control against a model of FLOW.md", () => {
+describe("flow control against a model of docs/flow-control.md", () => {
   it(`random calls of three workers over two queues and two groups with limits (${RUNS} runs of up to ${MAX_STEPS} steps)`, async () => {
     const outcomes: Record<string, number> = {};
     const started = Date.now();

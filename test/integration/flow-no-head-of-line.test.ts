@@ -1,4 +1,4 @@
-// FLOW.md "Limits": a scope that allows nothing never blocks another;
+// docs/flow-control.md "Limits": a scope that allows nothing never blocks another;
 // claim-next skips its jobs and goes on in claim order (no head-of-line
 // blocking). Here hundreds of due jobs that sort BEFORE the other work
 // (higher priority, and older) belong to scopes that allow nothing: a paused

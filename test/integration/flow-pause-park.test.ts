@@ -1,4 +1,4 @@
-// Pausing and parking (FLOW.md "Limits"), and claim by id's reasons
+// Pausing and parking (docs/flow-control.md "Limits"), and claim by id's reasons
 // ("Endpoints"): while a queue or a group is paused nothing of it is handed
 // out (claim-next by queue, by prefix, claim by id), while its held jobs keep
 // renewing, heartbeating and releasing; resuming hands out again. A park
@@ -6,7 +6,7 @@
 // by id that would win but flow control holds back answers
 // { claimed: false, reason } with the first of start_by_passed, paused,
 // concurrency_limit, rate_limit that applies (after the max-attempts dead
-// letter, which answers as QUEUE.md says), and writes nothing; a job it would
+// letter, which answers as docs/queue.md says), and writes nothing; a job it would
 // not win anyway answers as today, without a reason; an alreadyHeld re-claim
 // is never refused.
 import { describe, expect, it } from "vitest";
@@ -200,7 +200,7 @@ describe("parking", () => {
 });
 
 describe("claim by id under flow control", () => {
-  it("answers the first reason that applies, in FLOW.md's order, and writes nothing", async () => {
+  it("answers the first reason that applies, in docs/flow-control.md's order, and writes nothing", async () => {
     const queue = randomKey("fpr");
     const prefix = `${queue}/`;
     await setFlow({ queue, concurrency: 1, rateLimit: { limit: 1, periodSeconds: 60 } });
@@ -219,7 +219,7 @@ describe("claim by id under flow control", () => {
     await setFlow({ queue, paused: true });
     await expectRefused(x!.id, "paused");
 
-    // the max-attempts dead letter comes first of all: no reason, and it is written (QUEUE.md)
+    // the max-attempts dead letter comes first of all: no reason, and it is written (docs/queue.md)
     const spent = await createJob({ probe_key: `${prefix}spent`, queue, attempts: 1, max_attempts: 1, start_by: pastDate(1_000) } as any);
     const { result: res } = await timed(() => claim(spent.id, "by-id", { leaseSeconds: LEASE }));
     expect(res.body).toEqual({ claimed: false });

@@ -1,4 +1,4 @@
-// FLOW.md "Limits", the rate window: a group with rateLimit { limit: 5,
+// docs/flow-control.md "Limits", the rate window: a group with rateLimit { limit: 5,
 // periodSeconds: 2 } drained by 20 concurrent callers for 10 s (most by
 // claim-next, some by claim by id: every winning claim counts) never wins more
 // than 5 claims in any 2-second window, and still wins at least 20 (the limit

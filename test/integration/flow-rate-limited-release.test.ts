@@ -1,4 +1,4 @@
-// A `retry` release with rateLimitedFor (FLOW.md "Release targets"), by
+// A `retry` release with rateLimitedFor (docs/flow-control.md "Release targets"), by
 // /release and by items of /complete: the job goes back to pending due now + N
 // (not the backoff), its error stored, the attempt given back (so waiting out a
 // rate limit never dead-letters it: maxAttempts 3, rate-limited 50 times, is

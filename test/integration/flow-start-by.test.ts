@@ -1,4 +1,4 @@
-// start_by (FLOW.md "Fields on probe_jobs", "start_by"): enqueue's
+// start_by (docs/flow-control.md "Fields on probe_jobs", "start_by"): enqueue's
 // startWithinSeconds stores start_by = run_at + N. A never-started job past
 // its start_by is never handed out (claim-next skips it; claim by id answers
 // reason start_by_passed, before paused / concurrency_limit / rate_limit, and

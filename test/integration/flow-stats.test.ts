@@ -1,4 +1,4 @@
-// GET /api/fleet/stats by queue (FLOW.md "Endpoints"): ?queue=q counts only
+// GET /api/fleet/stats by queue (docs/flow-control.md "Endpoints"): ?queue=q counts only
 // q's jobs in every figure, ?probeKeyPrefix narrows it further (both apply), a
 // bad queue name is a 400; the Prometheus text of the whole fleet carries
 // pb_fleet_queue_jobs{queue,status} for the unfinished jobs of each queue, and

@@ -1,4 +1,4 @@
-// Timeouts (FLOW.md "Timeouts"): a job enqueued with timeoutSeconds has, from
+// Timeouts (docs/flow-control.md "Timeouts"): a job enqueued with timeoutSeconds has, from
 // each winning claim at T, the deadline T + timeout. No lease reaches past it
 // (claim-next, claim by id, a steal, renew and heartbeat; the deadline wins
 // over the 1-second floor), and claim-next's job view carries it. At the

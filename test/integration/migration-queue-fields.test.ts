@@ -22,7 +22,7 @@ const JOBS = "/api/collections/probe_jobs/records";
 const SCHEDULES = "/api/collections/probe_schedules/records";
 const CREDENTIALS = { adminEmail: "migrations@pb-fleet.test", adminPassword: "migrations-password" };
 const QUEUE_FIELDS = ["payload", "run_at", "priority", "attempts", "max_attempts", "last_error", "dead_lettered_at", "unique_key", "progress", "enqueue_index", "queue",
-  // flow control (FLOW.md)
+  // flow control (docs/flow-control.md)
   "group_key", "timeout_seconds", "start_by"];
 const WORKERS = "/api/collections/fleet_workers";
 const UNIQUE_KEY_WHERE = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
@@ -144,7 +144,7 @@ function expectBackfilled(rows: Row[]): void {
     for (const name of ["priority", "attempts", "max_attempts", "enqueue_index"]) expect(row[name], `${row.id}.${name}`).toBe(0);
     for (const name of ["last_error", "unique_key", "dead_lettered_at"]) expect(row[name], `${row.id}.${name}`).toBe("");
     for (const name of ["payload", "progress"]) expect(row[name], `${row.id}.${name}`).toBeNull();
-    // named queues (FLOW.md): every old row is in the default queue, with no group, timeout or start_by
+    // named queues (docs/flow-control.md): every old row is in the default queue, with no group, timeout or start_by
     expect(row["queue"], `${row.id}.queue`).toBe("default");
     expect([row["group_key"], row["timeout_seconds"], row["start_by"]], `${row.id}'s flow fields`).toEqual(["", 0, ""]);
   }

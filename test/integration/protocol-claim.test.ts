@@ -23,7 +23,7 @@ describe("POST /api/fleet/claim", () => {
       status: "claimed",
       claimed_by: "w1",
       version: 5,
-      attempts: 1, // QUEUE.md: every winning claim is an attempt
+      attempts: 1, // docs/queue.md: every winning claim is an attempt
       lease_expires_at: after.lease_expires_at,
       claimed_at: after.claimed_at,
     });

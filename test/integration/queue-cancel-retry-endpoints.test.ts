@@ -1,4 +1,4 @@
-// POST /api/fleet/cancel and POST /api/fleet/retry (QUEUE.md): cancel finishes
+// POST /api/fleet/cancel and POST /api/fleet/retry (docs/queue.md): cancel finishes
 // a job not yet finished and locks its holder out; retry brings a failed or
 // cancelled job back, unless its unique key now belongs to another live job;
 // every other case answers false and changes nothing.

@@ -1,4 +1,4 @@
-// claim-next hands jobs out in the queue's claim order (QUEUE.md): priority
+// claim-next hands jobs out in the queue's claim order (docs/queue.md): priority
 // descending, then run_at, then the request order of one enqueue call, then
 // created, then id; never a job before its run_at; and under 50 concurrent
 // callers each job exactly once.
@@ -204,7 +204,7 @@ describe("claim-next order over enqueued jobs", () => {
     const res = await claimNext({ workerId: "x", limit: 10, probeKeyPrefix: prefix });
     expect(res.status).toBe(200);
     const keys = (res.body.jobs as ClaimedJob[]).map((j) => j.job.probe_key);
-    // QUEUE.md: "jobs of one enqueue call in request order, then created": a1, a2 were created before b0.
+    // docs/queue.md: "jobs of one enqueue call in request order, then created": a1, a2 were created before b0.
     expect(keys).toEqual([...first, ...second].map((j) => j.probeKey));
   });
 

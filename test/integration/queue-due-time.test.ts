@@ -1,4 +1,4 @@
-// Due times (QUEUE.md): a row created through the record API gets run_at = its
+// Due times (docs/queue.md): a row created through the record API gets run_at = its
 // creation time; nothing is claimed, by id either, before its run_at; and the
 // stats count scheduled, retrying, dead-lettered and cancelled jobs.
 import { describe, expect, it } from "vitest";

@@ -2,7 +2,7 @@
 // unique keys, priorities, due times and small maxAttempts; claim-next; claim
 // by id; renew with and without progress and token; release done / failed /
 // retry / pending with result and error; cancel; retry; some malformed) against
-// a model of QUEUE.md kept here. After every step:
+// a model of docs/queue.md kept here. After every step:
 //   - the answer is HTTP 200 or 400, never a 5xx; a 400 changes nothing, and
 //     neither does a 200 the model says writes nothing (rows compared in full);
 //   - the answer is the one the model predicts (claim-next: its jobs in claim
@@ -217,10 +217,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 // ---- the model's rules ------------------------------------------------------------------
 
 /**
- * QUEUE.md's claim order: priority descending, then run_at, then the jobs of
+ * docs/queue.md's claim order: priority descending, then run_at, then the jobs of
  * one enqueue call in request order, then created, then id. Negative: a first;
  * 0: either may come first (jobs of two calls saved in the same millisecond,
- * which QUEUE.md leaves open).
+ * which docs/queue.md leaves open).
  */
 function claimOrder(a: MJob, b: MJob): number {
   if (a.priority !== b.priority) return b.priority - a.priority;
@@ -243,7 +243,7 @@ function hasAttemptsLeft(job: MJob): boolean {
   return job.maxAttempts === 0 || job.attempts < job.maxAttempts;
 }
 
-/** The backoff before the next attempt after `attempts` (QUEUE.md: from 1 s, doubling, capped at 1 h, jitter never below). */
+/** The backoff before the next attempt after `attempts` (docs/queue.md: from 1 s, doubling, capped at 1 h, jitter never below). */
 function backoffRange(attempts: number): [number, number] {
   const base = BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1);
   return [Math.min(BACKOFF_CAP_MS, Math.max(BACKOFF_BASE_MS, base)), Math.min(BACKOFF_CAP_MS, base * (1 + BACKOFF_JITTER))];
@@ -734,7 +734,7 @@ class Run {
   }
 }
 
-describe("the queue against a model of QUEUE.md", () => {
+describe("the queue against a model of docs/queue.md", () => {
   it(`random sequences of enqueue, claim-next, claim, renew, release, cancel and retry (${RUNS} runs of up to ${MAX_STEPS} steps)`, async () => {
     const tally: Record<string, number> = {};
     const outcomes: Record<string, number> = {};

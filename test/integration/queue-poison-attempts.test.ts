@@ -1,4 +1,4 @@
-// The attempts guard (QUEUE.md): a job with maxAttempts 3 whose worker process
+// The attempts guard (docs/queue.md): a job with maxAttempts 3 whose worker process
 // is SIGKILLed every time it runs it is dead-lettered after exactly 3
 // deliveries, whichever path reclaims it: claim by id, claim-next steals, or
 // the sweeper's re-queues then claim-next (the sweeper dead-letters a held job

@@ -1,4 +1,4 @@
-// A release's `result` and `error`, and a renew's `progress` (QUEUE.md): written
+// A release's `result` and `error`, and a renew's `progress` (docs/queue.md): written
 // in the same write as the status change (or the lease extension), never by a
 // refused call, and refused with a 400 (nothing written) when too large.
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Retention (QUEUE.md, "Periodic jobs and retention"): the maintenance tick
+// Retention (docs/queue.md, "Periodic jobs and retention"): the maintenance tick
 // deletes done/cancelled rows finished more than PB_FLEET_KEEP_DONE ago and
 // failed rows finished more than PB_FLEET_KEEP_FAILED ago, in transactions of
 // at most RETENTION_BATCH rows per class, repeated within one tick until

@@ -1,4 +1,4 @@
-// Retries and the dead letter (QUEUE.md): a `retry` release puts the job back
+// Retries and the dead letter (docs/queue.md): a `retry` release puts the job back
 // after a growing backoff until max_attempts is used, then dead-letters it
 // with the worker's error; POST /api/fleet/retry brings it back. A job that
 // used its attempts and was abandoned is dead-lettered by the next claim-next

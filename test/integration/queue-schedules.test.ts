@@ -1,4 +1,4 @@
-// Periodic jobs (QUEUE.md, "Periodic jobs and retention"): each probe_schedules
+// Periodic jobs (docs/queue.md, "Periodic jobs and retention"): each probe_schedules
 // row due this minute is enqueued once per minute, whoever runs the tick: two
 // POST /api/fleet/maintenance calls, two PocketBase processes on one pb_data
 // (one after the other and at once), or PocketBase's own cron
@@ -30,7 +30,7 @@ interface ScheduleFields {
   priority?: number;
   max_attempts?: number;
   enabled: boolean;
-  /** Flow control (FLOW.md): "" or absent is the default queue and no group. */
+  /** Flow control (docs/flow-control.md): "" or absent is the default queue and no group. */
   queue?: string;
   group_key?: string;
 }
@@ -46,7 +46,7 @@ interface MaintenanceAnswer {
   countsRepaired: boolean | null;
   schedules: { enqueued: EnqueuedEntry[]; errors: string[] } | null;
   retention: { deleted: { done: number; failed: number }; errors: string[]; rolledBack: boolean };
-  /** Flow control's upkeep (FLOW.md); null: its transaction rolled back. */
+  /** Flow control's upkeep (docs/flow-control.md); null: its transaction rolled back. */
   flow: { notStarted: number; claims: number; parks: number } | null;
 }
 
@@ -97,7 +97,7 @@ async function disableSchedules(): Promise<void> {
 /**
  * One POST /api/fleet/maintenance: a full tick (200, both parts), or, with
  * mayRollBack, a tick a part of which lost to another process's transaction:
- * 503 { error } with the part that rolled back null (QUEUE.md). Never a 500.
+ * 503 { error } with the part that rolled back null (docs/queue.md). Never a 500.
  */
 async function tick(on: RequestOptions = opts, { mayRollBack = false } = {}): Promise<Tick> {
   const sent = Date.now();
@@ -229,7 +229,7 @@ describe("periodic jobs from probe_schedules (POST /api/fleet/maintenance)", () 
     expect(row.last_enqueued_for).toBe(job!.run_at);
   });
 
-  it("a schedule's queue and group_key are its jobs' (FLOW.md); without them, the default queue and no group", async () => {
+  it("a schedule's queue and group_key are its jobs' (docs/flow-control.md); without them, the default queue and no group", async () => {
     await roomInMinute(15_000);
     const key = randomKey("sched-flow");
     const queue = randomKey("sched-q").replace(/[^A-Za-z0-9_.:-]/g, "-");

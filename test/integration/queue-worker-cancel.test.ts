@@ -1,4 +1,4 @@
-// Cancelling a job a Worker is running, against the real server (QUEUE.md):
+// Cancelling a job a Worker is running, against the real server (docs/queue.md):
 // the cancel reaches the handler as its signal aborting at the holder's next
 // renew (refused), and the Worker then writes nothing: no release, no result,
 // no error. Progress the handler reported is stored by a successful renew, and

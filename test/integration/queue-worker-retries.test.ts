@@ -1,4 +1,4 @@
-// The Worker on the queue path against the real server (QUEUE.md): a handler
+// The Worker on the queue path against the real server (docs/queue.md): a handler
 // that throws is run again after the server's backoff until the job's
 // max_attempts is used, then the job is dead-lettered with the last error;
 // FleetClient.retry brings it back and the Worker runs it again. The handler

@@ -58,7 +58,7 @@ describe("renewAnswer", () => {
     expect(renewPatch({ kind: "refused" })).toBeNull();
   });
 
-  it("answers a timed-out holder with its reason (FLOW.md), writing nothing", () => {
+  it("answers a timed-out holder with its reason (docs/flow-control.md), writing nothing", () => {
     const decision: RenewDecision = { kind: "refused", reason: "timed_out" };
     expect(renewAnswer({ row: held("w1", LIVE), decision })).toEqual({ renewed: false, reason: "timed_out" });
     expect(renewPatch(decision)).toBeNull();
@@ -105,7 +105,7 @@ describe("queueJobView", () => {
       ...jobView(row), status: "claimed", version: 1,
       payload: { n: [1, "é"] }, priority: -3, run_at: formatPbDate(NOW - 1000), attempts: 3, max_attempts: 5,
       last_error: "e", dead_lettered_at: "", unique_key: "k", queue: "default", progress: { step: 2 },
-      // Flow control's (FLOW.md): no group, no timeout, so no deadline.
+      // Flow control's (docs/flow-control.md): no group, no timeout, so no deadline.
       group_key: "", timeout_seconds: 0, deadline: null,
     });
   });
@@ -125,7 +125,7 @@ describe("queueJobView", () => {
     expect(queueJobView(enqueued({ status: "claimed", claimed_at: claimedAt })).deadline).toBeNull();
   });
 
-  it("carries the row's queue, and reads a row's empty queue as the default queue (FLOW.md)", () => {
+  it("carries the row's queue, and reads a row's empty queue as the default queue (docs/flow-control.md)", () => {
     expect(queueJobView(enqueued({ queue: "emails" })).queue).toBe("emails");
     expect(queueJobView(enqueued({ queue: "" })).queue).toBe("default");
   });

@@ -1,4 +1,4 @@
-// The benchmark's flow phase (scripts/bench/flow.mjs, FLOW.md "Performance"):
+// The benchmark's flow phase (scripts/bench/flow.mjs, docs/flow-control.md "Performance"):
 // the shape and its flags (a bad value exits 2 before any server starts), the
 // ratios paired by repetition and their PASS/MISS against each figure's
 // target, the Targets rows, and the report's section.
@@ -19,7 +19,7 @@ const config = () => ({
 });
 
 describe("flowShape", () => {
-  it("takes the mode's config, with FLOW.md's targets and the default baseline revision", () => {
+  it("takes the mode's config, with docs/flow-control.md's targets and the default baseline revision", () => {
     const s = flowShape(config());
     expect(s.targets).toEqual({ isolation: 1.5, group: 3, common: 1.1 });
     expect(FLOW_TARGETS).toEqual(s.targets);

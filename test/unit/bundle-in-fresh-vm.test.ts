@@ -108,7 +108,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
   /** The `job` object of pb-fleet's own answers (claim-next, cancel, retry): the reference's view plus the queue's fields. */
   function queueViewOf(row: StoredRow) {
     const { priority, run_at, attempts, max_attempts, last_error, dead_lettered_at, unique_key, group_key, timeout_seconds } = row;
-    // FLOW.md: a held attempt's deadline is its claim + timeout_seconds.
+    // docs/flow-control.md: a held attempt's deadline is its claim + timeout_seconds.
     const held = row.status === "claimed" || row.status === "running";
     const deadline = held && timeout_seconds > 0 && row.claimed_at !== ""
       ? pbDate(Date.parse(row.claimed_at.replace(" ", "T")) + timeout_seconds * 1000)
@@ -1261,7 +1261,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
           countsRepaired: false,
           schedules: { enqueued: [], errors: [] },
           retention: { deleted: { done: 1, failed: 1 }, events: 0, errors: [], batches: 1, drained: true, rolledBack: false },
-          // Flow control's upkeep (FLOW.md): nothing to do here.
+          // Flow control's upkeep (docs/flow-control.md): nothing to do here.
           flow: { notStarted: 0, claims: 0, parks: 0 },
         },
       });
@@ -1283,7 +1283,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
     });
   });
 
-  describe("flow control (FLOW.md): /api/fleet/flow and the limits on every path", () => {
+  describe("flow control (docs/flow-control.md): /api/fleet/flow and the limits on every path", () => {
     const getFlow = (query: Record<string, string> = {}, caller: Caller = "superuser") =>
       fake.runRoute(route("/api/fleet/flow", "GET"), db, { query, caller });
     const setFlow = (body: unknown, caller: Caller = "superuser") => fake.runRoute(route("/api/fleet/flow", "POST"), db, { body, caller });

@@ -115,7 +115,7 @@ describe("claimNext (the claim-next transaction's logic)", () => {
   });
 });
 
-describe("claimNext with queues (FLOW.md, claim-next's `queue`)", () => {
+describe("claimNext with queues (docs/flow-control.md, claim-next's `queue`)", () => {
   function rows() {
     return memoryBatch([
       row({ id: "e1", queue: "emails", created: at(1) }),
@@ -215,7 +215,7 @@ describe("duePending (pending rows, level by level)", () => {
   });
 });
 
-/** The claim order (QUEUE.md; created before enqueue_index: one call's rows share a due time and have non-decreasing created), written out on its own. */
+/** The claim order (docs/queue.md; created before enqueue_index: one call's rows share a due time and have non-decreasing created), written out on its own. */
 function claimOrder(a: JobRow, b: JobRow): number {
   if (a.priority !== b.priority) return b.priority - a.priority;
   if (a.run_at !== b.run_at) return a.run_at < b.run_at ? -1 : 1;

@@ -1,4 +1,4 @@
-// FleetClient's side of flow control (FLOW.md "The client") over a fake fetch:
+// FleetClient's side of flow control (docs/flow-control.md "The client") over a fake fetch:
 // enqueue's queue, group, timeoutSeconds and startWithinSeconds (checked
 // before any request, sent in the wire item), setFlow/getFlow (the request's
 // checks and shape, the answer's check), renew and heartbeat answers with

@@ -31,7 +31,7 @@ describe("enqueueJobs", () => {
     expect(new Set(answer.map((j) => j.id)).size).toBe(3);
   });
 
-  it("writes each item's group, timeout and start_by (FLOW.md)", () => {
+  it("writes each item's group, timeout and start_by (docs/flow-control.md)", () => {
     const batch = memoryBatch();
     const startBy = formatPbDate(NOW + 90_000);
     enqueueJobs(batch, [item("g", { groupKey: "host-a", timeoutSeconds: 45, startBy }), item("plain")]);

@@ -1,5 +1,5 @@
 /**
- * Flow control's pure rules (FLOW.md): POST /api/fleet/flow's validation, a
+ * Flow control's pure rules (docs/flow-control.md): POST /api/fleet/flow's validation, a
  * scope's settings as answered, the claim, renew and release decisions with
  * flow control, the timeout and start_by patches, the new enqueue and release
  * fields, and (over the in-memory batch, whose SQL the fake PocketBase
@@ -266,7 +266,7 @@ describe("decideClaim with a flow check", () => {
     expect(flow.calls).toBe(0);
   });
 
-  it("dead-letters a job out of attempts before any flow reason (as QUEUE.md, no reason)", () => {
+  it("dead-letters a job out of attempts before any flow reason (as docs/queue.md, no reason)", () => {
     const flow = check("paused");
     const spent = enqueued({ attempts: 3, max_attempts: 3 });
     expect(claim(spent, flow)).toEqual({ kind: "give_up", patch: deadLetterPatch(spent, NOW, MAX_ATTEMPTS_ERROR) });
@@ -324,7 +324,7 @@ describe("decideClaim with a flow check", () => {
 
 // ---- renews -------------------------------------------------------------------------------
 
-describe("decideRenew and the deadline (FLOW.md \"Timeouts\")", () => {
+describe("decideRenew and the deadline (docs/flow-control.md \"Timeouts\")", () => {
   const renew = (fields: { workerId?: string; leaseToken?: string; leaseSeconds?: unknown } = {}) =>
     ({ workerId: "w1", leaseToken: undefined, leaseSeconds: 60, ...fields });
   /** Held by w1 under tok-current, claimed `claimedAgoMs` ago with a `timeout` s timeout. */

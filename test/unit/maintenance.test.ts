@@ -36,7 +36,7 @@ describe("enqueueDueSchedules", () => {
     expect(batch.schedules.get("s-nightly")!.last_enqueued_for).toBe(formatPbDate(minuteStart(NOW)));
   });
 
-  it("enqueues into the schedule's queue and group (FLOW.md), the default queue when its queue is empty", () => {
+  it("enqueues into the schedule's queue and group (docs/flow-control.md), the default queue when its queue is empty", () => {
     const batch = memoryBatch([], {
       schedules: [schedule("a-grouped", { queue: "emails", group_key: "host-a" }), schedule("b-plain")],
     });

@@ -349,7 +349,7 @@ const WORKERS_STEP = "1764461101_created_fleet_workers.js";
 const FINISHED_INDEX = "CREATE INDEX `idx_probe_jobs_finished` ON `probe_jobs` (`status`, `finished_at`) WHERE " + FINISHED_SQL;
 const ORPHANED_INDEX =
   "CREATE INDEX `idx_probe_jobs_orphaned` ON `probe_jobs` (`consecutive_orphan_count`) WHERE " + ORPHANED_SQL;
-/** Flow control's (FLOW.md): a group's held and due counts, and the tick's start_by failures. */
+/** Flow control's (docs/flow-control.md): a group's held and due counts, and the tick's start_by failures. */
 const GROUP_INDEX = "CREATE INDEX `idx_probe_jobs_group` ON `probe_jobs` (`group_key`, `status`, `lease_expires_at`) WHERE group_key != ''";
 const START_BY_INDEX = "CREATE INDEX `idx_probe_jobs_start_by` ON `probe_jobs` (`status`, `start_by`) WHERE start_by != ''";
 const PENDING_GROUP_INDEX =
@@ -393,7 +393,7 @@ describe("the migrations of both PocketBase lines", () => {
       expect(jobs.fields[name]).toEqual({ type: "number", required: false, min: 0, max: null, onlyInt: true });
     }
     for (const name of ["last_error", "unique_key", "queue", "group_key"]) expect(jobs.fields[name]).toEqual(TEXT(false));
-    // Flow control's (FLOW.md): 0 is no timeout, an empty start_by none.
+    // Flow control's (docs/flow-control.md): 0 is no timeout, an empty start_by none.
     expect(jobs.fields["timeout_seconds"]).toEqual(COUNT);
     expect(jobs.fields["start_by"]).toEqual({ type: "date", required: false });
     for (const name of ["payload", "progress"]) expect(jobs.fields[name]).toEqual({ type: "json", required: false, maxSize: 2000000 });
@@ -435,7 +435,7 @@ describe("the migrations of both PocketBase lines", () => {
       max_attempts: { type: "number", required: false, min: 0, max: null, onlyInt: true },
       enabled: { type: "bool", required: false },
       last_enqueued_for: { type: "date", required: false },
-      // FLOW.md: a schedule's queue and group ("": the default queue, no group).
+      // docs/flow-control.md: a schedule's queue and group ("": the default queue, no group).
       queue: TEXT(false),
       group_key: TEXT(false),
     });

@@ -96,7 +96,7 @@ describe("prefixUpperBound", () => {
 /** The filter form of a prefix (claim-next's level queries): `+probe_key` keeps SQLite on the claim-order index. */
 const FILTER_RANGE = "+probe_key >= {:prefix} AND +probe_key < {:prefixEnd}";
 
-/** A pending row that may still be started (FLOW.md: start_by guards the first start only). */
+/** A pending row that may still be started (docs/flow-control.md: start_by guards the first start only). */
 const STARTABLE = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
 
 describe("pendingDueWhere", () => {
@@ -143,7 +143,7 @@ describe("topPriorityQuery", () => {
   });
 });
 
-describe("named queues in the claim queries (FLOW.md)", () => {
+describe("named queues in the claim queries (docs/flow-control.md)", () => {
   const DUE = `status = 'pending' AND priority = {:priority} AND run_at <= {:now} AND ${STARTABLE}`;
 
   it("storedQueueValues asks for a row's \"\" too where the default queue is asked for", () => {
@@ -189,7 +189,7 @@ describe("named queues in the claim queries (FLOW.md)", () => {
     expectPlaceholdersBound(prefixed);
   });
 
-  it("leaves out the scopes flow control holds back (FLOW.md), each name bound; the default queue's \"\" too", () => {
+  it("leaves out the scopes flow control holds back (docs/flow-control.md), each name bound; the default queue's \"\" too", () => {
     const held = { queues: ["default", "emails"], groups: ["host-a"] };
     expect(pendingDueWhere(2, NOW, "", "filter", undefined, held)).toEqual({
       sql: `${DUE} AND queue NOT IN ({:heldQueue0}, {:heldQueue1}, {:heldQueue2}) AND group_key NOT IN ({:heldGroup0})`,

@@ -5,7 +5,7 @@ import {
   MAX_ENQUEUE_JOBS, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MIN_PRIORITY, retryBackoffMs,
 } from "../../src/lib/queue";
 
-describe("the queue's limits (QUEUE.md)", () => {
+describe("the queue's limits (docs/queue.md)", () => {
   it("are the documented ones", () => {
     expect([MAX_ENQUEUE_JOBS, MAX_PAYLOAD_BYTES, MAX_PROGRESS_BYTES]).toEqual([1000, 1_048_576, 4096]);
     expect([MIN_PRIORITY, MAX_PRIORITY, MAX_MAX_ATTEMPTS, DEFAULT_MAX_ATTEMPTS]).toEqual([-1000, 1000, 1000, 25]);

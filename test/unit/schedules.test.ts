@@ -64,7 +64,7 @@ describe("decideScheduleTick", () => {
       kind: "enqueue",
       item: {
         probeKey: "probe-a",
-        // An empty queue column: the default queue (FLOW.md); no group, and a schedule sets no timeout or start_by.
+        // An empty queue column: the default queue (docs/flow-control.md); no group, and a schedule sets no timeout or start_by.
         queue: "default",
         groupKey: "",
         timeoutSeconds: 0,
@@ -79,7 +79,7 @@ describe("decideScheduleTick", () => {
     });
   });
 
-  it("enqueues into the row's queue and group (FLOW.md)", () => {
+  it("enqueues into the row's queue and group (docs/flow-control.md)", () => {
     expect(decideScheduleTick(row({ queue: "emails", group_key: "host-a.example" }), AT_TICK)).toMatchObject({
       kind: "enqueue",
       item: { queue: "emails", groupKey: "host-a.example", timeoutSeconds: 0, startBy: "" },

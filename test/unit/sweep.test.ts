@@ -141,7 +141,7 @@ describe("sweepExpired", () => {
     expect(batch.row("live").status).toBe("claimed");
   });
 
-  it("writes the timeout of a held job past its deadline (FLOW.md): a failed attempt, counted apart, the orphan count kept", () => {
+  it("writes the timeout of a held job past its deadline (docs/flow-control.md): a failed attempt, counted apart, the orphan count kept", () => {
     // Claimed 60 s ago with a 30 s timeout: its lease ended at the deadline.
     const claimedAt = formatPbDate(NOW - 60_000);
     const deadline = formatPbDate(NOW - 30_000);

@@ -327,7 +327,7 @@ describe("decideRelease", () => {
   });
 });
 
-describe("decideClaim: attempts (QUEUE.md)", () => {
+describe("decideClaim: attempts (docs/queue.md)", () => {
   const rule = { kind: "count_orphans", cap: 3 } as const;
   const deadLetter = (before: ReturnType<typeof row>) => ({
     status: "failed",
@@ -446,7 +446,7 @@ describe("decideRenew: progress", () => {
   });
 });
 
-describe("decideRelease: result, error and retry (QUEUE.md)", () => {
+describe("decideRelease: result, error and retry (docs/queue.md)", () => {
   const release = (target: ReleaseTarget, extra: { result?: unknown; error?: string; jitter?: number; leaseToken?: string; workerId?: string } = {}) =>
     ({ workerId: "w1", leaseToken: undefined, target, ...extra });
 
@@ -566,7 +566,7 @@ describe("retryJobPatch", () => {
     expect(patch).toEqual({
       status: "pending", run_at: formatPbDate(NOW), attempts: 0, finished_at: "", dead_lettered_at: "", claimed_by: "",
       lease_token: "", consecutive_orphan_count: 0, progress: null, version: 9,
-      // start_by guards the first start only (FLOW.md): a retried job starts afresh.
+      // start_by guards the first start only (docs/flow-control.md): a retried job starts afresh.
       start_by: "",
     });
     expect(patch).not.toHaveProperty("last_error");

@@ -204,7 +204,7 @@ describe("validateClaimNextRequest", () => {
     });
   });
 
-  describe("queue (FLOW.md: a name or an array of 1 to 16 names)", () => {
+  describe("queue (docs/flow-control.md: a name or an array of 1 to 16 names)", () => {
     const NAME_ERROR = /^queue must be a queue name or an array of them \(a queue name is 1 to 64 letters/;
     const COUNT_ERROR = `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
     const queues = (queue: unknown) => validateClaimNextRequest({ workerId: "w", queue });
@@ -380,7 +380,7 @@ describe("validateEnqueueRequest", () => {
       ok: true,
       value: [{
         probeKey: "p", queue: DEFAULT_QUEUE, payload: null, runAt: formatPbDate(T), priority: 0, maxAttempts: 25, uniqueKey: "",
-        // FLOW.md: no group, no timeout, no start_by.
+        // docs/flow-control.md: no group, no timeout, no start_by.
         groupKey: "", timeoutSeconds: 0, startBy: "",
       }],
     });
@@ -489,7 +489,7 @@ describe("validateEnqueueRequest", () => {
     expect(!answer.ok && answer.error).toMatch(RUN_AT_ERROR);
   });
 
-  describe("queue (FLOW.md: absent or null is the default queue; any other value must be a name)", () => {
+  describe("queue (docs/flow-control.md: absent or null is the default queue; any other value must be a name)", () => {
     const QUEUE_ERROR = /^jobs\[0\]: queue must be a queue name \(a queue name is 1 to 64 letters, digits and _ \. : -, starting with a letter or digit\)$/;
 
     it.each<[string, Record<string, unknown>, string]>([
@@ -503,7 +503,7 @@ describe("validateEnqueueRequest", () => {
     });
 
     it.each<[string, unknown]>([
-      ['"" (not the default queue: a 400, as FLOW.md says)', ""],
+      ['"" (not the default queue: a 400, as docs/flow-control.md says)', ""],
       ["a name with a space", "my queue"],
       ["a name starting with a dash", "-q"],
       ["a name of 65 characters", "q".repeat(65)],

@@ -1,4 +1,4 @@
-// The Worker's side of flow control (FLOW.md "The client"): `handlers` per
+// The Worker's side of flow control (docs/flow-control.md "The client"): `handlers` per
 // queue (claim-next's `queue`, each job run by its queue's handler, the
 // constructor's checks), timeouts (the handler's signal aborted at deadline −
 // min(2 s, timeout / 10) with a JobTimeoutError, one `retry` release while
@@ -7,7 +7,7 @@
 // released with rateLimitedFor.
 //
 // The server here is FlowFleet, a small FleetApi of its own that keeps the
-// FLOW.md rules the Worker relies on: claim-next filters by queue and gives a
+// docs/flow-control.md rules the Worker relies on: claim-next filters by queue and gives a
 // job with timeout_seconds a deadline (its claim + the timeout) that clamps
 // every lease; a renew at or past the deadline answers reason "timed_out";
 // a release needs the holder, its token and a live lease.

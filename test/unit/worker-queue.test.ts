@@ -1,4 +1,4 @@
-// The Worker on a server with the queue (QUEUE.md; its claim answers carry
+// The Worker on a server with the queue (docs/queue.md; its claim answers carry
 // `attempts`): the handler's context (payload, attempt, maxAttempts, signal,
 // progress), one release carrying the outcome (done with the result, retry with
 // the error, failed for a PermanentJobError), progress riding on the renews (its timing: worker-progress-flush.test.ts),

@@ -6,7 +6,7 @@
 // SIGKILLed and started again; PocketBase SIGKILLed and restarted on the same
 // pb_data); and the end-state checks both soaks make.
 //
-// The jobs are the queue's (QUEUE.md): enqueued through POST /api/fleet/enqueue
+// The jobs are the queue's (docs/queue.md): enqueued through POST /api/fleet/enqueue
 // with max_attempts MAX_ATTEMPTS, so the Workers report on the queue path, the
 // result in the done release itself. So no job ends `done` without its result,
 // not even one whose worker was SIGKILLed right after its release (the window

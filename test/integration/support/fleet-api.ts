@@ -112,7 +112,7 @@ export function futureDate(msAhead = 60_000): string {
   return formatPbDate(Date.now() + msAhead);
 }
 
-// ---- the queue (QUEUE.md) ----------------------------------------------------------------
+// ---- the queue (docs/queue.md) ----------------------------------------------------------------
 
 /** A probe_jobs row with the queue's fields (the queue migrations are applied on the server under test). */
 export interface QueueJobRecord extends JobRecord {
@@ -126,7 +126,7 @@ export interface QueueJobRecord extends JobRecord {
   unique_key: string;
   progress: unknown;
   enqueue_index: number;
-  // Flow control's fields (FLOW.md).
+  // Flow control's fields (docs/flow-control.md).
   queue: string;
   group_key: string;
   timeout_seconds: number;

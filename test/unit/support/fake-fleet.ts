@@ -6,7 +6,7 @@
  * is done here, with the same lib predicates. Every call is logged in order so
  * tests can check what was sent when.
  *
- * By default it is a server with the queue (QUEUE.md): claim-next answers the
+ * By default it is a server with the queue (docs/queue.md): claim-next answers the
  * queue's job view (payload, attempts, ...), renew stores progress, release
  * takes result/error and "retry", and it has the batch calls heartbeat and
  * complete. `queue = false` makes it a server from before the queue: the

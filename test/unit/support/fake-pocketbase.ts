@@ -121,7 +121,7 @@ export interface StoredRow {
   enqueue_index: number;
   /** The job's queue as stored: "default" after the migration's backfill; "" on a row written around enqueue and the create hook. */
   queue: string;
-  // Flow control's fields (FLOW.md), as the migration adds them: "" / 0 when unset.
+  // Flow control's fields (docs/flow-control.md), as the migration adds them: "" / 0 when unset.
   group_key: string;
   timeout_seconds: number;
   start_by: string;
@@ -147,13 +147,13 @@ export interface StoredSchedule {
   max_attempts: number;
   enabled: boolean;
   last_enqueued_for: string;
-  /** Flow control's columns (FLOW.md): "" when unset. */
+  /** Flow control's columns (docs/flow-control.md): "" when unset. */
   queue: string;
   group_key: string;
 }
 
 /**
- * A probe_flow row as stored (FLOW.md: one per scope). Written only through
+ * A probe_flow row as stored (docs/flow-control.md: one per scope). Written only through
  * the raw statements of src/lib/flow.ts here; a column such an INSERT does not
  * name takes the collection's default (0, "").
  */
@@ -505,7 +505,7 @@ export function compareBy<R extends object>(order: readonly string[]): (a: R, b:
   };
 }
 
-/** The statuses of each retention class (QUEUE.md: done/cancelled under one keep, failed under the other). */
+/** The statuses of each retention class (docs/queue.md: done/cancelled under one keep, failed under the other). */
 const RETENTION_STATUSES: Record<RetentionClass, readonly string[]> = { done: ["done", "cancelled"], failed: ["failed"] };
 
 /** jobRowsQuery's text around its where clause and order: [before, between, after]. */
@@ -586,7 +586,7 @@ export function answerQuery(sql: string, params: Params, tables: SqlTables<SqlJo
   // The counts table is exact by construction (SQLite triggers): here it is the rows themselves.
   if (sql === statsQuery(0, 0).sql) return [answerStats(jobs, params)];
   if (sql === statsScanQuery(0, 0, prefix).sql) return [answerStats(jobs.filter((r) => inPrefix(r, params)), params)];
-  // One queue's figures (FLOW.md): its rows as stored ({:statsQueue0}, and "" after it for the default queue).
+  // One queue's figures (docs/flow-control.md): its rows as stored ({:statsQueue0}, and "" after it for the default queue).
   const statsQueues = boundList(params, "statsQueue");
   if (statsQueues.length > 0 && sql === statsScanQuery(0, 0, prefix, statsQueues[0]).sql) {
     return [answerStats(jobs.filter((r) => statsQueues.includes(r.queue) && inPrefix(r, params)), params)];
@@ -959,7 +959,7 @@ export class FakeDb {
   schedules = new Map<string, StoredSchedule>();
   /** probe_job_events, in insertion order. */
   events = new Map<string, StoredEvent>();
-  /** probe_flow (FLOW.md: a scope's settings), by id. */
+  /** probe_flow (docs/flow-control.md: a scope's settings), by id. */
   flow = new Map<string, StoredFlow>();
   /** probe_flow_claims (the rate window's log), in insertion order. */
   flowClaims: StoredFlowClaim[] = [];

@@ -28,7 +28,7 @@ export function row(overrides: Partial<JobRow> = {}): JobRow {
     reclaim_count: 2,
     consecutive_orphan_count: 1,
     lease_token: "",
-    // The queue's fields (QUEUE.md) as a bare record-API row has them once the
+    // The queue's fields (docs/queue.md) as a bare record-API row has them once the
     // create hook stamped it: due at its creation, no payload, no cap.
     payload: "",
     progress: "",
@@ -42,7 +42,7 @@ export function row(overrides: Partial<JobRow> = {}): JobRow {
     enqueue_index: 0,
     // As the migration backfilled it (a row written around enqueue and the create hook has "": tests say so).
     queue: "default",
-    // Flow control's fields (FLOW.md): no group, no timeout, no start_by, never claimed.
+    // Flow control's fields (docs/flow-control.md): no group, no timeout, no start_by, never claimed.
     group_key: "",
     timeout_seconds: 0,
     start_by: "",

@@ -24,7 +24,7 @@ MIN_LEASE_SECONDS = 1
 MAX_LEASE_SECONDS = 3600
 RESERVED_WORKER_ID = "pb-fleet-sweeper"
 RELEASE_TARGETS = ("done", "failed", "pending", "retry")
-# A timeout fires this long before the attempt's deadline at most (FLOW.md: deadline - min(2 s, timeout / 10)).
+# A timeout fires this long before the attempt's deadline at most (docs/flow-control.md: deadline - min(2 s, timeout / 10)).
 TIMEOUT_MARGIN_MAX_SECONDS = 2.0
 
 QUEUE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
