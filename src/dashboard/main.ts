@@ -102,9 +102,13 @@ class Outage {
     void this.checkUntilBack();
   }
 
-  /** Called when something succeeded: the outage is over. */
-  clear(): void {
-    if (this.since === null) return;
+  /**
+   * Called when something succeeded: the outage is over. A request sent
+   * before the outage was noticed (`startedAt`) proves nothing: a stopping
+   * server still answers what it had in hand.
+   */
+  clear(startedAt = Number.POSITIVE_INFINITY): void {
+    if (this.since === null || startedAt < this.since) return;
     this.since = null;
     byId("offline").hidden = true;
     document.body.classList.remove("stale");
@@ -320,6 +324,7 @@ class Board {
   private async read(topic: Topic): Promise<void> {
     if (this.stopped) return;
     const prefix = this.prefix;
+    const startedAt = Date.now();
     try {
       switch (topic) {
         case "stats": {
@@ -374,7 +379,7 @@ class Board {
           break;
         }
       }
-      this.outage.clear();
+      this.outage.clear(startedAt);
     } catch (err) {
       this.failed(isFailure(err) ? err : toFailure(err), topic);
     }
