@@ -17,6 +17,13 @@ const CREDENTIALS_FILE = "pb-fleet-admin.json";
 /** PocketBase's --publicDir: the dashboard the build writes to pb_public/fleet/ is served at /fleet/. */
 const PUBLIC_DIR = join(repoRoot, "pb_public");
 const BUILD_TIMEOUT_MS = 120_000;
+/**
+ * The build (esbuild, src/) is in a checkout of the repository only: an
+ * installed package (npm pack's files) ships the built bundles, the dashboard
+ * and openapi.json instead, and starts from those.
+ */
+const BUILD_SCRIPT = join(repoRoot, "esbuild.config.mjs");
+const FROM_SOURCE = existsSync(BUILD_SCRIPT);
 const GENERATED_ADMIN_EMAIL = "admin@pb-fleet.local";
 /**
  * PocketBase's JS runtime pool. Its default (25) is exhausted by 25 requests
@@ -98,9 +105,20 @@ function passwordBoundsProblem(line, password) {
   );
 }
 
+/** The fleet routes for the banner: the route table in a checkout, else the shipped openapi.json's paths. */
+async function routeList() {
+  if (FROM_SOURCE) return (await (await import("../esbuild.config.mjs")).routeTable()).ROUTES;
+  const { paths } = JSON.parse(readFileSync(join(repoRoot, "openapi.json"), "utf8"));
+  return Object.entries(paths).flatMap(([path, operations]) =>
+    Object.keys(operations)
+      .filter((method) => method === "get" || method === "post")
+      .map((method) => ({ method: method.toUpperCase(), path })),
+  );
+}
+
 function runBuild() {
   return new Promise((resolveBuild, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, "esbuild.config.mjs")], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
+    const child = spawn(process.execPath, [BUILD_SCRIPT], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
     const timer = setTimeout(() => child.kill("SIGKILL"), BUILD_TIMEOUT_MS);
     child.once("error", (error) => {
       clearTimeout(timer);
@@ -186,8 +204,12 @@ async function main() {
     exitWith(`port ${config.port} on ${config.host} is already in use (is another PocketBase running?). Stop it or choose another port, for example: PORT=${config.port === 8090 ? 8091 : config.port + 1} npm start`, 1);
   }
 
-  console.log("pb-fleet start: building the hooks bundles (node esbuild.config.mjs)");
-  await runBuild();
+  if (FROM_SOURCE) {
+    console.log("pb-fleet start: building the hooks bundles (node esbuild.config.mjs)");
+    await runBuild();
+  } else {
+    console.log(`pb-fleet start: using the package's built hooks bundles (${repoRoot} has no esbuild.config.mjs: an installed package)`);
+  }
 
   const binary = await ensurePocketBase({ version: config.version, log: (message) => console.log(message) });
   // POCKETBASE_BIN may be of the other line than PB_VERSION: its own line decides.
@@ -227,8 +249,7 @@ async function main() {
     throw error;
   }
 
-  const { ROUTES } = await (await import("../esbuild.config.mjs")).routeTable();
-  printBanner({ pb, version: binary.version, admin, routes: ROUTES });
+  printBanner({ pb, version: binary.version, admin, routes: await routeList() });
 
   let stopping = false;
   const shutdown = async (signal) => {
