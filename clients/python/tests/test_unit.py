@@ -1,15 +1,19 @@
-"""Pure pieces: option checks (before any request), batching, backoff, timeout arithmetic."""
+"""Pure pieces: option checks (before any request), batching, backoff, timeout arithmetic; and the
+Worker's threads against an in-memory server (FakeServer)."""
 from __future__ import annotations
 
+import asyncio
 import socket
+import threading
+import time
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set
 
 import pytest
 
 from pb_fleet import FleetClient, FleetHttpError, FleetNetworkError, FleetTimeoutError, Job, JobSignal, RateLimitedError, Worker
 from pb_fleet import _util as u
-from pb_fleet.client import Release, release_item
+from pb_fleet.client import ClaimedJob, HeartbeatLease, HeartbeatResult, Release, ReleaseResult, WorkerIdentity, release_item
 from pb_fleet.errors import is_transient
 
 
@@ -193,3 +197,251 @@ def test_job_signal() -> None:
     assert sig.is_set() and sig.wait(0) and sig.reason is first
     with pytest.raises(RuntimeError, match="first"):
         sig.raise_if_set()
+
+
+# ---- the Worker against an in-memory server (a FleetClient whose calls never leave the process) ----
+
+class FakeServer(FleetClient):
+    """claim_next hands out what ``offer`` queued; a lease token is live while it is the job's latest."""
+
+    def __init__(self, identity_id: Optional[str] = None) -> None:
+        super().__init__("http://127.0.0.1:1", token="t")
+        self.lock = threading.Lock()
+        self.offers: List[ClaimedJob] = []
+        self.tokens: Dict[str, str] = {}
+        self.refuse_renew: Set[str] = set()  # lease tokens a heartbeat refuses
+        self.renewed: List[str] = []  # lease tokens renewed, in order
+        self.releases: List[Release] = []
+        self.answers: List[ReleaseResult] = []
+        self.claim_calls = 0
+        self.claim_errors = 0
+        self.identity_id = identity_id
+
+    @property
+    def is_worker_identity(self) -> bool:
+        return self.identity_id is not None
+
+    def identity(self) -> Optional[WorkerIdentity]:
+        return None if self.identity_id is None else WorkerIdentity(self.identity_id, "w", [], False)
+
+    def offer(self, job_id: str, token: str, **view: Any) -> None:
+        with self.lock:
+            self.tokens[job_id] = token
+            self.offers.append(ClaimedJob({"id": job_id, "queue": "default", "attempts": 1, "max_attempts": 3, **view},
+                                          token))
+
+    def claim_next(self, worker_id: str, *, limit: int = 1, **kwargs: Any) -> List[ClaimedJob]:
+        with self.lock:
+            self.claim_calls += 1
+        try:
+            u.check_worker_id("claim_next", worker_id)
+        except ValueError:
+            with self.lock:
+                self.claim_errors += 1
+            raise
+        with self.lock:
+            out, self.offers = self.offers[:limit], self.offers[limit:]
+        return out
+
+    def heartbeat(self, worker_id: str, leases: Sequence[HeartbeatLease], **kwargs: Any) -> List[HeartbeatResult]:
+        out = []
+        with self.lock:
+            for lease in leases:
+                ok = self.tokens.get(lease.job_id) == lease.lease_token and lease.lease_token not in self.refuse_renew
+                if ok:
+                    self.renewed.append(str(lease.lease_token))
+                out.append(HeartbeatResult(lease.job_id, ok, reason=None if ok else "renew_refused"))
+        return out
+
+    def complete(self, worker_id: str, releases: Sequence[Release], **kwargs: Any) -> List[ReleaseResult]:
+        out = []
+        with self.lock:
+            for r in releases:
+                self.releases.append(r)
+                if self.tokens.get(r.job_id) != r.lease_token:
+                    out.append(ReleaseResult(r.job_id, False, reason="refused_stale_token"))
+                else:
+                    del self.tokens[r.job_id]
+                    out.append(ReleaseResult(r.job_id, True, job={"status": "pending" if r.status == "retry" else r.status}))
+            self.answers.extend(out)
+        return out
+
+
+def until(check: Callable[[], bool], timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.02)
+    return check()
+
+
+def fast_worker(server: FakeServer, handler: Callable[[Job], Any], **kwargs: Any) -> Worker:
+    return Worker(server, handler=handler, lease_seconds=1, poll_interval=0.02, max_poll_interval=0.05, **kwargs)
+
+
+@pytest.mark.parametrize("error", [SystemExit(3), KeyboardInterrupt(), asyncio.CancelledError()])
+def test_a_handler_raising_a_base_exception_is_released_and_keeps_its_slot(error: BaseException) -> None:
+    server = FakeServer()
+
+    def handler(job: Job) -> Any:
+        if job.id == "boom":
+            raise error
+        return {"ok": True}
+
+    worker = fast_worker(server, handler).start()
+    try:
+        server.offer("boom", "t1")
+        assert until(lambda: len(server.answers) == 1)
+        server.offer("next", "t2")  # the one slot still runs jobs
+        assert until(lambda: len(server.answers) == 2), "the slot thread died"
+    finally:
+        assert worker.stop(timeout=5), "stop() did not return"
+    boom, after = server.releases
+    assert boom.status == "retry" and type(error).__name__ in (boom.error or "")
+    assert after.status == "done" and all(a.released for a in server.answers)
+
+
+def test_a_job_re_handed_while_it_runs_reports_under_the_new_lease_token() -> None:
+    server = FakeServer()
+    go = threading.Event()
+    seen: List[str] = []
+
+    def handler(job: Job) -> Any:
+        go.wait(5)
+        seen.append(job.lease_token)
+        return "result"
+
+    worker = fast_worker(server, handler, concurrency=2).start()
+    try:
+        server.offer("j", "old")
+        assert until(lambda: worker.in_flight == 1)
+        server.offer("j", "new")  # the server saw the lease lapse first and handed the job to us again
+        assert until(lambda: not server.offers)
+        assert until(lambda: "new" in server.renewed)  # the running handler's lease is the new one now
+        go.set()
+        assert until(lambda: len(server.answers) == 1)
+    finally:
+        assert worker.stop(timeout=5)
+    assert server.releases[0].lease_token == "new" and server.answers[0].released, server.answers
+    assert seen == ["new"] and worker.in_flight == 0
+
+
+def test_a_new_claim_of_a_job_still_winding_down_waits_for_that_run_then_runs() -> None:
+    server = FakeServer()
+    first_may_end = threading.Event()
+    runs: List[str] = []
+    lost: List[str] = []
+
+    def handler(job: Job) -> Any:
+        runs.append(job.lease_token)
+        if job.lease_token == "t1":
+            first_may_end.wait(10)  # ignores its signal: winds down slowly
+            return "late"
+        return "second"
+
+    def on_event(name: str, fields: Dict[str, Any]) -> None:
+        if name == "lease_lost":
+            lost.append(fields["jobId"])
+
+    worker = fast_worker(server, handler, concurrency=2, on_event=on_event).start()
+    try:
+        server.offer("j", "t1")
+        assert until(lambda: runs == ["t1"])
+        with server.lock:
+            server.refuse_renew.add("t1")  # the lease is lost: the first run is now winding down
+        assert until(lambda: lost == ["j"])
+        server.offer("j", "t2")  # claimed again while the first handler has not returned
+        assert until(lambda: not server.offers)
+        assert until(lambda: server.renewed.count("t2") >= 2), "the waiting claim's lease is not renewed"
+        assert runs == ["t1"], "the new claim ran beside the earlier run"
+        assert worker.in_flight == 2
+        first_may_end.set()
+        assert until(lambda: runs == ["t1", "t2"]), "the new claim never ran"
+        assert until(lambda: any(a.released for a in server.answers))
+    finally:
+        first_may_end.set()
+        assert worker.stop(timeout=5)
+    done = [r for r, a in zip(server.releases, server.answers) if a.released]
+    assert [(r.lease_token, r.status, r.result) for r in done] == [("t2", "done", "second")]
+
+
+def test_a_waiting_claim_whose_signal_is_set_does_not_run() -> None:
+    server = FakeServer()
+    first_may_end = threading.Event()
+    runs: List[str] = []
+    lost: List[str] = []
+
+    def handler(job: Job) -> Any:
+        runs.append(job.lease_token)
+        first_may_end.wait(10)
+        return None
+
+    def on_event(name: str, fields: Dict[str, Any]) -> None:
+        if name == "lease_lost":
+            lost.append(fields["jobId"])
+
+    worker = fast_worker(server, handler, concurrency=2, on_event=on_event).start()
+    try:
+        server.offer("j", "t1")
+        assert until(lambda: runs == ["t1"])
+        with server.lock:
+            server.refuse_renew.add("t1")
+        assert until(lambda: len(lost) == 1)
+        server.offer("j", "t2")
+        assert until(lambda: "t2" in server.renewed)
+        with server.lock:
+            server.refuse_renew.add("t2")  # the waiting claim's lease is lost too
+        assert until(lambda: len(lost) == 2)
+        first_may_end.set()
+        assert until(lambda: worker.in_flight == 0)
+    finally:
+        first_may_end.set()
+        assert worker.stop(timeout=5)
+    assert runs == ["t1"]
+
+
+def test_start_after_stop_starts_nothing() -> None:
+    server = FakeServer()
+    worker = fast_worker(server, _handler)
+    worker.stop(wait=False)  # e.g. a SIGTERM between install_sigterm_handler and start()
+    assert worker.start() is worker
+    assert worker.wait(5)
+    time.sleep(0.2)
+    assert server.claim_calls == 0 and not worker.running
+    assert not [t for t in threading.enumerate() if t.name.startswith("pb-fleet-") and t.name != "pb-fleet-stop"]
+
+
+def test_a_composed_worker_id_over_256_bytes_stops_the_worker_with_an_error() -> None:
+    server = FakeServer(identity_id="r" * 15)
+    errors: List[Any] = []
+    worker = fast_worker(server, _handler, worker_id="x" * 250,
+                         on_event=lambda name, fields: errors.append(fields["error"]) if name == "error" else None)
+    worker.start()
+    assert worker.wait(5), "the Worker went on claiming with a workerId the server refuses"
+    assert server.claim_calls == 0
+    assert isinstance(worker.error, ValueError) and "256" in str(worker.error)
+    assert errors and errors[0] is worker.error
+
+
+@pytest.mark.parametrize("where", ["handler", "on_event"])
+def test_stop_called_on_a_workers_own_thread_does_not_deadlock(where: str) -> None:
+    server = FakeServer()
+    holder: List[Worker] = []
+    returned: List[bool] = []
+
+    def handler(job: Job) -> Any:
+        if where == "handler":
+            returned.append(holder[0].stop())
+        return "ok"
+
+    def on_event(name: str, fields: Dict[str, Any]) -> None:
+        if where == "on_event" and name == "claimed":
+            returned.append(holder[0].stop())
+
+    holder.append(fast_worker(server, handler, on_event=on_event))
+    holder[0].start()
+    server.offer("j", "t1")
+    assert holder[0].wait(5), "stop() from the Worker's own thread deadlocked"
+    assert returned == [False]
+    assert [r.status for r in server.releases] == ["done"]  # stop("finish"): the running job reported

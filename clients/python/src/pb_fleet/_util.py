@@ -107,13 +107,16 @@ def check_claim_queue(where: str, queue: object) -> Optional[List[str]]:
     raise TypeError(f"{where}: queue must be a queue name or a list of names (got {describe(queue)})")
 
 
+MAX_WORKER_ID_BYTES = 256  # the server's limit on a workerId (UTF-8)
+
+
 def check_worker_id(where: str, worker_id: object) -> str:
     if not isinstance(worker_id, str) or worker_id == "":
         raise TypeError(f"{where}: worker_id must be a non-empty string (got {describe(worker_id)})")
     if worker_id == RESERVED_WORKER_ID:
         raise ValueError(f"{where}: worker_id {RESERVED_WORKER_ID!r} is reserved for the server's sweeper")
-    if len(worker_id.encode("utf-8")) > 256:
-        raise ValueError(f"{where}: worker_id must be at most 256 bytes of UTF-8")
+    if len(worker_id.encode("utf-8")) > MAX_WORKER_ID_BYTES:
+        raise ValueError(f"{where}: worker_id must be at most {MAX_WORKER_ID_BYTES} bytes of UTF-8")
     return worker_id
 
 

@@ -138,6 +138,7 @@ def main(env: Optional[Mapping[str, str]] = None) -> int:
     except Exception as err:  # noqa: BLE001 - a sentence, not a traceback
         sys.stderr.write(f"pb_fleet.conformance: could not sign in: {err}\n")
         return 1
+    # A SIGTERM from here on is safe: before start() it makes start() a no-op, and wait() returns.
     install_sigterm_handler(worker, "finish")
     emit({"event": "ready", "workerId": worker.worker_id})
     worker.start()

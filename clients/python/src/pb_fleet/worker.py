@@ -10,7 +10,8 @@ Threads, all daemons, all started by start():
 - the clock: fires job timeouts and notices leases whose local end has come unrenewed (no I/O,
   so a slow heartbeat never delays a timeout);
 - the completer: gathers finished jobs' releases into ``complete`` calls of at most 100 items
-  (and 4 MiB), resends a call whose answer was lost, never drops a result.
+  (and 4 MiB), resends a call whose answer was lost or that failed transiently, for up to
+  ``report_retry`` (then gives it up: the lease lapses and the job runs again).
 
 Every buffer is bounded by ``concurrency``: a job holds one slot from its claim until its report
 has been answered, and queues at most one release.
@@ -26,10 +27,10 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from queue import Queue
 from types import FrameType
-from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Union
 
 from . import _util as u
 from .client import ClaimedJob, FleetClient, HeartbeatLease, HeartbeatResult, Release, ReleaseResult
@@ -121,7 +122,7 @@ class Job:
         problem = u.json_size_problem(value, u.MAX_PROGRESS_BYTES)
         if problem is not None:
             raise ValueError(f"job.progress(value): the value must be {problem}")
-        self._worker._record_progress(self.id, json.loads(u.json_text(value)))
+        self._worker._record_progress(self, json.loads(u.json_text(value)))
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, probe_key={self.probe_key!r}, queue={self.queue!r}, attempt={self.attempt})"
@@ -159,6 +160,8 @@ class _Active:
         self.lost = False
         self.timed_out: Optional[_Entry] = None
         self.stop_mode: Optional[str] = None
+        # A new claim of a job whose earlier run here is still winding down: that run, which must end first.
+        self.previous: Optional[_Active] = None
 
     @property
     def dropped(self) -> bool:
@@ -178,7 +181,8 @@ class Worker:
     claim and renew (1-3600, default 30), renewed every ``renew_every`` of it (default 1/3).
     ``poll_interval``/``max_poll_interval``: first and longest idle wait, seconds. ``report_retry``:
     how long a report that fails transiently is retried, seconds. ``on_event(name, fields)``: called on
-    the Worker's threads for claimed, lease_lost, released, retried, failed, error (keep it quick).
+    the Worker's threads for claimed, lease_lost, released, retried, failed, error (keep it quick;
+    ``stop()`` called from it does not wait, see there).
     """
 
     def __init__(self, client: FleetClient, *, handler: Optional[Handler] = None,
@@ -238,8 +242,10 @@ class Worker:
         self._report_retry = float(report_retry)
         self._on_event = on_event
 
-        self._cond = threading.Condition()
-        self._active: Dict[str, _Active] = {}
+        self._cond = threading.Condition()  # (an RLock: a stop() from a signal handler may land inside start())
+        # Every run held here, each in a slot: a job claimed again while its earlier run winds down has two.
+        self._entries: Set[_Active] = set()
+        self._active: Dict[str, _Active] = {}  # the latest run of each job id
         self._slots: "Queue[Optional[_Active]]" = Queue(maxsize=concurrency)
         self._completions: Deque[_Entry] = collections.deque()
         self._running = False
@@ -251,6 +257,7 @@ class Worker:
         self._claim_thread: Optional[threading.Thread] = None
         self._stopper: Optional[threading.Thread] = None
         self._started = False
+        self._error: Optional[BaseException] = None
 
     # ---- public ------------------------------------------------------------------------
 
@@ -262,26 +269,37 @@ class Worker:
     @property
     def in_flight(self) -> int:
         with self._cond:
-            return len(self._active)
+            return len(self._entries)
 
     @property
     def running(self) -> bool:
         return self._running
 
+    @property
+    def error(self) -> Optional[BaseException]:
+        """Why the Worker stopped on its own (e.g. a composed workerId over 256 bytes), or None."""
+        return self._error
+
     def start(self) -> "Worker":
-        if self._started:
-            raise RuntimeError("Worker: start() once per Worker")
-        self._started = True
-        self._running = True
-        targets: List[Any] = [(self._keeper_loop, "keeper"), (self._clock_loop, "clock"),
-                              (self._completer_loop, "completer")]
-        targets += [(self._slot_loop, f"slot-{i}") for i in range(self._concurrency)]
-        for target, name in targets:
-            thread = threading.Thread(target=target, name=f"pb-fleet-{name}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
-        self._claim_thread = threading.Thread(target=self._claim_loop, name="pb-fleet-claim", daemon=True)
-        self._claim_thread.start()
+        """Starts the Worker's threads. After ``stop()`` (e.g. a SIGTERM that came before it) it
+        starts nothing and returns: ``wait()`` returns once that stop is done."""
+        with self._cond:  # held while the threads start: the stopper sees all of them or none
+            if self._started:
+                raise RuntimeError("Worker: start() once per Worker")
+            self._started = True
+            self._running = True  # (before the check: a stop() landing from here on clears it)
+            if self._stop_mode is not None:
+                self._running = False
+                return self
+            targets: List[Any] = [(self._keeper_loop, "keeper"), (self._clock_loop, "clock"),
+                                  (self._completer_loop, "completer")]
+            targets += [(self._slot_loop, f"slot-{i}") for i in range(self._concurrency)]
+            for target, name in targets:
+                thread = threading.Thread(target=target, name=f"pb-fleet-{name}", daemon=True)
+                thread.start()
+                self._threads.append(thread)
+            self._claim_thread = threading.Thread(target=self._claim_loop, name="pb-fleet-claim", daemon=True)
+            self._claim_thread.start()
         return self
 
     def stop(self, mode: str = "finish", *, wait: bool = True, timeout: Optional[float] = None) -> bool:
@@ -290,7 +308,9 @@ class Worker:
         ``finish``: running jobs finish and report. ``release``: their signals are set and their jobs
         handed back to pending (the lease is shortened to 1 s, waited out, then released). ``abandon``:
         signals set, nothing written, leases lapse. ``wait=False`` returns at once (safe in a signal
-        handler); returns whether the Worker has stopped.
+        handler); returns whether the Worker has stopped. Called from one of the Worker's own threads
+        (a handler, an ``on_event`` callback) it never waits, whatever ``wait`` says: the Worker cannot
+        stop until that call has returned, so it returns False at once (``wait()`` elsewhere for the end).
         """
         if mode not in STOP_MODES:
             raise ValueError(f"Worker.stop: mode must be one of {', '.join(STOP_MODES)} (got {u.describe(mode)})")
@@ -302,9 +322,13 @@ class Worker:
                 self._stopper.start()
             self._cond.notify_all()
         self._wake.set()
-        if not wait:
+        if not wait or self._on_own_thread():
             return self._stopped.is_set()
         return self._stopped.wait(timeout)
+
+    def _on_own_thread(self) -> bool:
+        current = threading.current_thread()
+        return current in self._threads or current is self._claim_thread or current is self._stopper
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Waits until the Worker has stopped; True when it has."""
@@ -318,11 +342,11 @@ class Worker:
         empty_polls = 0
         while True:
             with self._cond:
-                while self._running and len(self._active) >= self._concurrency:
+                while self._running and len(self._entries) >= self._concurrency:
                     self._cond.wait()
                 if not self._running:
                     return
-                free = self._concurrency - len(self._active)
+                free = self._concurrency - len(self._entries)
             sent_at = time.monotonic()
             try:
                 held = self._client.claim_next(self._worker_id, limit=min(free, u.MAX_CLAIM_NEXT_LIMIT),
@@ -355,7 +379,17 @@ class Worker:
                 attempt += 1
                 continue
             if identity is not None:
-                self._worker_id = u.own_worker_id(identity.id, self._worker_id)
+                composed = u.own_worker_id(identity.id, self._worker_id)
+                size = len(composed.encode("utf-8"))
+                if size > u.MAX_WORKER_ID_BYTES:
+                    # Every claim would be refused: stop, with the reason, rather than retry forever.
+                    self._error = ValueError(
+                        f"Worker: the workerId it claims under, <record id>/<worker_id> = {composed[:40]!r}..., "
+                        f"is {size} bytes, over the server's {u.MAX_WORKER_ID_BYTES}: give a shorter worker_id")
+                    self._emit("error", {"op": "worker_id", "error": self._error})
+                    self.stop("finish", wait=False)
+                    return False
+                self._worker_id = composed
             return True
         return False
 
@@ -364,22 +398,26 @@ class Worker:
         job_id = held.job["id"]
         with self._cond:
             current = self._active.get(job_id)
-            if current is not None:
+            if current is not None and not current.dropped:
                 # The server handed us a job we still run (its clock saw our lease lapse first): the
-                # running handler carries on under the new lease. One whose run is winding down is
-                # left alone: its new lease lapses and the job comes back, never run twice at once.
-                if not current.dropped:
-                    current.job.lease_token = held.lease_token
-                    current.generation += 1
-                    fresh = _Active(current.job, sent_at, self._lease_seconds)
-                    current.lease_deadline, current.attempt_at = fresh.lease_deadline, fresh.attempt_at
-                    current.fire_at, current.timeout_seconds = fresh.fire_at, fresh.timeout_seconds
-                    current.renewing = False
-                    self._cond.notify_all()
+                # running handler carries on under the new lease.
+                current.job.lease_token = held.lease_token
+                current.generation += 1
+                fresh = _Active(current.job, sent_at, self._lease_seconds)
+                current.lease_deadline, current.attempt_at = fresh.lease_deadline, fresh.attempt_at
+                current.fire_at, current.timeout_seconds = fresh.fire_at, fresh.timeout_seconds
+                current.renewing = False
+                self._cond.notify_all()
                 return False
             active = _Active(Job(self, held, self._worker_id), sent_at, self._lease_seconds)
+            if current is not None and current in self._entries:
+                # An earlier run of it is winding down (lost, timed out, reporting): the new claim is
+                # the job to do again. It takes a slot and is renewed, but runs only once that run has
+                # ended (never beside it), as Node's worker does.
+                active.previous = current
+            self._entries.add(active)
             self._active[job_id] = active
-            self._slots.put_nowait(active)  # never full: queued + running <= len(active) <= concurrency
+            self._slots.put_nowait(active)  # never full: queued + running <= len(entries) <= concurrency
             self._cond.notify_all()
         self._emit("claimed", {"jobId": job_id, "attempt": active.job.attempt})
         return True
@@ -393,21 +431,31 @@ class Worker:
                 return
             try:
                 self._run(active)
-            except Exception as err:  # noqa: BLE001 - a bug here must not kill the slot
+            except BaseException as err:  # noqa: BLE001 - nothing may kill the slot (SystemExit included)
                 self._emit("error", {"op": "run", "jobId": active.job.id, "error": err})
             finally:
                 with self._cond:
+                    self._entries.discard(active)
                     if self._active.get(active.job.id) is active:
                         del self._active[active.job.id]
                     self._cond.notify_all()
 
     def _run(self, active: _Active) -> None:
         job = active.job
+        with self._cond:
+            # A new claim of a job whose earlier run is winding down waits for that run to end (its
+            # lease renewed meanwhile); its own signal set meanwhile (lost, timed out, stopping) ends the wait.
+            while active.previous is not None and active.previous in self._entries and not job.signal.is_set():
+                self._cond.wait()
+            active.previous = None
         outcome: Optional[Release] = None
         if not job.signal.is_set():
             outcome = self._outcome(job)
         with self._cond:
             active.settled = True
+            if outcome is not None:
+                # The lease the job holds now: a re-hand while the handler ran switched it to a new token.
+                outcome = replace(outcome, lease_token=job.lease_token)
             # A heartbeat on the wire may yet say the lease is gone.
             while active.renewing:
                 self._cond.wait()
@@ -428,14 +476,15 @@ class Worker:
     def _outcome(self, job: Job) -> Release:
         """Runs the handler; its return value or exception as the release that reports it."""
         handler = self._handler if self._handler is not None else self._handlers.get(job.queue)
-        token = job.lease_token
+        token = job.lease_token  # (a placeholder: _run puts the job's lease token at report time in)
         try:
             if handler is None:
                 raise RuntimeError(f"Worker: no handler for queue {job.queue!r} (handlers for {', '.join(self._handlers)})")
             value = handler(job)
         except RateLimitedError as err:
             return Release(job.id, "retry", token, error=_message(err), rate_limited_for=u.rate_limited_for(err.retry_after_seconds))
-        except Exception as err:  # noqa: BLE001 - any handler error is the job's outcome
+        except BaseException as err:  # noqa: BLE001 - any handler error is the job's outcome (SystemExit,
+            # KeyboardInterrupt, asyncio.CancelledError too: none may kill the slot thread).
             # A job with no attempt cap (max_attempts 0) fails at once: retried, it could run forever.
             permanent = isinstance(err, PermanentJobError) or job.max_attempts == 0
             return Release(job.id, "failed" if permanent else "retry", token, error=_message(err))
@@ -480,11 +529,11 @@ class Worker:
         except Exception as err:  # noqa: BLE001 - the lease lapses on its own; the sweep re-queues it
             self._emit("error", {"op": "hand_back", "jobId": job.id, "error": err})
 
-    def _record_progress(self, job_id: str, value: Any) -> None:
+    def _record_progress(self, job: Job, value: Any) -> None:
         with self._cond:
-            active = self._active.get(job_id)
-            if active is None or active.dropped:
-                return  # no renew will carry it
+            active = self._active.get(job.id)
+            if active is None or active.job is not job or active.dropped:
+                return  # no renew will carry it (or a later claim of the job holds the lease now)
             active.progress_value = value
             active.progress_seq += 1
             self._cond.notify_all()
@@ -500,7 +549,7 @@ class Worker:
                 if self._closing:
                     return
                 now = time.monotonic()
-                held = [a for a in self._active.values() if not a.dropped]
+                held = [a for a in self._entries if not a.dropped]
                 if not held:
                     next_tick, urgent_at = None, None
                     self._cond.wait()
@@ -571,6 +620,7 @@ class Worker:
             return
         active.lost = True
         active.job.signal.set(LeaseLostError(active.job.id, reason))
+        self._cond.notify_all()  # (a run waiting for an earlier one stops waiting)
         self._emit("lease_lost", {"jobId": active.job.id, "reason": reason})
 
     # ---- timeouts and local lease ends (the clock) -------------------------------------
@@ -580,7 +630,7 @@ class Worker:
             while not self._closing:
                 now = time.monotonic()
                 next_at = float("inf")
-                for active in list(self._active.values()):
+                for active in list(self._entries):
                     if active.dropped or active.stop_mode is not None:
                         continue
                     if active.fire_at is not None:
@@ -681,23 +731,26 @@ class Worker:
 
     def _stop_all(self) -> None:
         try:
-            if self._claim_thread is not None:
-                self._claim_thread.join()
+            with self._cond:  # start() holds it while it starts the threads: all of them, or none
+                claim_thread, threads = self._claim_thread, list(self._threads)
+            if claim_thread is not None:
+                claim_thread.join()
             mode = self._stop_mode
             with self._cond:
                 if mode != "finish":
-                    for active in self._active.values():
+                    for active in self._entries:
                         if active.settled or active.timed_out is not None:
                             continue
                         active.stop_mode = mode
                         active.job.signal.set(WorkerStoppingError(str(mode)))
-                while self._active:
+                    self._cond.notify_all()
+                while self._entries:
                     self._cond.wait()
                 self._closing = True
                 self._cond.notify_all()
             for _ in range(self._concurrency):
                 self._slots.put(None)
-            for thread in self._threads:
+            for thread in threads:
                 thread.join()
         finally:
             self._stopped.set()
@@ -732,7 +785,10 @@ def install_sigterm_handler(worker: Worker, mode: str = "finish",
 
 
 def _message(err: BaseException) -> str:
-    return u.fit_error(str(err) or type(err).__name__)
+    text = str(err)
+    if not isinstance(err, Exception):  # SystemExit(3) reads "3": name it
+        text = f"{type(err).__name__}: {text}" if text else ""
+    return u.fit_error(text or type(err).__name__)
 
 
 def _wire(release: Release) -> Dict[str, Any]:
