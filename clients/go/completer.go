@@ -153,6 +153,11 @@ func (c *completer) send(ctx context.Context, batch []*releaseRequest) {
 			c.send(ctx, batch[len(batch)/2:])
 			return
 		}
+		if tooLarge {
+			// A single item complete will not carry: once more as a plain release before giving up.
+			c.releaseAlone(ctx, batch[0], err)
+			return
+		}
 		if IsTransient(err) && time.Now().Before(giveUpAt) && ctx.Err() == nil {
 			wait := jitteredBackoff(attempt, 100*time.Millisecond, 5*time.Second)
 			c.log.Warn("pb-fleet: complete got no answer; sending it again", "items", len(batch), "attempt", attempt+1, "in", wait, "error", err)
@@ -166,6 +171,37 @@ func (c *completer) send(ctx context.Context, batch []*releaseRequest) {
 		for _, r := range batch {
 			r.reply <- releaseAnswer{err: err}
 		}
+		return
+	}
+}
+
+// releaseAlone sends one release as a plain POST /api/fleet/release (resent
+// for up to retryFor while it gets no answer); completeErr: why complete
+// could not carry it.
+func (c *completer) releaseAlone(ctx context.Context, r *releaseRequest, completeErr error) {
+	rel := Release{JobID: r.wire.JobID, Status: r.wire.Status, LeaseToken: r.wire.LeaseToken, Error: r.wire.Error, RateLimitedFor: r.wire.RateLimitedFor}
+	if r.wire.Result != nil {
+		rel.Result = r.wire.Result // json.RawMessage: sent as is
+	}
+	giveUpAt := time.Now().Add(c.retryFor)
+	for attempt := 0; ; attempt++ {
+		callCtx, cancel := context.WithTimeout(ctx, c.client.timeout+time.Duration(r.size/bodyBytesPerExtraSecond)*time.Second)
+		answer, err := c.client.Release(callCtx, c.workerID, rel)
+		cancel()
+		if err == nil {
+			r.reply <- releaseAnswer{result: answer}
+			return
+		}
+		if IsTransient(err) && time.Now().Before(giveUpAt) && ctx.Err() == nil {
+			wait := jitteredBackoff(attempt, 100*time.Millisecond, 5*time.Second)
+			c.log.Warn("pb-fleet: release got no answer; sending it again", "job", rel.JobID, "attempt", attempt+1, "in", wait, "error", err)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+			}
+			continue
+		}
+		r.reply <- releaseAnswer{err: fmt.Errorf("pb-fleet: complete could not carry the release (%v), then the release alone failed after %d attempt(s): %w", completeErr, attempt+1, err)}
 		return
 	}
 }

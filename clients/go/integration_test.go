@@ -1,3 +1,5 @@
+//go:build !unit
+
 package pbfleet
 
 // Integration tests against a real PocketBase: TestMain starts one through

@@ -2,6 +2,8 @@ package pbfleet
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +30,7 @@ type Job struct {
 	Queue          string
 	GroupKey       string
 	Payload        json.RawMessage // "null" when the job has none
-	Attempt        int             // this attempt, from 1
+	Attempt        int             // this attempt, from 1 (see Lease)
 	MaxAttempts    int             // 0: no cap
 	TimeoutSeconds int             // 0: none
 	WorkerID       string
@@ -36,6 +38,20 @@ type Job struct {
 	// Progress records any JSON (at most 4096 bytes), sent with the next
 	// heartbeat, within about a second. An error: not JSON, or too large.
 	Progress func(v any) error
+
+	mu *sync.Mutex // the Worker's: guards Attempt, TimeoutSeconds and LeaseToken
+}
+
+// Lease returns Attempt and LeaseToken as they are now. A fresh claim of the
+// job while its handler runs here (the server saw the lease lapse first)
+// moves the running handler onto the new lease and attempt, updating those
+// fields; a handler that reads them while it may be running should use Lease.
+func (j *Job) Lease() (attempt int, leaseToken string) {
+	if j.mu != nil {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+	}
+	return j.Attempt, j.LeaseToken
 }
 
 // StopMode says what Stop does with the running jobs.
@@ -44,9 +60,10 @@ type StopMode int
 const (
 	// StopFinish claims nothing more and lets running jobs finish and report.
 	StopFinish StopMode = iota
-	// StopRelease cancels running handlers (cause ErrWorkerStopping) and hands
-	// their jobs back to pending: the lease is shortened to the 1 s floor,
-	// waited out, then released to pending (it counts as a re-queue).
+	// StopRelease cancels running handlers (cause ErrWorkerStopping), keeps
+	// renewing their leases until each returns, and hands their jobs back to
+	// pending: the lease is shortened to the 1 s floor, waited out, then
+	// released to pending (it counts as a re-queue: reclaim_count).
 	StopRelease
 )
 
@@ -77,7 +94,7 @@ type WorkerOptions struct {
 	// queue the client may take. Not with Handlers.
 	Queue  string
 	Queues []string
-	// WorkerID is unique per live worker (default hostname-pid). With a
+	// WorkerID is unique per live worker (default hostname-pid-random). With a
 	// worker identity the Worker claims as "<record id>/<WorkerID>" (an ID
 	// that already is the record id, or begins with "<id>/", is kept).
 	WorkerID       string
@@ -161,13 +178,21 @@ func checkWorkerOptions(o WorkerOptions) (checkedOptions, error) {
 		c.ReportRetry = DefaultReportRetry
 	}
 	if c.WorkerID == "" {
-		host, _ := os.Hostname()
-		c.WorkerID = fmt.Sprintf("%s-%d", host, os.Getpid())
+		c.WorkerID = defaultWorkerID()
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return c, nil
+}
+
+// defaultWorkerID is hostname-pid-random: two containers with the same
+// hostname and PID 1 would otherwise share it.
+func defaultWorkerID() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
 }
 
 // identityWorkerID is the workerId a worker identity claims under: the
@@ -213,6 +238,7 @@ type activeJob struct {
 	attemptAt time.Time // the attempt's deadline (zero: none)
 	timeout   int       // its timeout_seconds
 	timer     *time.Timer
+	gen       uint64          // the lease generation: bumped when a fresh claim is adopted
 	progress  json.RawMessage // latest recorded, not yet stored
 	progressN uint64          // bumped per record, to tell a newer one from the one sent
 	renewing  chan struct{}   // closed when the heartbeat carrying this lease has answered
@@ -225,7 +251,13 @@ type activeJob struct {
 	ended     chan struct{}
 }
 
-func (j *activeJob) dropped() bool { return j.settled || j.lost || j.timedOut != nil || j.handBack }
+// leaseHeld: the run still holds its lease and renews it. A run being handed
+// back (StopRelease) does, until its handler returns: a handler slower than
+// the lease's rest would otherwise lose it while it still runs.
+func (j *activeJob) leaseHeld() bool { return !j.settled && !j.lost && j.timedOut == nil }
+
+// dropped: no timeout or stop is to act on the run any more.
+func (j *activeJob) dropped() bool { return !j.leaseHeld() || j.handBack }
 
 // NewWorker checks the options (an error names the one that is wrong) and builds a Worker.
 func NewWorker(client *Client, opts WorkerOptions) (*Worker, error) {
@@ -300,7 +332,9 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // Stop stops the Worker (see StopMode) and waits until Run has returned. A
-// StopRelease after a StopFinish cancels what still runs.
+// StopRelease after a StopFinish cancels what still runs. Never call Stop
+// from a handler: Run waits for that handler, so Stop would wait forever;
+// call StopNoWait there.
 func (w *Worker) Stop(mode StopMode) {
 	w.signalStop(mode)
 	w.mu.Lock()
@@ -310,6 +344,10 @@ func (w *Worker) Stop(mode StopMode) {
 		<-done
 	}
 }
+
+// StopNoWait is Stop without the wait: it returns at once (safe from inside
+// a handler); Run returns once every job has reported.
+func (w *Worker) StopNoWait(mode StopMode) { w.signalStop(mode) }
 
 func (w *Worker) signalStop(mode StopMode) {
 	w.mu.Lock()
@@ -347,8 +385,14 @@ func (w *Worker) resolveWorkerID(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		id, err := w.client.Identity(ctx)
 		if err == nil {
+			composed := identityWorkerID(id.ID, w.workerID)
+			if len(composed) > maxWorkerIDBytes {
+				// Every claim would be refused 400: say why instead of polling forever.
+				return argErr("Worker.Run", "the workerId %q (the identity's id %q, \"/\" and WorkerID) is %d bytes: at most %d; shorten WorkerID",
+					composed, id.ID, len(composed), maxWorkerIDBytes)
+			}
 			w.mu.Lock()
-			w.workerID = identityWorkerID(id.ID, w.workerID)
+			w.workerID = composed
 			w.mu.Unlock()
 			return nil
 		}
@@ -430,21 +474,24 @@ func (w *Worker) startJob(c ClaimedJob, sentAt time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	attemptAt, timeout := attemptDeadline(c.Job, sentAt)
+	attempt := max(c.Job.Attempts, 1)
 	previous := w.active[c.Job.ID]
-	if previous != nil && !previous.dropped() {
+	if previous != nil && previous.leaseHeld() {
+		// A new lease generation: answers to renewals of the old token are ignored.
+		previous.gen++
+		previous.renewing, previous.renewSoon = nil, false
 		previous.token = c.LeaseToken
 		previous.attemptAt, previous.timeout = attemptAt, timeout
 		previous.deadline = leaseEnd(sentAt.Add(w.lease), attemptAt)
-		w.armTimeout(previous)
+		previous.view.Attempt, previous.view.TimeoutSeconds, previous.view.LeaseToken = attempt, timeout, c.LeaseToken
+		if !previous.handBack {
+			w.armTimeout(previous)
+		}
 		return false
 	}
 	payload := c.Job.Payload
 	if len(payload) == 0 {
 		payload = json.RawMessage("null")
-	}
-	attempt := c.Job.Attempts
-	if attempt < 1 {
-		attempt = 1
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	j := &activeJob{
@@ -459,7 +506,7 @@ func (w *Worker) startJob(c ClaimedJob, sentAt time.Time) bool {
 	j.view = &Job{
 		ID: c.Job.ID, ProbeKey: c.Job.ProbeKey, Queue: queue, GroupKey: c.Job.GroupKey, Payload: payload,
 		Attempt: attempt, MaxAttempts: c.Job.MaxAttempts, TimeoutSeconds: timeout,
-		WorkerID: w.workerID, LeaseToken: c.LeaseToken,
+		WorkerID: w.workerID, LeaseToken: c.LeaseToken, mu: &w.mu,
 	}
 	j.view.Progress = func(v any) error { return w.recordProgress(j, v) }
 	w.active[c.Job.ID] = j
@@ -492,7 +539,8 @@ func (w *Worker) armTimeout(j *activeJob) {
 		return
 	}
 	at := j.attemptAt.Add(-timeoutMargin(j.timeout))
-	j.timer = time.AfterFunc(time.Until(at), func() { w.timeOut(j) })
+	gen := j.gen // an earlier timer's callback already running must not act on a re-claimed lease
+	j.timer = time.AfterFunc(time.Until(at), func() { w.timeOut(j, gen) })
 }
 
 func (w *Worker) stopTimer(j *activeJob) {
@@ -504,9 +552,9 @@ func (w *Worker) stopTimer(j *activeJob) {
 
 // timeOut cancels the handler and releases the job retry with the timeout's
 // error while the lease is still live; the handler's own outcome is ignored.
-func (w *Worker) timeOut(j *activeJob) {
+func (w *Worker) timeOut(j *activeJob, gen uint64) {
 	w.mu.Lock()
-	if j.dropped() || j.attemptAt.IsZero() {
+	if j.dropped() || j.attemptAt.IsZero() || j.gen != gen {
 		w.mu.Unlock()
 		return
 	}
@@ -528,7 +576,7 @@ func (w *Worker) recordProgress(j *activeJob, v any) error {
 		return fmt.Errorf("pbfleet: job.Progress: the value %v", err)
 	}
 	w.mu.Lock()
-	if !j.dropped() {
+	if j.leaseHeld() {
 		j.progress = raw
 		j.progressN++
 	}
@@ -550,7 +598,8 @@ func (w *Worker) runJob(j *activeJob) {
 	var result any
 	var herr error
 	w.mu.Lock()
-	skip := j.handBack
+	// While it waited its lease may have been lost or timed out (and released): then it must not run.
+	skip := j.handBack || j.lost || j.timedOut != nil
 	w.mu.Unlock()
 	if !skip {
 		result, herr = w.callHandler(j)
@@ -769,7 +818,7 @@ func (w *Worker) earliestLeaseEnd() time.Time {
 	defer w.mu.Unlock()
 	var earliest time.Time
 	for _, j := range w.active {
-		if !j.dropped() && (earliest.IsZero() || j.deadline.Before(earliest)) {
+		if j.leaseHeld() && (earliest.IsZero() || j.deadline.Before(earliest)) {
 			earliest = j.deadline
 		}
 	}
@@ -780,7 +829,7 @@ func (w *Worker) hasUnsentProgress() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, j := range w.active {
-		if !j.dropped() && j.progress != nil {
+		if j.leaseHeld() && j.progress != nil {
 			return true
 		}
 	}
@@ -792,7 +841,7 @@ func (w *Worker) expireLeases(now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, j := range w.active {
-		if !j.dropped() && !now.Before(j.deadline) {
+		if j.leaseHeld() && !now.Before(j.deadline) {
 			w.loseLease(j, "lease_expired")
 		}
 	}
@@ -800,6 +849,7 @@ func (w *Worker) expireLeases(now time.Time) {
 
 type renewal struct {
 	job       *activeJob
+	gen       uint64 // the lease generation it was sent for
 	progressN uint64
 	sent      bool // it carried progress
 }
@@ -813,11 +863,11 @@ func (w *Worker) heartbeat(ctx context.Context, which func(*activeJob) bool) boo
 	earliest := sentAt.Add(w.renewInterval())
 	done := make(chan struct{})
 	for _, j := range w.active {
-		if j.dropped() || !which(j) {
+		if !j.leaseHeld() || !which(j) {
 			continue
 		}
 		item := HeartbeatLease{JobID: j.view.ID, LeaseToken: j.token, Progress: j.progress}
-		sent = append(sent, renewal{job: j, progressN: j.progressN, sent: j.progress != nil})
+		sent = append(sent, renewal{job: j, gen: j.gen, progressN: j.progressN, sent: j.progress != nil})
 		leases = append(leases, item)
 		j.renewing, j.renewSoon = done, false
 		if j.deadline.Before(earliest) {
@@ -841,8 +891,8 @@ func (w *Worker) heartbeat(ctx context.Context, which func(*activeJob) bool) boo
 		if j.renewing == done {
 			j.renewing = nil
 		}
-		if j.lost || j.timedOut != nil || j.handBack {
-			continue
+		if j.lost || j.timedOut != nil || j.gen != r.gen {
+			continue // dropped, or a fresh claim replaced the lease it renewed
 		}
 		if i >= len(results) {
 			j.renewSoon = true // the deadline stays: never later than the server's
