@@ -10,7 +10,7 @@
 // page keeps working.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page, Route } from "playwright-core";
-import type { FlowRequest } from "../../src/lib/types";
+import type { FleetStats, FlowRequest } from "../../src/lib/types";
 import { randomKey } from "./support/fleet-api";
 import {
   expectLive, expectOnlyOwnOrigin, launchBrowser, openDashboard, readCount, signIn, startDashboardServer, type Dashboard, type DashboardServer,
@@ -197,10 +197,16 @@ describe("the dashboard's Queues card", () => {
     let answer: (route: Route) => Promise<void> = (route) => route.continue();
     await page.route(isFlow, (route) => answer(route));
     const pending = async () => readCount(page, "pending");
+    const serverPending = async () => {
+      const res = await api("GET", "/api/fleet/stats");
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return (res.body as FleetStats).counts.pending;
+    };
 
     // A 503: the card says so, keeps its last figures, and the counts stay live.
     answer = (route) => route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: "the transaction failed; try again" }) });
-    const before = await pending();
+    // From the server, not the page: the page may not show the last enqueue yet.
+    const before = await serverPending();
     await enqueue(q, 1);
     await expect.poll(() => error.textContent(), { timeout: 10_000 }).toMatch(
       /^Reading the queues failed \(HTTP 503\): the transaction failed; try again\. The figures shown are from \d\d:\d\d:\d\d\.$/,
