@@ -50,8 +50,12 @@ const REQUIRED = [
   "scripts/pocketbase/lines.mjs",
   "scripts/pocketbase/server.mjs",
 ];
-/** What no user needs: sources, tests, benchmarks, the build, the other clients, CI. */
-export const FORBIDDEN = [/^src\//, /^test\//, /^bench\//, /^scripts\/bench/, /^scripts\/build\//, /^clients\//, /^\.ci\//, /^docker/, /^esbuild\.config\.mjs$/, /^tsconfig/, /^vitest/, /^dist\/(?!client\/|lib\/)/, /^node_modules\//];
+/** What no user needs: sources, tests, benchmarks, the build, the other clients, CI, stale outputs (also test/unit/package-files.test.ts's list). */
+export const FORBIDDEN = [
+  /^src\//, /^test\//, /^bench\//, /^scripts\/bench/, /^scripts\/build\//, /^scripts\/(get-pocketbase|check-self-contained|package-check)\.mjs$/,
+  /^scripts\/pocketbase\/serve-for-tests\.mjs$/, /^clients\//, /^docs\//, /^examples\//, /^docker/, /^Dockerfile$/, /^\.ci\//,
+  /^esbuild\.config\.mjs$/, /^tsconfig/, /^vitest/, /^pb_data\//, /^dist\/(?!client\/|lib\/)/, /\.map$/, /^node_modules\//,
+];
 
 class CheckFailure extends Error {}
 

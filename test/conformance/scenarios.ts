@@ -36,6 +36,8 @@ interface Lane {
   /** A worker process of the client on this lane's queue. */
   worker(settings?: Partial<WorkerSettings>): WorkerProcess;
   rows(): Promise<QueueJobRecord[]>;
+  /** A lossy proxy in front of the server (closed when the test ends). */
+  proxy(drops: Record<string, number>): Promise<LossyProxy>;
 }
 
 const JOBS = "/api/collections/probe_jobs/records";
@@ -62,7 +64,7 @@ export function conformanceSuite(name: ClientName): void {
   }
 
   /** A test's own queue, identity and workers; its workers are killed (and its proxy closed) when the test ends. */
-  async function lane(scenario: string, ctx: TestContext): Promise<Lane & { proxy(drops: Record<string, number>): Promise<LossyProxy> }> {
+  async function lane(scenario: string, ctx: TestContext): Promise<Lane> {
     const started: WorkerProcess[] = [];
     const proxies: LossyProxy[] = [];
     ctx.onTestFinished(async () => {

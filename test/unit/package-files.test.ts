@@ -12,6 +12,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from "node:os";
 import { dirname, join, posix, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FORBIDDEN } from "../../scripts/package-check.mjs";
 
 const repoRoot = join(import.meta.dirname, "..", "..");
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -120,11 +121,7 @@ describe("the npm package's files", () => {
   });
 
   it("leaves out sources, tests, benchmarks, the build, other clients and stale build outputs", () => {
-    const unwanted = packed.filter((p) =>
-      [/^src\//, /^test\//, /^bench\//, /^scripts\/bench/, /^scripts\/build\//, /^scripts\/(get-pocketbase|check-self-contained|package-check)\.mjs$/,
-        /^scripts\/pocketbase\/serve-for-tests\.mjs$/, /^clients\//, /^docs\//, /^examples\//, /^docker/, /^\.ci\//, /^esbuild\.config\.mjs$/,
-        /^tsconfig/, /^vitest/, /^pb_data\//, /^dist\/(?!client\/|lib\/)/, /\.map$/, /^Dockerfile$/].some((re) => re.test(p)),
-    );
+    const unwanted = packed.filter((p) => FORBIDDEN.some((re) => re.test(p)));
     expect(unwanted).toEqual([]);
   });
 
