@@ -15,7 +15,7 @@
  * with `can_enqueue`).
  */
 import { WORKER_FIELDS, WORKERS_COLLECTION } from "../lib/identity.js";
-import { formatPbDate } from "../lib/lease.js";
+import { claimableRecordFilter, expiredLeaseRecordFilter } from "../lib/record-filters.js";
 import { DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/queue.js";
 import {
   CLAIM_REFUSALS,
@@ -1042,16 +1042,18 @@ export class FleetClient implements FleetApi {
     return asRecord("getJob", await this.#call("getJob", { method: "GET", path: this.#recordsPath(jobId) }, req));
   }
 
-  /** Claimable rows, oldest first: pending, or claimed/running with an expired lease (by this machine's clock). */
+  /**
+   * Claimable rows, oldest first: pending and due (run_at empty or come), or
+   * claimed/running with an expired lease (by this machine's clock). Flow
+   * control (paused queues, limits) is not judged.
+   */
   async listClaimable(opts: ListOptions = {}, req?: RequestOptions): Promise<JobRecord[]> {
-    const filter = `(status = "pending" || ((status = "claimed" || status = "running") && lease_expires_at < {:now}))`;
-    return this.#list("listClaimable", filter, "created", opts, req);
+    return this.#list("listClaimable", claimableRecordFilter(Date.now()), "created", opts, req);
   }
 
   /** claimed/running rows whose lease has expired (the sweeper's work), the longest-expired first. */
   async listExpiredLeases(opts: ListOptions = {}, req?: RequestOptions): Promise<JobRecord[]> {
-    const filter = `(status = "claimed" || status = "running") && lease_expires_at < {:now}`;
-    return this.#list("listExpiredLeases", filter, "lease_expires_at", opts, req);
+    return this.#list("listExpiredLeases", expiredLeaseRecordFilter(Date.now()), "lease_expires_at", opts, req);
   }
 
   /**
@@ -1093,12 +1095,7 @@ export class FleetClient implements FleetApi {
   async #list(op: string, filter: string, sort: string, opts: ListOptions, req?: RequestOptions): Promise<JobRecord[]> {
     const limit = Math.max(1, Math.min(opts.limit ?? 50, MAX_LIST_LIMIT));
     const prefix = opts.probeKeyPrefix ?? "";
-    // An empty lease_expires_at is "" and sorts before any date: it counts as
-    // expired, as the protocol says.
-    const expr = pbFilter(prefix ? `${filter} && probe_key ~ {:prefix}` : filter, {
-      now: formatPbDate(Date.now()),
-      prefix: likePrefix(prefix),
-    });
+    const expr = prefix ? pbFilter(`(${filter}) && probe_key ~ {:prefix}`, { prefix: likePrefix(prefix) }) : filter;
     const items = await this.#page(op, expr, sort, 1, limit, req);
     // SQLite's LIKE ignores ASCII case; the prefix is meant exactly.
     return prefix ? items.filter((r) => r.probe_key.startsWith(prefix)) : items;
