@@ -15,7 +15,7 @@
  * with `can_enqueue`).
  */
 import { WORKER_FIELDS, WORKERS_COLLECTION } from "../lib/identity.js";
-import { claimableRecordFilter, expiredLeaseRecordFilter } from "../lib/record-filters.js";
+import { claimableRecordFilter, expiredLeaseRecordFilter, JOBS_COLLECTION } from "../lib/record-filters.js";
 import { DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/queue.js";
 import {
   CLAIM_REFUSALS,
@@ -76,7 +76,8 @@ import {
   type EnqueueJob, type EnqueueOptions,
 } from "./queue-options.js";
 
-export const DEFAULT_COLLECTION = "probe_jobs";
+/** The jobs collection the server uses (no other can be chosen): JOBS_COLLECTION. */
+export const DEFAULT_COLLECTION = JOBS_COLLECTION;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**
@@ -141,8 +142,6 @@ export interface FleetClientOptions {
   worker?: WorkerCredentials;
   /** Per-request timeout, ms (default 10 000). Every call can override it. */
   timeoutMs?: number;
-  /** Collection name (default "probe_jobs"). */
-  collection?: string;
   /** fetch implementation (default: the global one); tests pass a fake. */
   fetch?: typeof fetch;
 }
@@ -333,7 +332,8 @@ interface HttpCall {
 export class FleetClient implements FleetApi {
   /** The server's base URL, without a trailing slash. */
   readonly url: string;
-  readonly collection: string;
+  /** The jobs collection: always the server's, JOBS_COLLECTION. */
+  readonly collection: typeof JOBS_COLLECTION = JOBS_COLLECTION;
   readonly timeoutMs: number;
   readonly #email: string | undefined;
   readonly #password: string | undefined;
@@ -371,8 +371,13 @@ export class FleetClient implements FleetApi {
       throw new TypeError("FleetClient: give admin/superuser `email` and `password`, an admin/superuser `token`, " +
         "or a worker identity's `worker: { identity, password }` or `worker: { token }`");
     }
+    // No longer an option: a JS caller may still pass it, and a list of another collection would show jobs the server never claims.
+    const collection: unknown = (opts as { collection?: unknown }).collection;
+    if (collection !== undefined && collection !== JOBS_COLLECTION) {
+      throw new TypeError(`FleetClient: the \`collection\` option is gone: the server always uses ${JOBS_COLLECTION}, ` +
+        `so ${JSON.stringify(collection)} would list jobs it never claims; remove the option`);
+    }
     this.url = opts.url.replace(/\/+$/, "");
-    this.collection = opts.collection ?? DEFAULT_COLLECTION;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#email = hasCredentials ? opts.email : undefined;
     this.#password = hasCredentials ? opts.password : undefined;
