@@ -15,7 +15,7 @@
  * with `can_enqueue`).
  */
 import { WORKER_FIELDS, WORKERS_COLLECTION } from "../lib/identity.js";
-import { formatPbDate } from "../lib/lease.js";
+import { claimableRecordFilter, expiredLeaseRecordFilter, JOBS_COLLECTION } from "../lib/record-filters.js";
 import { DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/queue.js";
 import {
   CLAIM_REFUSALS,
@@ -76,7 +76,8 @@ import {
   type EnqueueJob, type EnqueueOptions,
 } from "./queue-options.js";
 
-export const DEFAULT_COLLECTION = "probe_jobs";
+/** The jobs collection the server uses (no other can be chosen): JOBS_COLLECTION. */
+export const DEFAULT_COLLECTION = JOBS_COLLECTION;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**
@@ -141,8 +142,6 @@ export interface FleetClientOptions {
   worker?: WorkerCredentials;
   /** Per-request timeout, ms (default 10 000). Every call can override it. */
   timeoutMs?: number;
-  /** Collection name (default "probe_jobs"). */
-  collection?: string;
   /** fetch implementation (default: the global one); tests pass a fake. */
   fetch?: typeof fetch;
 }
@@ -333,7 +332,8 @@ interface HttpCall {
 export class FleetClient implements FleetApi {
   /** The server's base URL, without a trailing slash. */
   readonly url: string;
-  readonly collection: string;
+  /** The jobs collection: always the server's, JOBS_COLLECTION. */
+  readonly collection: typeof JOBS_COLLECTION = JOBS_COLLECTION;
   readonly timeoutMs: number;
   readonly #email: string | undefined;
   readonly #password: string | undefined;
@@ -371,8 +371,13 @@ export class FleetClient implements FleetApi {
       throw new TypeError("FleetClient: give admin/superuser `email` and `password`, an admin/superuser `token`, " +
         "or a worker identity's `worker: { identity, password }` or `worker: { token }`");
     }
+    // No longer an option: a JS caller may still pass it, and a list of another collection would show jobs the server never claims.
+    const collection: unknown = (opts as { collection?: unknown }).collection;
+    if (collection !== undefined && collection !== JOBS_COLLECTION) {
+      throw new TypeError(`FleetClient: the \`collection\` option is gone: the server always uses ${JOBS_COLLECTION}, ` +
+        `so ${JSON.stringify(collection)} would list jobs it never claims; remove the option`);
+    }
     this.url = opts.url.replace(/\/+$/, "");
-    this.collection = opts.collection ?? DEFAULT_COLLECTION;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#email = hasCredentials ? opts.email : undefined;
     this.#password = hasCredentials ? opts.password : undefined;
@@ -1042,16 +1047,18 @@ export class FleetClient implements FleetApi {
     return asRecord("getJob", await this.#call("getJob", { method: "GET", path: this.#recordsPath(jobId) }, req));
   }
 
-  /** Claimable rows, oldest first: pending, or claimed/running with an expired lease (by this machine's clock). */
+  /**
+   * Claimable rows, oldest first: pending and due (run_at empty or come), or
+   * claimed/running with an expired lease (by this machine's clock). Flow
+   * control (paused queues, limits) is not judged.
+   */
   async listClaimable(opts: ListOptions = {}, req?: RequestOptions): Promise<JobRecord[]> {
-    const filter = `(status = "pending" || ((status = "claimed" || status = "running") && lease_expires_at < {:now}))`;
-    return this.#list("listClaimable", filter, "created", opts, req);
+    return this.#list("listClaimable", claimableRecordFilter(Date.now()), "created", opts, req);
   }
 
   /** claimed/running rows whose lease has expired (the sweeper's work), the longest-expired first. */
   async listExpiredLeases(opts: ListOptions = {}, req?: RequestOptions): Promise<JobRecord[]> {
-    const filter = `(status = "claimed" || status = "running") && lease_expires_at < {:now}`;
-    return this.#list("listExpiredLeases", filter, "lease_expires_at", opts, req);
+    return this.#list("listExpiredLeases", expiredLeaseRecordFilter(Date.now()), "lease_expires_at", opts, req);
   }
 
   /**
@@ -1093,12 +1100,7 @@ export class FleetClient implements FleetApi {
   async #list(op: string, filter: string, sort: string, opts: ListOptions, req?: RequestOptions): Promise<JobRecord[]> {
     const limit = Math.max(1, Math.min(opts.limit ?? 50, MAX_LIST_LIMIT));
     const prefix = opts.probeKeyPrefix ?? "";
-    // An empty lease_expires_at is "" and sorts before any date: it counts as
-    // expired, as the protocol says.
-    const expr = pbFilter(prefix ? `${filter} && probe_key ~ {:prefix}` : filter, {
-      now: formatPbDate(Date.now()),
-      prefix: likePrefix(prefix),
-    });
+    const expr = prefix ? pbFilter(`(${filter}) && probe_key ~ {:prefix}`, { prefix: likePrefix(prefix) }) : filter;
     const items = await this.#page(op, expr, sort, 1, limit, req);
     // SQLite's LIKE ignores ASCII case; the prefix is meant exactly.
     return prefix ? items.filter((r) => r.probe_key.startsWith(prefix)) : items;

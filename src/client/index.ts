@@ -95,6 +95,8 @@ export {
 export { FLOW_CLAIM_REFUSALS, RENEW_REFUSALS } from "../lib/types.js";
 /** The auth collection of worker identities. */
 export { WORKERS_COLLECTION } from "../lib/identity.js";
+/** The jobs collection (the server uses no other), and the record-API filters listClaimable/listExpiredLeases send. */
+export { JOBS_COLLECTION, claimableRecordFilter, dueRecordFilter, expiredLeaseRecordFilter } from "../lib/record-filters.js";
 export { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";
 export type * from "./events.js";
 export type {
