@@ -40,13 +40,11 @@
  * released `retry` with `rateLimitedFor`.
  */
 import { hostname } from "node:os";
-import { MAX_RATE_LIMITED_FOR_SECONDS, timedOutError } from "../lib/flow-limits.js";
-import { isOwnWorkerId } from "../lib/identity.js";
-import { DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS, parsePbDate } from "../lib/lease.js";
+import { DEFAULT_LEASE_SECONDS } from "../lib/lease.js";
 import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES } from "../lib/queue.js";
-import { DEFAULT_QUEUE, MAX_CLAIM_QUEUES, isQueueName } from "../lib/queue-names.js";
+import { DEFAULT_QUEUE } from "../lib/queue-names.js";
 import type {
-  HeartbeatItem, HeartbeatResponse, JobView, QueueJobView, ReleaseResponse, ReleaseTarget, RenewRefusal, RenewResponse,
+  HeartbeatItem, HeartbeatResponse, JobView, ReleaseResponse, ReleaseTarget, RenewRefusal, RenewResponse,
 } from "../lib/types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
 import { backoffDelay, sleep } from "./backoff.js";
@@ -55,318 +53,30 @@ import {
   FleetAbortError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, isRateLimitedError, toError,
 } from "./errors.js";
 import { FleetEmitter, type FleetEventName, type FleetLogger, type LeaseLostReason } from "./events.js";
-import type { ClaimedJobView, FleetApi, HeldJob, ReleaseOptions, RequestOptions, WorkerIdentity } from "./fleet-client.js";
+import type { FleetApi, HeldJob, ReleaseOptions, RequestOptions, WorkerIdentity } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
-import { QUEUE_NAME_RULE, checkClaimQueue, describe, fitError, jsonSizeError } from "./queue-options.js";
+import { checkClaimQueue, fitError, jsonSizeError } from "./queue-options.js";
 import { jsonSizeProblem } from "./json-bytes.js";
 import { retryReport } from "./report-retry.js";
+import {
+  CLAIM_AHEAD_HORIZON_MS, DURATION_WEIGHT, HAND_BACK_FLOOR_SECONDS, HAND_BACK_MARGIN_MS, PROGRESS_FLUSH_MS, RENEW_RETRY_MAX_MS,
+  START_GAP_MAX_MS, attemptDeadline, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome, type Renewal,
+} from "./worker/active-job.js";
+import {
+  JobTimeoutError, LeaseLostError, WorkerStoppingError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions,
+} from "./worker/api.js";
+import { claimContext, handlerOption, identityWorkerId, isQueueClaim, rateLimitedFor } from "./worker/options.js";
 
 export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
 
-/** What a handler needs to run a job of the queue (docs/queue.md). */
-export interface JobContext<P = unknown> {
-  /** The job's input as enqueued; null when it has none (and on a server without the queue). */
-  payload: P;
-  /** This run's attempt, 1-based (the server's `attempts`, this claim included); 1 on a server without the queue, which does not count. */
-  attempt: number;
-  /** The job's cap on attempts; 0: none (always 0 on a server without the queue). */
-  maxAttempts: number;
-  /** The handler's own signal (also its second argument): see JobHandler. */
-  signal: AbortSignal;
-  /**
-   * Records the job's latest progress: any JSON of at most MAX_PROGRESS_BYTES
-   * (4096), else a TypeError is thrown here; copied as it is at the call. It
-   * goes out with a renew of the job's lease within PROGRESS_FLUSH_MS (1 s):
-   * calls close together share one heartbeat (the latest value recorded
-   * replaces earlier ones not sent yet), and a Worker sends at most one such
-   * heartbeat a second. The server stores it only when that renew succeeds.
-   * Progress recorded once the handler has returned is not sent, and a server
-   * without the queue gets none.
-   */
-  progress(value: unknown): void;
-}
-
-/**
- * What a handler gets: the claimed row's view (with the queue's fields as
- * claim-next answered them, on a server with the queue), who holds it and with
- * which token, and the JobContext. Should the worker win its own running job
- * again (see Worker), these fields are updated in place to the claim the
- * handler now runs under.
- */
-export interface WorkerJob<P = unknown>
-  extends JobView, Partial<Omit<QueueJobView, keyof JobView | "payload" | "progress">>, JobContext<P> {
-  workerId: string;
-  leaseToken: string | undefined;
-  alreadyHeld: boolean;
-  /** The progress stored for the job when it was claimed (say, by a holder that lost its lease); null when none. */
-  lastProgress: unknown;
-}
-
-/**
- * Runs one job. `signal` (also `job.signal`) aborts when the lease is lost (a
- * renew refused: the lease lapsed, another worker claimed the job, or it was
- * cancelled) or the worker stops in "release"/"abandon" mode: stop then,
- * nothing the handler returns or throws afterwards is written.
- *
- * On a server with the queue, the value returned is the job's result, sent in
- * its `done` release; an error thrown releases `retry` with its message (the
- * job runs again after the server's backoff, or is dead-lettered once its
- * attempts are used up), and a PermanentJobError, or any error in a job with
- * no attempt cap (max_attempts 0, as rows made through the record API have),
- * releases `failed` with its message. On a server without the queue, any rejection marks the job failed
- * with the result `{ error: message }`.
- *
- * Flow control (docs/flow-control.md): a RateLimitedError releases `retry` with
- * `rateLimitedFor` (see there); a job with a deadline has `signal` aborted
- * with a JobTimeoutError shortly before it, and is released `retry` with
- * that error at once: what the handler returns or throws afterwards is not
- * written.
- */
-export type JobHandler<R = unknown, P = unknown> = (job: WorkerJob<P>, signal: AbortSignal) => Promise<R>;
-
-export interface WorkerOptions<R = unknown, P = unknown> {
-  /**
-   * Unique per live worker (include the host/pid/a random part): the server
-   * knows holders only by this id. "pb-fleet-sweeper" is reserved (the server's sweeper).
-   *
-   * With a client signed in as a worker identity, the Worker claims as
-   * `${id}/${workerId}` (id: the identity's record id, known once signed in,
-   * when the Worker starts), since the server takes only the id or
-   * `${id}/...` from it; a workerId that already is the id or begins with
-   * `${id}/` is kept as it is. Optional then: the default is
-   * `${hostname}-${pid}`. `worker.workerId` is the id in use.
-   */
-  workerId?: string;
-  /** Runs every job the Worker claims. Give this or `handlers`, not both. */
-  handler?: JobHandler<R, P>;
-  /**
-   * One handler per queue, by queue name (1 to MAX_CLAIM_QUEUES of them): the
-   * Worker claims only jobs of these queues (claim-next's `queue`) and runs
-   * each with its queue's handler. Not with `handler`, nor with `queue` (the
-   * queues claimed from are these names). Needs a server with claim-next.
-   */
-  handlers?: Readonly<Record<string, JobHandler<R, P>>>;
-  /** Jobs run at once (default 1). */
-  concurrency?: number;
-  /**
-   * At most this many claimed jobs waiting in the Worker's claim-ahead buffer
-   * for a free slot (default 0: none, and a slot stays taken until its job's
-   * report has been answered, as before the buffer; measured, claiming ahead
-   * raised p99 claim-to-completion 2.7x and gained no throughput against a
-   * server that is the bottleneck, so it is opt-in: README, "Worker"). Fewer
-   * are claimed ahead when handlers are slow: only as many as the slots
-   * would start within about CLAIM_AHEAD_HORIZON_MS (500 ms) at the handlers'
-   * measured pace, and none until a first handler has returned. A buffered
-   * job is claimed (its attempt counted, its `timeout_seconds` running from
-   * that claim) and its lease is renewed with the others'. See "the
-   * claim-ahead buffer" in worker.ts.
-   */
-  prefetch?: number;
-  /** Lease asked for on claim and renew, seconds: 1 to 3600 (the server's bounds), default 30. */
-  leaseSeconds?: number;
-  /**
-   * Renew after this fraction of the lease (default 1/3), so two renews can
-   * fail before it lapses. The worker renews all its leases together, in one
-   * heartbeat per this interval.
-   */
-  renewEvery?: number;
-  /** First wait when there is nothing to claim, ms (default 500); doubles with jitter per empty poll. */
-  pollInterval?: number;
-  /** Longest wait between polls, ms (default 10 000). */
-  maxPollInterval?: number;
-  /** Only jobs whose probe_key starts with this. */
-  probeKeyPrefix?: string;
-  /**
-   * Only jobs of this queue, or of these (1 to MAX_CLAIM_QUEUES names), sent
-   * as claim-next's `queue`. Default: every queue the client may take (a
-   * worker identity with `queues`: only those). Not with `handlers`.
-   */
-  queue?: string | readonly string[];
-  /** How long to keep retrying a release (or complete) or result write that fails transiently, ms (default 60 000; 0: no retry). */
-  reportRetryMs?: number;
-  logger?: FleetLogger;
-}
-
-export type StopMode =
-  /**
-   * Claim nothing more; let running handlers finish and report (default).
-   * Jobs waiting in the claim-ahead buffer are run too, as slots free up:
-   * each is claimed already, its attempt counted, and running it is the one
-   * way to neither spend that attempt for nothing (a hand-back to pending
-   * keeps the count) nor hold other jobs back (the server gives an attempt
-   * back only with `retry` + `rateLimitedFor`, which parks the job's whole
-   * group or queue). At most `prefetch` jobs, each due to start within about
-   * CLAIM_AHEAD_HORIZON_MS: the stop takes about that much longer.
-   */
-  | "finish"
-  /**
-   * Abort running handlers and hand their jobs back to pending. The protocol
-   * refuses a release to pending while the lease is live (that path exists for
-   * a dead holder's job), so the worker first shortens its lease to the
-   * server's 1 s floor with a renew, waits it out, and then releases to
-   * pending as the holder. Like any re-queue this counts in reclaim_count and
-   * consecutive_orphan_count. Takes about 1.3 s. Jobs waiting in the
-   * claim-ahead buffer are handed back the same way, never run (their
-   * attempt stays counted, as for a running job handed back).
-   */
-  | "release"
-  /**
-   * Abort running handlers and walk away: no renew, no release, nothing
-   * written. Leases lapse and the jobs come back through the sweeper or an
-   * expired-lease claim, as after a crash. So do the claim-ahead buffer's.
-   */
-  | "abandon";
-
-/** What each reason of a lost lease means, as the worker can tell it. */
-const LEASE_LOST_MEANING: Partial<Record<LeaseLostReason, string>> = {
-  renew_refused: "the server refused the renew: the lease lapsed, another worker claimed the job, or it was cancelled",
-  timed_out: "the job's attempt passed its deadline (timeout_seconds); the server retries it",
-  lease_expired: "the lease ran out while renews could not reach the server",
-};
-
-/**
- * The reason a handler's signal carries when its lease is lost. A cancel is
- * one of these (reason "renew_refused"): the renew's answer does not tell a
- * cancelled job from one claimed by another worker.
- */
-export class LeaseLostError extends Error {
-  readonly reason: LeaseLostReason;
-  constructor(jobId: string, reason: LeaseLostReason) {
-    const meaning = LEASE_LOST_MEANING[reason];
-    super(`lease on job ${jobId} lost (${reason}${meaning ? `: ${meaning}` : ""})`);
-    this.name = "LeaseLostError";
-    this.reason = reason;
-  }
-}
-
-/**
- * The reason a handler's signal carries when its job's attempt is about to
- * pass its deadline (docs/flow-control.md "Timeouts"); its message, the server's own
- * wording ("timed out after N s"), is the error the job is released with.
- */
-export class JobTimeoutError extends Error {
-  readonly jobId: string;
-  readonly timeoutSeconds: number;
-  constructor(jobId: string, timeoutSeconds: number) {
-    super(timedOutError(timeoutSeconds));
-    this.name = "JobTimeoutError";
-    this.jobId = jobId;
-    this.timeoutSeconds = timeoutSeconds;
-  }
-}
-
-/** The reason a handler's signal carries when the worker stops in "release" or "abandon" mode. */
-export class WorkerStoppingError extends Error {
-  constructor(mode: StopMode) {
-    super(`worker stopping (${mode})`);
-    this.name = "WorkerStoppingError";
-  }
-}
-
-type Outcome =
-  | { status: "done"; result: unknown }
-  | { status: "failed"; error: string; permanent: boolean }
-  /**
-   * Released retry whatever the job's cap: its attempt timed out (as the
-   * server's own timeout would retry it), or it waits out a rate limit
-   * (`rateLimitedFor`, which never uses up an attempt).
-   */
-  | { status: "retry"; error: string; rateLimitedFor?: number };
-
-interface ActiveJob {
-  id: string;
-  /** What the handler was given. */
-  view: WorkerJob<any>;
-  leaseToken: string | undefined;
-  /** The claim came from a server with the queue (its job view carries `attempts`): one release with result/error, progress on renews. */
-  queue: boolean;
-  /** The latest progress the handler recorded that no successful renew has carried yet. */
-  progress: { value: unknown } | null;
-  /**
-   * Bumped when a new claim of the job replaces the lease this entry runs
-   * under: the answer of a renew sent under the old lease is then ignored.
-   */
-  leaseGeneration: number;
-  /** Local end of the lease: send time of the last successful claim/renew + lease. Never later than the server's. */
-  deadline: number;
-  /**
-   * The row's version as last known: the claim's, then the renew answers'
-   * (+1 per item a heartbeat answered renewed: a renew bumps it by one, and
-   * nothing else writes a row while its holder's lease is live). null once a
-   * renew's answer was lost (it may have written): not known any more.
-   */
-  version: number | null;
-  controller: AbortController;
-  /** The attempt's deadline on the local clock, and its timeout (see attemptDeadline); null: none. */
-  attempt: AttemptDeadline | null;
-  /** Fires the timeout (see "timeouts"). */
-  timeoutTimer: ReturnType<typeof setTimeout> | null;
-  /** The timeout's release, once the timeout fired: the handler's own outcome is then ignored. */
-  timedOut: Promise<void> | null;
-  /** The renew (heartbeat) of this lease on the wire; the next tick leaves the lease out until it has answered. */
-  renewing: Promise<void> | null;
-  /** Renew before the next regular tick: an alreadyHeld claim (its lease's end is unknown), or a renew that got no answer. */
-  renewSoon: boolean;
-  /** The handler has settled (or will never run: the job was dropped from the buffer): no more renews. */
-  settled: boolean;
-  lost: boolean;
-  stopMode: StopMode | null;
-  /** Out of the claim-ahead buffer: its handler runs, or it is being wound down unrun. */
-  started: boolean;
-  /**
-   * An earlier run of the same job in this worker (its lease lost, its
-   * handler or report not ended yet) that this one must not overlap: it
-   * waits in the buffer until that run has left the worker (see #startJob).
-   */
-  previous: ActiveJob | null;
-}
-
-/** The end of a claimed attempt (docs/flow-control.md "Timeouts"), epoch ms on the local clock, and its timeout. */
-interface AttemptDeadline {
-  at: number;
-  seconds: number;
-}
-
-/** What one renew of a lease sent: the lease (by generation) and the progress it carried. */
-interface Renewal {
-  job: ActiveJob;
-  generation: number;
-  progress: { value: unknown } | null;
-}
-
-const HAND_BACK_FLOOR_SECONDS = MIN_LEASE_SECONDS;
-/** Wait past the shortened lease, for the request's own transit and clock granularity. */
-const HAND_BACK_MARGIN_MS = 300;
-/** A renew that got no answer is tried again after min(renew interval / 2, this): see "lease upkeep". */
-const RENEW_RETRY_MAX_MS = 1_000;
-/** A timeout fires this long before the attempt's deadline at most (docs/flow-control.md: deadline − min(2 s, timeout / 10)). */
-const TIMEOUT_MARGIN_MAX_MS = 2_000;
-/**
- * The claim-ahead buffer holds at most as many jobs as the slots start in
- * this long at the handlers' measured pace (see "the claim-ahead buffer"):
- * a few claim-next round trips of a busy server (20-50 ms each), and far
- * below a lease or any timeout (1 s at least), since a buffered job's
- * deadline runs from its claim.
- */
-export const CLAIM_AHEAD_HORIZON_MS = 500;
-/**
- * A gap between two starts counts for at most this in their running average:
- * a pause with nothing to claim says little of the pace once jobs flow again
- * (after one, the buffer is back within a few dozen starts).
- */
-const START_GAP_MAX_MS = 10 * CLAIM_AHEAD_HORIZON_MS;
-/** Weight of the latest sample in the running averages the buffer is sized by (handlers' durations, gaps between starts). */
-const DURATION_WEIGHT = 0.2;
-
-/**
- * A progress value recorded by a handler is sent within this, in a heartbeat
- * of its own when the regular tick is further away, and a Worker sends at most
- * one such progress heartbeat per this interval (carrying every job with new
- * progress, up to MAX_BATCH_ITEMS a call): see "lease upkeep".
- */
-export const PROGRESS_FLUSH_MS = 1_000;
+export {
+  JobTimeoutError, LeaseLostError, WorkerStoppingError,
+  type JobContext, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions,
+} from "./worker/api.js";
+export { CLAIM_AHEAD_HORIZON_MS, PROGRESS_FLUSH_MS } from "./worker/active-job.js";
+export { identityWorkerId } from "./worker/options.js";
 
 export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   /** The configured id until start() has the client's worker identity, then the id it claims under. */
@@ -1462,101 +1172,4 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const sent = await retryReport(step, this.#reportRetryMs, (err) => this.report("error", { op, jobId, error: toError(err) }));
     return "value" in sent ? sent : null;
   }
-}
-
-/**
- * The workerId a worker identity claims under: the server takes only its
- * record id, or the id and `/` and anything; a configured id of that form is
- * kept, any other is put after `${id}/`.
- */
-export function identityWorkerId(identityId: string, configured: string): string {
-  return isOwnWorkerId(identityId, configured) ? configured : `${identityId}/${configured}`;
-}
-
-/** Whether a claim answer comes from a server with the queue: its job view carries `attempts`. */
-function isQueueClaim(job: ClaimedJobView): boolean {
-  return typeof job.attempts === "number";
-}
-
-/** The JobContext fields a claim answer gives (see JobContext for a server without the queue). */
-function claimContext(job: ClaimedJobView): { payload: any; attempt: number; maxAttempts: number; lastProgress: unknown } {
-  return {
-    payload: job.payload ?? null,
-    attempt: typeof job.attempts === "number" && job.attempts > 0 ? job.attempts : 1,
-    maxAttempts: typeof job.max_attempts === "number" ? job.max_attempts : 0,
-    lastProgress: job.progress ?? null,
-  };
-}
-
-/** No more lease upkeep: the handler settled, the lease is gone, the job timed out, or the worker walked away. */
-function isDropped(job: ActiveJob): boolean {
-  return job.settled || job.lost || job.timedOut !== null || job.stopMode === "abandon";
-}
-
-/**
- * WorkerOptions' `handler` or `handlers`, checked (TypeError naming them):
- * exactly one; `handlers` 1 to MAX_CLAIM_QUEUES queue names, each a
- * function, and no `queue` beside it.
- */
-function handlerOption<R, P>(opts: WorkerOptions<R, P>): JobHandler<R, P> | Map<string, JobHandler<R, P>> {
-  const { handler, handlers } = opts;
-  if (handler !== undefined && handlers !== undefined) {
-    throw new TypeError("Worker: give `handler` (one for every job) or `handlers` (one per queue), not both");
-  }
-  if (handlers === undefined) {
-    if (typeof handler !== "function") {
-      throw new TypeError("Worker: `handler` must be a function (job, signal) => Promise<result> " +
-        `(got ${describe(handler)}), or give \`handlers\`: { [queue]: handler }`);
-    }
-    return handler;
-  }
-  if (opts.queue !== undefined) {
-    throw new TypeError("Worker: give `queue` or `handlers`, not both: with `handlers` the Worker claims from the queues they are named by");
-  }
-  if (typeof handlers !== "object" || handlers === null || Array.isArray(handlers)) {
-    throw new TypeError(`Worker: \`handlers\` must be an object { [queue]: handler } (got ${describe(handlers)})`);
-  }
-  const entries = Object.entries(handlers);
-  if (entries.length === 0 || entries.length > MAX_CLAIM_QUEUES) {
-    throw new TypeError(`Worker: \`handlers\` must name 1 to ${MAX_CLAIM_QUEUES} queues (claim-next takes that many; got ${entries.length})`);
-  }
-  for (const [queue, fn] of entries) {
-    if (!isQueueName(queue)) throw new TypeError(`Worker: \`handlers\`: ${JSON.stringify(queue)} is not ${QUEUE_NAME_RULE}`);
-    if (typeof fn !== "function") {
-      throw new TypeError(`Worker: \`handlers.${queue}\` must be a function (job, signal) => Promise<result> (got ${describe(fn)})`);
-    }
-  }
-  return new Map(entries);
-}
-
-/**
- * The end of a claimed attempt on this machine's clock, or null when the
- * claim has no deadline. The server's deadline is the instant of its winning
- * claim + timeout_seconds, and that instant came after the claim was sent:
- * the send time + timeout_seconds is never later than the deadline, whatever
- * each clock reads (the claim's own answer is the estimate of the server's
- * clock, off by at most the request's round trip, always early). Without a
- * timeout_seconds, the deadline as the local clock reads it.
- */
-function attemptDeadline(job: ClaimedJobView, sentAt: number): AttemptDeadline | null {
-  if (typeof job.deadline !== "string" || job.deadline === "") return null;
-  const seconds = job.timeout_seconds;
-  if (typeof seconds === "number" && Number.isFinite(seconds) && seconds > 0) return { at: sentAt + seconds * 1000, seconds };
-  const at = parsePbDate(job.deadline);
-  return at === null ? null : { at, seconds: Math.max(1, Math.round((at - sentAt) / 1000)) };
-}
-
-/** How long before the attempt's deadline its timeout fires: min(2 s, timeout / 10) (docs/flow-control.md). */
-function timeoutMargin(attempt: AttemptDeadline): number {
-  return Math.min(TIMEOUT_MARGIN_MAX_MS, (attempt.seconds * 1000) / 10);
-}
-
-/** A lease's local end: the server clamps every lease to the attempt's deadline. */
-function leaseEnd(leaseEndsAt: number, attempt: AttemptDeadline | null): number {
-  return attempt === null ? leaseEndsAt : Math.min(leaseEndsAt, attempt.at);
-}
-
-/** A RateLimitedError's wait as a release takes it: whole seconds, 1 to MAX_RATE_LIMITED_FOR_SECONDS. */
-function rateLimitedFor(retryAfterSeconds: number): number {
-  return Math.min(MAX_RATE_LIMITED_FOR_SECONDS, Math.max(1, Math.ceil(retryAfterSeconds)));
 }
