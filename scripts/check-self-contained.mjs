@@ -6,7 +6,7 @@
 // identifier a handler uses but does not carry; 2 on bad usage or an unreadable file.
 import { readFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
-import { HOOKS_BUNDLES } from "../esbuild.config.mjs";
+import { HOOKS_BUNDLES } from "./build/bundles.mjs";
 import { checkSelfContained, HOOKS_API_GLOBALS } from "./build/self-contained.mjs";
 
 const USAGE = "Usage: node scripts/check-self-contained.mjs [--api 0.22|0.23] [hooks-file]";

@@ -107,7 +107,7 @@ function passwordBoundsProblem(line, password) {
 
 /** The fleet routes for the banner: the route table in a checkout, else the shipped openapi.json's paths. */
 async function routeList() {
-  if (FROM_SOURCE) return (await (await import("../esbuild.config.mjs")).routeTable()).ROUTES;
+  if (FROM_SOURCE) return (await (await import("./build/build.mjs")).routeTable()).ROUTES;
   const { paths } = JSON.parse(readFileSync(join(repoRoot, "openapi.json"), "utf8"));
   return Object.entries(paths).flatMap(([path, operations]) =>
     Object.keys(operations)

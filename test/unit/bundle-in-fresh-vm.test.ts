@@ -11,7 +11,7 @@ import { QUEUE_NAME_RULE } from "../../src/lib/validate";
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
 import { beforeEach, describe, expect, it } from "vitest";
-import { HOOKS_BUNDLES } from "../../esbuild.config.mjs";
+import { HOOKS_BUNDLES } from "../../scripts/build/bundles.mjs";
 import { CRONS, JOB_CREATE_HOOKS, ROUTES } from "../../src/handlers/routes";
 import { LAST_SEEN_FAILED } from "../../src/adapter/contract";
 import {

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildHooks, HOOKS_BUNDLES } from "../../esbuild.config.mjs";
+import { buildHooks } from "../../scripts/build/build.mjs";
+import { HOOKS_BUNDLES } from "../../scripts/build/bundles.mjs";
 import { buildOpenApi, OPENAPI_OUTPUT } from "../../scripts/build/openapi.mjs";
 
 const REPO = new URL("../..", import.meta.url).pathname;

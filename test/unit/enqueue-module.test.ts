@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
-import { HOOKS_BUNDLES } from "../../esbuild.config.mjs";
+import { HOOKS_BUNDLES } from "../../scripts/build/bundles.mjs";
 import { buildEnqueueModule, enqueueModuleViolations } from "../../scripts/build/enqueue-module.mjs";
 import { validateEnqueueRequest } from "../../src/lib/validate";
 

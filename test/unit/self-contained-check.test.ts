@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { HOOKS_BUNDLES, OUTPUT } from "../../esbuild.config.mjs";
+import { HOOKS_BUNDLES, OUTPUT } from "../../scripts/build/bundles.mjs";
 import { CRONS, JOB_CREATE_HOOKS, ROUTES } from "../../src/handlers/routes";
 import {
   checkSelfContained,

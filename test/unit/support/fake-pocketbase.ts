@@ -51,7 +51,7 @@ import {
 import { JOB_COUNTS_READY_QUERY, pruneCompletionsStatement } from "../../../src/lib/job-counts";
 import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
-import { HOOKS_BUNDLES } from "../../../esbuild.config.mjs";
+import { HOOKS_BUNDLES } from "../../../scripts/build/bundles.mjs";
 
 const COLLECTION = "probe_jobs";
 
