@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim ba9554a312cd"] || (globalThis["pbFleet POST /api/fleet/claim ba9554a312cd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 53f5c51c3a9f"] || (globalThis["pbFleet POST /api/fleet/claim 53f5c51c3a9f"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -489,35 +489,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -557,6 +530,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -859,7 +859,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 2c998eb91d5b"] || (globalThis["pbFleet POST /api/fleet/renew 2c998eb91d5b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew b6ae5abdde76"] || (globalThis["pbFleet POST /api/fleet/renew b6ae5abdde76"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1118,35 +1118,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -1186,6 +1159,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -1443,7 +1443,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release a50ff8f91196"] || (globalThis["pbFleet POST /api/fleet/release a50ff8f91196"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release f7db5311c097"] || (globalThis["pbFleet POST /api/fleet/release f7db5311c097"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1874,35 +1874,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -1942,6 +1915,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -2231,7 +2231,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 452105affe51"] || (globalThis["pbFleet POST /api/fleet/claim-next 452105affe51"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 7ff7eb5042e5"] || (globalThis["pbFleet POST /api/fleet/claim-next 7ff7eb5042e5"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2784,35 +2784,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -2880,6 +2853,33 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -3460,7 +3460,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep d59275c7177b"] || (globalThis["pbFleet POST /api/fleet/sweep d59275c7177b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 050425418d6a"] || (globalThis["pbFleet POST /api/fleet/sweep 050425418d6a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -3771,35 +3771,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -3839,6 +3812,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -4259,7 +4259,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats bf08a8bb6bc3"] || (globalThis["pbFleet GET /api/fleet/stats bf08a8bb6bc3"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats a72f3e2023d7"] || (globalThis["pbFleet GET /api/fleet/stats a72f3e2023d7"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4418,33 +4418,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -4472,6 +4445,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -4837,7 +4837,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 1bcf1724bd10"] || (globalThis["pbFleet GET /api/fleet/completions 1bcf1724bd10"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions efdd84c28aaa"] || (globalThis["pbFleet GET /api/fleet/completions efdd84c28aaa"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4965,33 +4965,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -5019,6 +4992,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -5282,7 +5282,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue e9385953d8f6"] || (globalThis["pbFleet POST /api/fleet/enqueue e9385953d8f6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 23cd452edde9"] || (globalThis["pbFleet POST /api/fleet/enqueue 23cd452edde9"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5611,35 +5611,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -5667,6 +5640,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -5992,7 +5992,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 44a2993ec878"] || (globalThis["pbFleet POST /api/fleet/cancel 44a2993ec878"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel d6fdff20e041"] || (globalThis["pbFleet POST /api/fleet/cancel d6fdff20e041"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6199,35 +6199,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -6295,6 +6268,33 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -6568,7 +6568,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry dc8c057c2029"] || (globalThis["pbFleet POST /api/fleet/retry dc8c057c2029"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 6399ef5f6310"] || (globalThis["pbFleet POST /api/fleet/retry 6399ef5f6310"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6785,35 +6785,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -6881,6 +6854,33 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -7166,7 +7166,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 843e8ea21243"] || (globalThis["pbFleet POST /api/fleet/maintenance 843e8ea21243"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 257c41c99b7b"] || (globalThis["pbFleet POST /api/fleet/maintenance 257c41c99b7b"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7560,35 +7560,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -7636,6 +7609,33 @@ function parseJsonField(text) {
     return null;
   }
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -8234,7 +8234,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 777da2882c84"] || (globalThis["pbFleet POST /api/fleet/heartbeat 777da2882c84"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 9c3c1c57a64a"] || (globalThis["pbFleet POST /api/fleet/heartbeat 9c3c1c57a64a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8538,35 +8538,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -8606,6 +8579,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -9094,7 +9094,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete e3de37a6cc5a"] || (globalThis["pbFleet POST /api/fleet/complete e3de37a6cc5a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 262215bee4f9"] || (globalThis["pbFleet POST /api/fleet/complete 262215bee4f9"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9466,35 +9466,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -9534,6 +9507,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -10127,7 +10127,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 9331add2f69f"] || (globalThis["pbFleet POST /api/fleet/flow 9331add2f69f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow d702f9c3b782"] || (globalThis["pbFleet POST /api/fleet/flow d702f9c3b782"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10435,35 +10435,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -10491,6 +10464,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -10755,7 +10755,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow a070ad548564"] || (globalThis["pbFleet GET /api/fleet/flow a070ad548564"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 156641ba8d40"] || (globalThis["pbFleet GET /api/fleet/flow 156641ba8d40"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11030,33 +11030,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -11084,6 +11057,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -11253,7 +11253,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 37fa459e3d3a"] || (globalThis["pbFleet GET /api/fleet/openapi.json 37fa459e3d3a"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 43d2a51c5b2d"] || (globalThis["pbFleet GET /api/fleet/openapi.json 43d2a51c5b2d"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11419,32 +11419,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -11472,6 +11446,32 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -13109,11 +13109,8 @@ function giveUpPatch(row, nowMs) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -13153,6 +13150,9 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -14013,11 +14013,8 @@ function scheduleFieldError(row, payload) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -14065,6 +14062,9 @@ function parseJsonField(text) {
     return null;
   }
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {

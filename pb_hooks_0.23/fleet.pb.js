@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim d8f262d08baf"] || (globalThis["pbFleet POST /api/fleet/claim d8f262d08baf"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 7e78a38f5029"] || (globalThis["pbFleet POST /api/fleet/claim 7e78a38f5029"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -489,35 +489,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -557,6 +530,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -932,14 +932,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -967,6 +959,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -1075,7 +1075,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 00c0f4b9a510"] || (globalThis["pbFleet POST /api/fleet/renew 00c0f4b9a510"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew a069857ae1af"] || (globalThis["pbFleet POST /api/fleet/renew a069857ae1af"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1334,35 +1334,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -1402,6 +1375,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -1732,14 +1732,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -1767,6 +1759,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -1875,7 +1875,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release acf6ffabcc1b"] || (globalThis["pbFleet POST /api/fleet/release acf6ffabcc1b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 17c52d662158"] || (globalThis["pbFleet POST /api/fleet/release 17c52d662158"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2306,35 +2306,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -2374,6 +2347,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -2736,14 +2736,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -2771,6 +2763,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -2879,7 +2879,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next ae8fa315c78f"] || (globalThis["pbFleet POST /api/fleet/claim-next ae8fa315c78f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 012c0f0f68d6"] || (globalThis["pbFleet POST /api/fleet/claim-next 012c0f0f68d6"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3432,35 +3432,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -3528,6 +3501,33 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -4181,14 +4181,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -4216,6 +4208,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -4324,7 +4324,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 2cc0edfe5840"] || (globalThis["pbFleet POST /api/fleet/sweep 2cc0edfe5840"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep b8ee8bef7ade"] || (globalThis["pbFleet POST /api/fleet/sweep b8ee8bef7ade"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4635,35 +4635,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -4703,6 +4676,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -5196,14 +5196,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -5231,6 +5223,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -5339,7 +5339,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 5ab11d1e2915"] || (globalThis["pbFleet GET /api/fleet/stats 5ab11d1e2915"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 35516c661124"] || (globalThis["pbFleet GET /api/fleet/stats 35516c661124"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5498,33 +5498,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -5552,6 +5525,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -6005,14 +6005,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -6040,6 +6032,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -6148,7 +6148,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 5ca99b76246f"] || (globalThis["pbFleet GET /api/fleet/completions 5ca99b76246f"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 39acc32de5ab"] || (globalThis["pbFleet GET /api/fleet/completions 39acc32de5ab"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6276,33 +6276,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -6330,6 +6303,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -6681,14 +6681,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -6716,6 +6708,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -6824,7 +6824,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 36fa65f01f4e"] || (globalThis["pbFleet POST /api/fleet/enqueue 36fa65f01f4e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 9cb9b5ca8842"] || (globalThis["pbFleet POST /api/fleet/enqueue 9cb9b5ca8842"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7153,35 +7153,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -7209,6 +7182,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -7607,14 +7607,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -7642,6 +7634,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -7750,7 +7750,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 2b49b60b4ccc"] || (globalThis["pbFleet POST /api/fleet/cancel 2b49b60b4ccc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 42b4da1dd10b"] || (globalThis["pbFleet POST /api/fleet/cancel 42b4da1dd10b"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7957,35 +7957,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -8053,6 +8026,33 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -8399,14 +8399,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -8434,6 +8426,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -8542,7 +8542,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 4af1e9127ef8"] || (globalThis["pbFleet POST /api/fleet/retry 4af1e9127ef8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 79a0e5a34193"] || (globalThis["pbFleet POST /api/fleet/retry 79a0e5a34193"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8759,35 +8759,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -8855,6 +8828,33 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -9213,14 +9213,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -9248,6 +9240,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -9356,7 +9356,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance e49d47cb5dc0"] || (globalThis["pbFleet POST /api/fleet/maintenance e49d47cb5dc0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 89c5a6c1cf12"] || (globalThis["pbFleet POST /api/fleet/maintenance 89c5a6c1cf12"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9750,35 +9750,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -9826,6 +9799,33 @@ function parseJsonField(text) {
     return null;
   }
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -10497,14 +10497,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -10532,6 +10524,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -10640,7 +10640,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 42bcf3e8d4ef"] || (globalThis["pbFleet POST /api/fleet/heartbeat 42bcf3e8d4ef"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 0837efb417e8"] || (globalThis["pbFleet POST /api/fleet/heartbeat 0837efb417e8"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10944,35 +10944,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -11012,6 +10985,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -11573,14 +11573,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -11608,6 +11600,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -11716,7 +11716,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete c40fca00dbef"] || (globalThis["pbFleet POST /api/fleet/complete c40fca00dbef"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 048c31dc25fc"] || (globalThis["pbFleet POST /api/fleet/complete 048c31dc25fc"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -12088,35 +12088,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -12156,6 +12129,33 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -12822,14 +12822,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -12857,6 +12849,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -12965,7 +12965,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 66921dd9ec3a"] || (globalThis["pbFleet POST /api/fleet/flow 66921dd9ec3a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 33762bebbd15"] || (globalThis["pbFleet POST /api/fleet/flow 33762bebbd15"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -13273,35 +13273,8 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -13329,6 +13302,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -13666,14 +13666,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -13701,6 +13693,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -13809,7 +13809,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 521ac6e058e2"] || (globalThis["pbFleet GET /api/fleet/flow 521ac6e058e2"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow cedc04bd6ee6"] || (globalThis["pbFleet GET /api/fleet/flow cedc04bd6ee6"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14084,33 +14084,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-var QUERY_FAILED = "pb-fleet: query failed";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -14138,6 +14111,33 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+var QUERY_FAILED = "pb-fleet: query failed";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -14395,14 +14395,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -14430,6 +14422,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -14538,7 +14538,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json b2985239c9ee"] || (globalThis["pbFleet GET /api/fleet/openapi.json b2985239c9ee"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json e6a8eae38bf5"] || (globalThis["pbFleet GET /api/fleet/openapi.json e6a8eae38bf5"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14704,32 +14704,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -14757,6 +14731,32 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -15435,14 +15435,6 @@ function parseWorkerQueues(text) {
   return value;
 }
 
-// src/adapter/contract.ts
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-
 // src/lib/job-row.ts
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -15470,6 +15462,14 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
 
 // src/adapter/runtime.ts
 function workerAuth(rec, hasField) {
@@ -16625,11 +16625,8 @@ function giveUpPatch(row, nowMs) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -16669,6 +16666,9 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -17514,11 +17514,8 @@ function scheduleFieldError(row, payload) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -17566,6 +17563,9 @@ function parseJsonField(text) {
     return null;
   }
 }
+
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {

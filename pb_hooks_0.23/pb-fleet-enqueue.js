@@ -257,13 +257,8 @@ function parseZonedInstant(text) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/adapter/contract.ts
-var JOBS_COLLECTION = "probe_jobs";
-function notInTransaction(handles) {
-  return `pb-fleet enqueue: the handle passed is not inside a transaction, so its jobs could outlive a rolled-back write (nothing was written): pass ${handles}`;
-}
-
 // src/lib/job-row.ts
+var JOBS_COLLECTION = "probe_jobs";
 var JOB_JSON_FIELDS = ["payload", "progress", "result"];
 var JOB_ROW_TEXT_FIELDS = [
   "created",
@@ -291,6 +286,11 @@ var JOB_ROW_NUMBER_FIELDS = [
 ];
 var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
 var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
+
+// src/adapter/contract.ts
+function notInTransaction(handles) {
+  return `pb-fleet enqueue: the handle passed is not inside a transaction, so its jobs could outlive a rolled-back write (nothing was written): pass ${handles}`;
+}
 
 // src/adapter/runtime.ts
 function readRow(rec) {

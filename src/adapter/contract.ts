@@ -10,7 +10,7 @@ import type { WhereClause } from "../lib/queries.js";
 import { authorize, lastSeenIsStale, stampLastSeenStatement, type Caller, type CallerAuth, type RouteAccess } from "../lib/identity.js";
 import { MAX_REQUEST_BODY_BYTES, REQUEST_TOO_LARGE } from "../lib/queue.js";
 
-export const JOBS_COLLECTION = "probe_jobs";
+export { JOBS_COLLECTION } from "../lib/job-row.js";
 
 /** What an adapter logs (with the error) when a transaction rolled back, and when a plain read failed. */
 export const ROLLED_BACK = "pb-fleet: transaction rolled back";

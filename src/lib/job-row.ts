@@ -10,6 +10,9 @@ import type { WhereClause } from "./queries.js";
 import { storedQueueName } from "./queue-names.js";
 import type { JobStatus, JobView, QueueJobView } from "./types.js";
 
+/** The collection of jobs: the server reads and writes no other (the client's record listing uses it too). */
+export const JOBS_COLLECTION = "probe_jobs";
+
 export interface JobRow {
   id: string;
   /** PocketBase's text form; what claim-next orders by. */

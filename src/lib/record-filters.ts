@@ -6,11 +6,9 @@
  * form, never retyped.
  */
 import type { JobRow } from "./job-row.js";
+export { JOBS_COLLECTION } from "./job-row.js";
 import { formatPbDate } from "./lease.js";
 import type { JobStatus } from "./types.js";
-
-/** The collection of jobs: the server reads and writes no other. */
-export const JOBS_COLLECTION = "probe_jobs";
 
 type Column = keyof JobRow & string;
 const STATUS: Column = "status";
