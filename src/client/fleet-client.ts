@@ -15,7 +15,9 @@
  * with `can_enqueue`).
  */
 import { WORKER_FIELDS, WORKERS_COLLECTION } from "../lib/identity.js";
-import { claimableRecordFilter, expiredLeaseRecordFilter, JOBS_COLLECTION } from "../lib/record-filters.js";
+import { claimableRecordFilter, expiredLeaseRecordFilter, JOBS_COLLECTION, pbFilter } from "../lib/record-filters.js";
+
+export { pbFilter };
 import { DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_ENQUEUE_JOBS } from "../lib/queue.js";
 import {
   CLAIM_REFUSALS,
@@ -1329,24 +1331,6 @@ function authStatus(err: FleetAuthError): 400 | 401 | 403 {
   return err.status === 403 ? 403 : err.status === 400 ? 400 : 401;
 }
 
-/**
- * A filter with `{:name}` placeholders filled in as PocketBase's filter
- * literals, as the JS SDK's `pb.filter` does on both lines: strings in single
- * quotes with `'` escaped, numbers and booleans bare, null as null, a Date as
- * UTC text.
- */
-export function pbFilter(expr: string, params: Record<string, string | number | boolean | null | Date> = {}): string {
-  let out = expr;
-  for (const [name, value] of Object.entries(params)) {
-    let literal: string;
-    if (typeof value === "number" || typeof value === "boolean") literal = String(value);
-    else if (value === null) literal = "null";
-    else if (value instanceof Date) literal = `'${value.toISOString().replace("T", " ")}'`;
-    else literal = `'${String(value).replace(/'/g, "\\'")}'`;
-    out = out.replaceAll(`{:${name}}`, literal);
-  }
-  return out;
-}
 
 /** A LIKE pattern matching values that start with `prefix` (PocketBase escapes with `\`). */
 function likePrefix(prefix: string): string {

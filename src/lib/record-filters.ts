@@ -18,9 +18,28 @@ const PENDING: JobStatus = "pending";
 const CLAIMED: JobStatus = "claimed";
 const RUNNING: JobStatus = "running";
 
-/** A PocketBase filter string literal (single quotes, `'` escaped). */
+/**
+ * A filter with `{:name}` placeholders filled in as PocketBase's filter
+ * literals, as the JS SDK's `pb.filter` does on both lines: strings in single
+ * quotes with `'` escaped, numbers and booleans bare, null as null, a Date as
+ * UTC text.
+ */
+export function pbFilter(expr: string, params: Record<string, string | number | boolean | null | Date> = {}): string {
+  let out = expr;
+  for (const [name, value] of Object.entries(params)) {
+    let literal: string;
+    if (typeof value === "number" || typeof value === "boolean") literal = String(value);
+    else if (value === null) literal = "null";
+    else if (value instanceof Date) literal = `'${value.toISOString().replace("T", " ")}'`;
+    else literal = `'${String(value).replace(/'/g, "\\'")}'`;
+    out = out.split(`{:${name}}`).join(literal); // replaceAll: not in the hooks' ES2020 lib
+  }
+  return out;
+}
+
+/** A PocketBase filter string literal (pbFilter's quoting). */
 function literal(text: string): string {
-  return `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+  return pbFilter("{:v}", { v: text });
 }
 
 /** claimed/running whose lease has passed by `nowMs` (an empty lease_expires_at is "" and sorts before any date: expired). */
