@@ -264,6 +264,11 @@ class Board {
     if (prefix === this.prefix) return;
     this.prefix = prefix;
     this.setUrlParam("prefix", prefix);
+    // Nothing of the old filter stays shown beside the new one's first answers (its reads answer in any order).
+    this.stats = null;
+    for (const value of byId("counts").querySelectorAll(".count-value")) setText(value, "–");
+    for (const note of ["filter-note", "in-flight-note", "expired-note", "failed-note"]) setText(byId(note), "");
+    for (const list of ["inFlight", "expired", "failed"] as const) this.showList(list, []);
     this.refreshAll();
   }
 

@@ -1,6 +1,7 @@
 // Concurrent claim-next callers: no job handed out twice, none left behind, and
 // nobody goes empty-handed while something was claimable.
 import { describe, expect, it } from "vitest";
+import { MAX_LEASE_SECONDS } from "../../src/lib/lease";
 import { createJob, getJob, post, randomKey } from "./support/fleet-api";
 
 async function createMany(prefix: string, n: number, parallel = 16) {
@@ -21,10 +22,14 @@ describe("claim-next under concurrency", () => {
     const ids = await createMany(prefix, 5000);
     const handedOut = new Map<string, string>(); // job id -> worker
     const duplicates: string[] = [];
+    // The longest lease: a drain slower than the default 30 s lease (a loaded CI
+    // machine) would otherwise see expired leases stolen, as the protocol says
+    // they must be, and count those steals as duplicates.
+    const drainStarted = Date.now();
     await Promise.all(Array.from({ length: 50 }, async (_, w) => {
       const workerId = `drainer-${w}`;
       for (let calls = 0; calls < 1000; calls++) {
-        const res = await post("/api/fleet/claim-next", { workerId, limit: 10, probeKeyPrefix: prefix });
+        const res = await post("/api/fleet/claim-next", { workerId, limit: 10, probeKeyPrefix: prefix, leaseSeconds: MAX_LEASE_SECONDS });
         expect(res.status).toBe(200);
         if (res.body.jobs.length === 0) return;
         for (const { job } of res.body.jobs) {
@@ -33,6 +38,7 @@ describe("claim-next under concurrency", () => {
         }
       }
     }));
+    expect(Date.now() - drainStarted).toBeLessThan(MAX_LEASE_SECONDS * 1000);
     expect(duplicates).toEqual([]);
     expect(handedOut.size).toBe(5000);
     expect(new Set(handedOut.keys())).toEqual(new Set(ids));
