@@ -11,11 +11,12 @@
 // The bundles are listed in bundles.mjs; esbuild.config.mjs (`npm run build`,
 // `--check` only compares) calls build().
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import * as esbuild from "esbuild";
 import { HOOKS_BUNDLES, root } from "./bundles.mjs";
 import { checkSelfContained } from "./self-contained.mjs";
+import { committedIsStale } from "./committed.mjs";
 import { buildOrCheckDashboard } from "./dashboard.mjs";
 import { buildOrCheckEnqueueModules } from "./enqueue-module.mjs";
 import { GOJA_ESBUILD_OPTIONS } from "./goja-options.mjs";
@@ -142,14 +143,7 @@ export async function build({ checkOnly = false } = {}) {
       return 1;
     }
     if (checkOnly) {
-      let committed = "";
-      try { committed = readFileSync(bundle.output, "utf8"); } catch { /* missing counts as stale */ }
-      if (committed === source) {
-        console.log(`${name} is up to date`);
-      } else {
-        console.error(`${name} is not what src/ builds: run \`npm run build\` and commit the result.`);
-        stale = true;
-      }
+      if (committedIsStale(bundle.output, source, "src/")) stale = true;
       continue;
     }
     mkdirSync(dirname(bundle.output), { recursive: true });

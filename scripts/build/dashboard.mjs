@@ -11,10 +11,9 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
-const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+import { root } from "./bundles.mjs";
 const SOURCE = join(root, "src", "dashboard");
 /** Where the page is written: PocketBase's public dir layout, served at /fleet/. */
 export const DASHBOARD_OUTPUT = join(root, "pb_public", "fleet");

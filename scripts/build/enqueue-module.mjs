@@ -5,16 +5,16 @@
 // at its top level; what it may not do is reach `$app`, which inside the app's
 // transaction would write outside it or wait for the writer it holds.
 // esbuild.config.mjs calls this (`--check` only compares).
-import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import * as acorn from "acorn";
 import * as eslintScope from "eslint-scope";
 import * as esbuild from "esbuild";
+import { root } from "./bundles.mjs";
+import { committedIsStale } from "./committed.mjs";
 import { GOJA_ESBUILD_OPTIONS } from "./goja-options.mjs";
 import { HOOKS_API_GLOBALS, JS_BUILTINS } from "./self-contained.mjs";
 
-const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const ENTRY = join(root, "src", "handlers", "enqueue-in-transaction.ts");
 /** What goja_nodejs's require gives every module besides the runtime's globals. */
 const MODULE_SCOPE = ["module", "exports"];
@@ -66,14 +66,7 @@ export async function buildOrCheckEnqueueModules(bundles, checkOnly) {
     const violations = enqueueModuleViolations(text, bundle.api);
     if (violations.length > 0) throw new Error(`${name}: ${violations.join("; ")}`);
     if (checkOnly) {
-      let committed = "";
-      try { committed = readFileSync(bundle.enqueueModule, "utf8"); } catch { /* missing counts as stale */ }
-      if (committed === text) {
-        console.log(`${name} is up to date`);
-      } else {
-        console.error(`${name} is not what src/handlers/enqueue-in-transaction.ts builds: run \`npm run build\` and commit the result.`);
-        stale = true;
-      }
+      if (committedIsStale(bundle.enqueueModule, text, "src/handlers/enqueue-in-transaction.ts")) stale = true;
       continue;
     }
     writeFileSync(bundle.enqueueModule, text);

@@ -2,12 +2,12 @@
 // src/handlers/routes.ts's route table, the same that GET
 // /api/fleet/openapi.json answers. Committed and shipped in the package, like
 // the hooks bundles; esbuild.config.mjs writes it (`--check` only compares).
-import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import * as esbuild from "esbuild";
 
-const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+import { root } from "./bundles.mjs";
+import { committedIsStale } from "./committed.mjs";
 export const OPENAPI_OUTPUT = join(root, "openapi.json");
 
 /** The document as written: two-space JSON and a final newline (compiled in memory: Node 20 cannot import TypeScript). */
@@ -28,16 +28,7 @@ export async function buildOpenApi() {
 export async function buildOrCheckOpenApi(checkOnly) {
   const text = await buildOpenApi();
   const name = relative(root, OPENAPI_OUTPUT);
-  if (checkOnly) {
-    let committed = "";
-    try { committed = readFileSync(OPENAPI_OUTPUT, "utf8"); } catch { /* missing counts as stale */ }
-    if (committed === text) {
-      console.log(`${name} is up to date`);
-      return false;
-    }
-    console.error(`${name} is not what src/lib/openapi.ts builds: run \`npm run build\` and commit the result.`);
-    return true;
-  }
+  if (checkOnly) return committedIsStale(OPENAPI_OUTPUT, text, "src/lib/openapi.ts");
   writeFileSync(OPENAPI_OUTPUT, text);
   console.log(`wrote ${name} (the OpenAPI document of /api/fleet/*, ${Buffer.byteLength(text)} bytes)`);
   return false;
