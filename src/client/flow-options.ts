@@ -9,6 +9,7 @@ import {
 } from "../lib/flow-limits.js";
 import { isQueueName } from "../lib/queue-names.js";
 import type { FlowRequest, FlowResponse, FlowScopeState, FlowSettings, FlowStateResponse } from "../lib/types.js";
+import { isObject } from "./json-object.js";
 import { QUEUE_NAME_RULE, describe, isIntegerIn, isZonedDateTime } from "./queue-options.js";
 
 /** setFlow's argument: FlowRequest, with `parkUntil` also as a Date. */
@@ -165,6 +166,3 @@ function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isInteger(value) && value >= 0;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

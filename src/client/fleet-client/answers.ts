@@ -31,6 +31,7 @@ import {
   type SweptJob,
 } from "../../lib/types.js";
 import { FleetProtocolError } from "../errors.js";
+import { isObject } from "../json-object.js";
 import { isFlowAnswer, isFlowStateAnswer } from "../flow-options.js";
 import type { ClaimResult, HeldJob, JobRecord, WorkerIdentity } from "./types.js";
 
@@ -204,9 +205,6 @@ function renewRefused(body: Record<string, unknown>): { renewed: false; reason?:
   return (RENEW_REFUSALS as readonly unknown[]).includes(reason) ? { renewed: false, reason: reason as RenewRefusal } : { renewed: false };
 }
 
-export function isObject(value: unknown): value is Record<string, any> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function isRecordLike(value: unknown): value is Record<string, any> {
   return isObject(value) && typeof value["id"] === "string";

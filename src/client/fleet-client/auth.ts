@@ -6,7 +6,8 @@
  */
 import { WORKERS_COLLECTION } from "../../lib/identity.js";
 import { FleetAuthError, FleetForbiddenError, FleetHttpError, FleetProtocolError, isMissingEndpoint } from "../errors.js";
-import { isObject, parseAuthToken, parseWorkerAuth } from "./answers.js";
+import { isObject } from "../json-object.js";
+import { parseAuthToken, parseWorkerAuth } from "./answers.js";
 import { dropUndefined, messageOf, type AuthorizedCalls, type HttpCall, type Transport } from "./transport.js";
 import {
   AUTH_PATHS, WORKER_AUTH_PATHS,

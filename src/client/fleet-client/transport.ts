@@ -14,7 +14,7 @@ import {
   FleetTimeoutError,
   isTransientError,
 } from "../errors.js";
-import { isObject } from "./answers.js";
+import { isObject } from "../json-object.js";
 import type { RequestOptions } from "./types.js";
 
 /** One HTTP request of the client. */
