@@ -14,7 +14,7 @@
  * Requests are shared between jobs where the server allows it: one
  * POST /api/fleet/heartbeat per renew interval renews every lease the worker
  * holds (see "lease upkeep"), and the releases of jobs finishing together go
- * out in one POST /api/fleet/complete (see "reporting"). A server without
+ * out in one POST /api/fleet/complete (see worker/reports.ts). A server without
  * those endpoints (a 404 to the first call, remembered) gets one renew and one
  * release per job, as before.
  *
@@ -41,25 +41,22 @@
  */
 import { hostname } from "node:os";
 import { DEFAULT_LEASE_SECONDS } from "../lib/lease.js";
-import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES } from "../lib/queue.js";
+import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES } from "../lib/queue.js";
 import { DEFAULT_QUEUE } from "../lib/queue-names.js";
 import type {
-  HeartbeatItem, HeartbeatResponse, JobView, ReleaseResponse, ReleaseTarget, RenewRefusal, RenewResponse,
+  HeartbeatItem, HeartbeatResponse, JobView, ReleaseResponse, RenewRefusal, RenewResponse,
 } from "../lib/types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
 import { backoffDelay, sleep } from "./backoff.js";
-import { CompletionQueue, type ReleaseAnswer } from "./completion-queue.js";
 import {
   FleetAbortError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, isRateLimitedError, toError,
 } from "./errors.js";
-import { FleetEmitter, type FleetEventName, type FleetLogger, type LeaseLostReason } from "./events.js";
-import type { FleetApi, HeldJob, ReleaseOptions, RequestOptions, WorkerIdentity } from "./fleet-client.js";
+import { FleetEmitter, type FleetEventName, type FleetEvents, type FleetLogger, type LeaseLostReason } from "./events.js";
+import type { FleetApi, HeldJob, RequestOptions, WorkerIdentity } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
-import { checkClaimQueue, fitError, jsonSizeError } from "./queue-options.js";
-import { jsonSizeProblem } from "./json-bytes.js";
-import { retryReport } from "./report-retry.js";
+import { checkClaimQueue, jsonSizeError } from "./queue-options.js";
 import {
   CLAIM_AHEAD_HORIZON_MS, DURATION_WEIGHT, HAND_BACK_FLOOR_SECONDS, HAND_BACK_MARGIN_MS, PROGRESS_FLUSH_MS, RENEW_RETRY_MAX_MS,
   START_GAP_MAX_MS, attemptDeadline, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome, type Renewal,
@@ -67,7 +64,9 @@ import {
 import {
   JobTimeoutError, LeaseLostError, WorkerStoppingError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions,
 } from "./worker/api.js";
+import type { WorkerEvents } from "./worker/events.js";
 import { claimContext, handlerOption, identityWorkerId, isQueueClaim, rateLimitedFor } from "./worker/options.js";
+import { JobReports } from "./worker/reports.js";
 
 export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
 
@@ -148,8 +147,13 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   /** One timer for every lease's local end: the earliest (see #checkLeases). */
   #leaseTimer: ReturnType<typeof setTimeout> | null = null;
   #leaseTimerAt = Infinity;
-  /** Finished jobs' releases, gathered into `complete` calls (made again once the workerId is resolved, before any claim). */
-  #completions: CompletionQueue;
+  /** Finished jobs' reports (made again once the workerId is resolved, before any claim). */
+  #reports: JobReports;
+  /** This Worker's events, as its parts tell them. */
+  readonly #events: WorkerEvents = {
+    report: <K extends FleetEventName>(event: K, payload: FleetEvents[K][0]) => this.report(event, payload),
+    wants: (event) => this.#wants(event),
+  };
 
   constructor(client: FleetApi, opts: WorkerOptions<R, P>) {
     super("worker", opts.logger);
@@ -175,7 +179,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#startMarginMs = Math.min(this.#renewIntervalMs / 2, RENEW_RETRY_MAX_MS);
     this.#probeKeyPrefix = opts.probeKeyPrefix;
     this.#hasHeartbeat = typeof client.heartbeat === "function" ? undefined : false;
-    this.#completions = this.#completionQueue();
+    this.#reports = this.#jobReports();
   }
 
   /**
@@ -187,10 +191,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     return this.#workerId;
   }
 
-  #completionQueue(): CompletionQueue {
-    return new CompletionQueue({
-      workerId: this.#workerId, client: this.#client, reportRetryMs: this.#reportRetryMs, onError: (event) => this.report("error", event),
-    });
+  #jobReports(): JobReports {
+    return new JobReports({ workerId: this.#workerId, client: this.#client, reportRetryMs: this.#reportRetryMs, events: this.#events });
   }
 
   /** Jobs whose handler or report is still running (not those waiting in the claim-ahead buffer). */
@@ -231,7 +233,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#wake.abort();
     this.#wakeLoop();
     // Releases waiting for company go now: no more jobs will be claimed to join them.
-    this.#completions.flush();
+    this.#reports.flush();
     this.#stopping = (async () => {
       // The loop may still be starting jobs it has just claimed: let it, then
       // treat those like the others.
@@ -269,7 +271,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       if (identity !== null) {
         this.#workerId = identityWorkerId(identity.id, this.#workerId);
         // Nothing is queued yet: no job has been claimed.
-        this.#completions = this.#completionQueue();
+        this.#reports = this.#jobReports();
       }
       return;
     }
@@ -595,7 +597,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       if (job.renewing) await job.renewing;
       if (job.lost || job.stopMode === "abandon") return;
       if (job.stopMode === "release") return await this.#handBack(job);
-      if (outcome) await this.#report(job, outcome);
+      if (outcome) await this.#reports.report(job, outcome);
     } catch (err) {
       this.report("error", { op: "run", jobId: job.id, error: toError(err) });
     } finally {
@@ -1015,125 +1017,10 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     if (isDropped(job) || job.stopMode !== null || job.attempt === null) return;
     const error = new JobTimeoutError(job.id, job.attempt.seconds);
     this.#clearTimers(job);
-    job.timedOut = this.#report(job, { status: "retry", error: error.message });
+    job.timedOut = this.#reports.report(job, { status: "retry", error: error.message });
     job.controller.abort(error);
     // Timed out while buffered: released as the server's own timeout would retry it, never run.
     if (!job.started) this.#unbuffer(job);
-  }
-
-  // ---- reporting ---------------------------------------------------------------------
-
-  //
-  // A finished job's release joins the completion queue (completion-queue.ts),
-  // which gathers releases into `complete` calls of at most MAX_BATCH_ITEMS
-  // (100) items and MAX_BATCH_BODY_BYTES (4 MiB) of body: sent at the end of
-  // the current turn when no call is on the wire (COMPLETE_FLUSH_DELAY_MS),
-  // else as soon as the calls on the wire have answered (what finished
-  // meanwhile goes together), when full, or at once for a release whose lease
-  // is about to end. A call refused
-  // as too large is split down to single items, and an item no `complete` can
-  // carry goes as a plain release before it is given up. Each item's answer is
-  // that job's, read as a single release answer (below).
-
-  /**
-   * A server with the queue: one release carries the outcome, written in its
-   * transaction (so a result cannot be lost between two writes). Done with the
-   * handler's value as the result; a failure as `retry` with its message, or
-   * `failed` for a PermanentJobError (or a result that cannot be stored: not
-   * JSON, or larger than MAX_RESULT_BYTES, which running again would not cure).
-   * An error message longer than the server takes (MAX_ERROR_BYTES) is cut to
-   * fit: refused, it would fail the whole release, and in a `complete` the
-   * other jobs' releases with it.
-   */
-  async #report(job: ActiveJob, outcome: Outcome): Promise<void> {
-    if (!job.queue) {
-      // No retry there: a failure, as before the queue.
-      return this.#reportTwoSteps(job, outcome.status === "retry" ? { status: "failed", error: outcome.error, permanent: false } : outcome);
-    }
-    let status: ReleaseTarget;
-    let fields: ReleaseOptions;
-    if (outcome.status === "done") {
-      const problem = outcome.result === undefined ? null : jsonSizeProblem(outcome.result, MAX_RESULT_BYTES);
-      status = problem === null ? "done" : "failed";
-      fields = problem === null ? { result: outcome.result } : { error: `the handler's result must be ${problem}` };
-    } else if (outcome.status === "retry") {
-      status = "retry";
-      fields = { error: fitError(outcome.error) };
-      if (outcome.rateLimitedFor !== undefined) fields.rateLimitedFor = outcome.rateLimitedFor;
-    } else {
-      // A job without an attempt cap (max_attempts 0: a row made the old way,
-      // through the record API) fails as before the queue: retried without a
-      // cap, a handler that always throws would run forever.
-      status = outcome.permanent || job.view.maxAttempts === 0 ? "failed" : "retry";
-      fields = { error: fitError(outcome.error) };
-    }
-    const release = await this.#release(job, status, fields);
-    // A repeat of a committed retry (its first answer lost) finds the job
-    // pending under no one: refused_not_holder, told apart from a lost lease
-    // by nothing; either way there is nothing more to write.
-    if (release === null || !this.#reportReleased(job, status, release.value)) return;
-    const answer = release.value;
-    const error = fields.error ?? "";
-    if (status === "failed") {
-      this.report("failed", { jobId: job.id, workerId: this.#workerId, error });
-    } else if (status === "retry") {
-      // Back to pending, or (the attempts used up) dead-lettered: failed. A
-      // repeat answered refused_terminal_same_holder found it terminal under
-      // this worker, which only its own retry can have done.
-      const deadLettered = !answer.released || answer.job.status === "failed";
-      if (deadLettered) {
-        this.report("failed", { jobId: job.id, workerId: this.#workerId, error, deadLettered: true });
-      } else {
-        this.report("retried", {
-          jobId: job.id, workerId: this.#workerId, error, attempt: job.view.attempt, maxAttempts: job.view.maxAttempts,
-          ...(fields.rateLimitedFor !== undefined ? { rateLimitedFor: fields.rateLimitedFor } : {}),
-        });
-      }
-    }
-  }
-
-  /**
-   * Reports a release's answer: `released` when it committed, or when it was
-   * refused as the repeat of this worker's own committed release
-   * (refused_terminal_same_holder); `lease_lost` otherwise. True when it counts as released.
-   */
-  #reportReleased(job: ActiveJob, status: ReleaseTarget, answer: ReleaseAnswer): boolean {
-    if (!answer.released && answer.reason !== "refused_terminal_same_holder") {
-      this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: answer.reason });
-      return false;
-    }
-    if (this.#wants("released")) {
-      this.report("released", {
-        jobId: job.id,
-        workerId: this.#workerId,
-        status,
-        version: answer.released ? answer.job.version : null,
-        committed: answer.released ? "released" : "refused_terminal_same_holder",
-      });
-    }
-    return true;
-  }
-
-  /**
-   * A server without the queue: release first (the compare-and-set), and write
-   * the result (`{ error }` for a failure) only when that release committed.
-   */
-  async #reportTwoSteps(job: ActiveJob, outcome: Exclude<Outcome, { status: "retry" }>): Promise<void> {
-    const release = await this.#release(job, outcome.status, undefined);
-    // Refused: someone else holds the job now (or it lapsed), and its result is theirs to write.
-    if (release === null || !this.#reportReleased(job, outcome.status, release.value)) return;
-    // Cut like a release's error: a stack trace of megabytes would fail the write, and leave the job without its result.
-    const error = outcome.status === "failed" ? fitError(outcome.error) : "";
-    const result = outcome.status === "done" ? outcome.result : { error };
-    const written = await this.#persist("writeResult", job.id, () => this.#client.writeResult(job.id, result));
-    if (written === null) return;
-    this.report("result_written", { jobId: job.id, workerId: this.#workerId, status: outcome.status });
-    if (outcome.status === "failed") this.report("failed", { jobId: job.id, workerId: this.#workerId, error });
-  }
-
-  /** A job's release, through the completion queue (see completion-queue.ts). null: gave up (reported). */
-  #release(job: ActiveJob, status: ReleaseTarget, fields: ReleaseOptions | undefined): Promise<{ value: ReleaseAnswer } | null> {
-    return this.#completions.release({ jobId: job.id, leaseToken: job.leaseToken, status, fields, deadline: job.deadline });
   }
 
   /** Hands a job back to pending: see StopMode "release". */
@@ -1165,11 +1052,5 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       // The lease lapses on its own; the sweeper or a claim picks the job up.
       this.report("error", { op: "handBack", jobId: job.id, error: toError(err) });
     }
-  }
-
-  /** Runs a report step with retryReport's retries (see there). null = gave up (reported). */
-  async #persist<T>(op: string, jobId: string, step: () => Promise<T>): Promise<{ value: T } | null> {
-    const sent = await retryReport(step, this.#reportRetryMs, (err) => this.report("error", { op, jobId, error: toError(err) }));
-    return "value" in sent ? sent : null;
   }
 }
