@@ -13,7 +13,7 @@
  *
  * Requests are shared between jobs where the server allows it: one
  * POST /api/fleet/heartbeat per renew interval renews every lease the worker
- * holds (see "lease upkeep"), and the releases of jobs finishing together go
+ * holds (see worker/lease-upkeep.ts), and the releases of jobs finishing together go
  * out in one POST /api/fleet/complete (see worker/reports.ts). A server without
  * those endpoints (a 404 to the first call, remembered) gets one renew and one
  * release per job, as before.
@@ -41,30 +41,27 @@
  */
 import { hostname } from "node:os";
 import { DEFAULT_LEASE_SECONDS } from "../lib/lease.js";
-import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES } from "../lib/queue.js";
+import { MAX_PROGRESS_BYTES } from "../lib/queue.js";
 import { DEFAULT_QUEUE } from "../lib/queue-names.js";
-import type {
-  HeartbeatItem, HeartbeatResponse, JobView, ReleaseResponse, RenewRefusal, RenewResponse,
-} from "../lib/types.js";
+import type { ReleaseResponse } from "../lib/types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
 import { backoffDelay, sleep } from "./backoff.js";
-import {
-  FleetAbortError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, isRateLimitedError, toError,
-} from "./errors.js";
-import { FleetEmitter, type FleetEventName, type FleetEvents, type FleetLogger, type LeaseLostReason } from "./events.js";
-import type { FleetApi, HeldJob, RequestOptions, WorkerIdentity } from "./fleet-client.js";
+import { isPermanentJobError, isRateLimitedError, toError } from "./errors.js";
+import { FleetEmitter, type FleetEventName, type FleetEvents, type FleetLogger } from "./events.js";
+import type { FleetApi, HeldJob, WorkerIdentity } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
 import { checkClaimQueue, jsonSizeError } from "./queue-options.js";
 import {
-  CLAIM_AHEAD_HORIZON_MS, DURATION_WEIGHT, HAND_BACK_FLOOR_SECONDS, HAND_BACK_MARGIN_MS, PROGRESS_FLUSH_MS, RENEW_RETRY_MAX_MS,
-  START_GAP_MAX_MS, attemptDeadline, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome, type Renewal,
+  CLAIM_AHEAD_HORIZON_MS, DURATION_WEIGHT, HAND_BACK_FLOOR_SECONDS, HAND_BACK_MARGIN_MS, RENEW_RETRY_MAX_MS,
+  START_GAP_MAX_MS, attemptDeadline, disarmTimeout, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome,
 } from "./worker/active-job.js";
 import {
-  JobTimeoutError, LeaseLostError, WorkerStoppingError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions,
+  JobTimeoutError, WorkerStoppingError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions,
 } from "./worker/api.js";
 import type { WorkerEvents } from "./worker/events.js";
+import { LeaseUpkeep } from "./worker/lease-upkeep.js";
 import { claimContext, handlerOption, identityWorkerId, isQueueClaim, rateLimitedFor } from "./worker/options.js";
 import { JobReports } from "./worker/reports.js";
 
@@ -133,20 +130,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   #slotFreed: (() => void) | null = null;
   /** Resolves stop()'s wait once no job is left. */
   #idle: (() => void) | null = null;
-  /** Whether the server has /api/fleet/heartbeat: undefined until its first answer; false also when the client has no such method. */
-  #hasHeartbeat: boolean | undefined;
-  /** The regular tick (every renew interval while a lease is held), and when it fires. */
-  #tickTimer: ReturnType<typeof setTimeout> | null = null;
-  #tickAt = 0;
-  /** The urgent tick (leases flagged renewSoon), and when it fires. */
-  #urgentTimer: ReturnType<typeof setTimeout> | null = null;
-  #urgentAt = 0;
-  /** The progress heartbeat planned (see PROGRESS_FLUSH_MS), and when the last one went. */
-  #progressTimer: ReturnType<typeof setTimeout> | null = null;
-  #progressSentAt = -Infinity;
-  /** One timer for every lease's local end: the earliest (see #checkLeases). */
-  #leaseTimer: ReturnType<typeof setTimeout> | null = null;
-  #leaseTimerAt = Infinity;
+  /** Renews the leases of #active, and loses those that end or are refused. */
+  readonly #leases: LeaseUpkeep;
   /** Finished jobs' reports (made again once the workerId is resolved, before any claim). */
   #reports: JobReports;
   /** This Worker's events, as its parts tell them. */
@@ -178,7 +163,14 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#renewIntervalMs = this.#leaseMs * renewEvery;
     this.#startMarginMs = Math.min(this.#renewIntervalMs / 2, RENEW_RETRY_MAX_MS);
     this.#probeKeyPrefix = opts.probeKeyPrefix;
-    this.#hasHeartbeat = typeof client.heartbeat === "function" ? undefined : false;
+    this.#leases = new LeaseUpkeep({
+      jobs: this.#active, client, workerId: () => this.#workerId, leaseSeconds: this.#leaseSeconds,
+      renewIntervalMs: this.#renewIntervalMs, events: this.#events,
+      // A buffered job whose lease is gone is never run.
+      onLost: (job) => { if (!job.started) this.#unbuffer(job); },
+      // A buffered job held back for its short lease may start now.
+      onRenewed: (job) => { if (!job.started) this.#fill(); },
+    });
     this.#reports = this.#jobReports();
   }
 
@@ -242,13 +234,13 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
         // (A job that timed out is being released already: its handler was aborted then.)
         if (mode === "finish" || job.settled || job.timedOut !== null) continue;
         job.stopMode = mode;
-        if (mode === "abandon") this.#clearTimers(job);
+        if (mode === "abandon") disarmTimeout(job);
         job.controller.abort(new WorkerStoppingError(mode));
         // Never run: wound down at once (handed back, or walked away from).
         if (!job.started) this.#unbuffer(job);
       }
       if (this.#active.size > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
-      this.#stopTicking();
+      this.#leases.stop();
     })();
     return this.#stopping;
   }
@@ -498,12 +490,9 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#latest.set(job.id, job);
     this.#buffer.push(job);
     this.#reportClaimed(held);
-    this.#watchLease(job);
+    this.#leases.watch(job);
     if (attempt !== null) this.#armTimeout(job);
-    // Renewed at the next regular tick, at most one interval away; an
-    // alreadyHeld claim did not extend the lease: its end is unknown, so at once.
-    this.#ensureTicking();
-    if (held.alreadyHeld) this.#renewSoon(0);
+    this.#leases.keepRenewing(job);
     return true;
   }
 
@@ -541,13 +530,13 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const { progress: _stored, ...fields } = held.job;
     Object.assign(job.view, fields, claimContext(held.job), { leaseToken: held.leaseToken, alreadyHeld: false });
     this.#reportClaimed(held);
-    this.#watchLease(job);
+    this.#leases.watch(job);
     this.#armTimeout(job);
     // A renew on the wire under the old lease is ignored when it answers: the
     // new lease need not wait for it, and goes in the next tick.
     job.renewing = null;
     job.renewSoon = false;
-    this.#ensureTicking();
+    this.#leases.keepRenewing(job);
   }
 
   #reportClaimed(held: HeldJob): void {
@@ -590,7 +579,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
         this.#wakeLoop();
       }
       job.settled = true;
-      this.#clearTimers(job);
+      disarmTimeout(job);
       // Timed out: the timeout's release is the job's report, whatever the handler did since.
       if (job.timedOut !== null) return await job.timedOut;
       // A renew (heartbeat) still on the wire may yet say the lease is gone.
@@ -607,16 +596,13 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
 
   /** A job has left the worker: its room goes to the buffer, or to the loop's next claim. */
   #end(job: ActiveJob): void {
-    this.#clearTimers(job);
+    disarmTimeout(job);
     this.#active.delete(job);
     if (this.#latest.get(job.id) === job) this.#latest.delete(job.id);
     this.#fill();
     this.#wakeLoop();
     if (this.#active.size > 0) return;
-    // No lease left to watch.
-    if (this.#leaseTimer !== null) clearTimeout(this.#leaseTimer);
-    this.#leaseTimer = null;
-    this.#leaseTimerAt = Infinity;
+    this.#leases.noneHeld();
     if (this.#idle !== null) {
       const idle = this.#idle;
       this.#idle = null;
@@ -659,329 +645,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     // A copy: the progress as it was at this call, whatever the handler does to the object afterwards.
     job.progress = { value: JSON.parse(JSON.stringify(value)) };
     // A server without the queue stores no progress: nothing to hurry.
-    if (job.queue) this.#planProgressFlush();
-  }
-
-  // ---- lease upkeep ------------------------------------------------------------------
-  //
-  // One heartbeat per renew interval renews every lease the worker holds,
-  // instead of one renew per job on a timer of its own:
-  //
-  // - The regular tick fires every renew interval while a lease is held (the
-  //   first job held starts it; a tick that finds none stops it). It renews
-  //   every held lease that has no renew on the wire, in one heartbeat call
-  //   per MAX_BATCH_ITEMS (100) leases. A job claimed since the last tick is
-  //   in the next one, at most one interval after its claim: no lease waits
-  //   longer between renews than with a timer of its own. Progress rides on
-  //   the item of its job. Items are cut by count only: a heartbeat item is
-  //   at most MAX_PROGRESS_BYTES (4 KiB) plus its ids, so 100 of them stay
-  //   far below MAX_BATCH_BODY_BYTES.
-  // - The progress heartbeat renews the leases whose handler recorded
-  //   progress that no renew has carried yet, so that it is stored soon and
-  //   not only at the next tick (up to a third of the lease away): at once
-  //   when the last progress heartbeat is PROGRESS_FLUSH_MS (1 s) old, else
-  //   1 s after it; not at all when the regular tick comes first. A lease
-  //   with a renew on the wire goes once that renew has answered. So a value
-  //   is sent at most 1 s after it is recorded (or after that answer), and
-  //   the cost is at most one heartbeat call a second per Worker (per 100 jobs
-  //   with new progress), only while handlers record progress.
-  // - The urgent tick renews only the leases flagged renewSoon: an alreadyHeld
-  //   claim (its lease was not extended and its end is unknown: at once), and
-  //   leases whose renew got no answer (below). It is never planned past the
-  //   next regular tick, which renews them anyway (and cancels it).
-  // - A lease with a renew on the wire is left out of a tick: one renew at a
-  //   time per lease, as before.
-  // - Each item's answer is that job's: renewed moves its local deadline to
-  //   the heartbeat's send time + the lease; renewed:false loses that lease
-  //   (its handler is aborted, as after a refused renew), and no other.
-  //
-  // A heartbeat whose answer is lost (timeout, network error, a 5xx after the
-  // client's one retry) loses no lease that was renewed. The server either
-  // committed it (those leases now end at its clock + the lease, after the
-  // send) or did not (they end where they did). Either way the deadline the
-  // worker keeps, the send time of the last renew answered renewed + the
-  // lease, is never later than the server's: keeping it is safe; moving it
-  // would not be, and dropping the lease would abort work that may well be
-  // fine. What a lost answer may hide is a renewed:false (a lease taken, a job
-  // cancelled): the next answer tells it, and meanwhile the handler runs on as
-  // it does between two renews. Sending the same renews again is safe (a renew
-  // only extends its holder's live lease, and stores the same progress), so
-  // they are: not at the next regular tick, but by an urgent tick after
-  // min(interval / 2, 1 s). The lost answer has used up part of the lease's
-  // slack, and waiting a whole interval could leave a single attempt before it
-  // lapses (with renewEvery 1/3: the next regular tick would come at two
-  // thirds of the lease, the one after at its end); a retry a second later
-  // costs one small request, and keeps trying until the lease's own timer
-  // declares it lost (lease_expired) should no renew get through. For the
-  // same reason no attempt waits for its answer longer than min(interval,
-  // time left on the earliest lease in it), the client's own retry included:
-  // a later answer would come when the next attempt is due, and a hung
-  // request could otherwise use up the slack without a second try.
-
-  /** Starts the regular tick, unless it runs. */
-  #ensureTicking(): void {
-    if (this.#tickTimer !== null) return;
-    this.#tickAt = Date.now() + this.#renewIntervalMs;
-    this.#tickTimer = setTimeout(() => this.#tick(), this.#renewIntervalMs);
-  }
-
-  #tick(): void {
-    this.#tickTimer = null;
-    this.#cancelUrgent();
-    const held = [...this.#active].filter((job) => !isDropped(job));
-    if (held.length === 0) return; // the next job held starts it again
-    this.#ensureTicking();
-    this.#renewLeases(held);
-  }
-
-  /** Renews the leases flagged renewSoon within `delayMs`, unless the regular tick comes first. */
-  #renewSoon(delayMs: number): void {
-    const at = Date.now() + delayMs;
-    if (this.#tickTimer !== null && this.#tickAt <= at) return;
-    if (this.#urgentTimer !== null) {
-      if (this.#urgentAt <= at) return;
-      clearTimeout(this.#urgentTimer);
-    }
-    this.#urgentAt = at;
-    this.#urgentTimer = setTimeout(() => {
-      this.#urgentTimer = null;
-      this.#renewLeases([...this.#active].filter((job) => job.renewSoon));
-    }, delayMs);
-  }
-
-  #cancelUrgent(): void {
-    if (this.#urgentTimer !== null) clearTimeout(this.#urgentTimer);
-    this.#urgentTimer = null;
-  }
-
-  #stopTicking(): void {
-    this.#cancelUrgent();
-    if (this.#leaseTimer !== null) clearTimeout(this.#leaseTimer);
-    this.#leaseTimer = null;
-    this.#leaseTimerAt = Infinity;
-    if (this.#progressTimer !== null) clearTimeout(this.#progressTimer);
-    this.#progressTimer = null;
-    if (this.#tickTimer !== null) clearTimeout(this.#tickTimer);
-    this.#tickTimer = null;
-  }
-
-  /**
-   * Plans the progress heartbeat: at once, or PROGRESS_FLUSH_MS after the
-   * previous one, unless one is planned or the regular tick comes first (it
-   * carries the progress anyway).
-   */
-  #planProgressFlush(): void {
-    if (this.#progressTimer !== null) return;
-    const now = Date.now();
-    const at = Math.max(now, this.#progressSentAt + PROGRESS_FLUSH_MS);
-    if (this.#tickTimer !== null && this.#tickAt <= at) return;
-    // Even "at once" waits for the current task: progress recorded together goes together.
-    this.#progressTimer = setTimeout(() => this.#flushProgress(), at - now);
-  }
-
-  /** Renews the leases whose job has progress not sent yet. One with a renew on the wire waits for its answer (see #renewAnswered). */
-  #flushProgress(): void {
-    this.#progressTimer = null;
-    const due = [...this.#active].filter((job) => job.queue && job.progress !== null && job.renewing === null && !isDropped(job));
-    if (due.length === 0) return;
-    this.#progressSentAt = Date.now();
-    this.#renewLeases(due);
-  }
-
-  /** Renews these leases (those still held with no renew on the wire): one heartbeat per 100, or one renew each. */
-  #renewLeases(jobs: readonly ActiveJob[]): void {
-    const sentAt = Date.now();
-    const due: ActiveJob[] = [];
-    for (const job of jobs) {
-      if (isDropped(job) || job.renewing !== null) continue;
-      // Its own timer normally says so first; a tick at the same instant may come before it.
-      if (job.deadline <= sentAt) this.#loseLease(job, "lease_expired");
-      else due.push(job);
-    }
-    if (this.#hasHeartbeat !== false) {
-      for (let i = 0; i < due.length; i += MAX_BATCH_ITEMS) {
-        const chunk = due.slice(i, i + MAX_BATCH_ITEMS);
-        this.#track(chunk, this.#heartbeat(chunk, sentAt));
-      }
-    } else {
-      for (const job of due) this.#track([job], this.#renew(job));
-    }
-  }
-
-  /** Marks the jobs' renew as on the wire until `work` settles (which never rejects: an error is reported). */
-  #track(jobs: readonly ActiveJob[], work: Promise<void>): void {
-    const renewing = work.catch((err) => this.report("error", { op: "renew", error: toError(err) }));
-    for (const job of jobs) job.renewing = renewing;
-    void renewing.then(() => {
-      for (const job of jobs) if (job.renewing === renewing) job.renewing = null;
-    });
-  }
-
-  /** One heartbeat for these leases (at most MAX_BATCH_ITEMS), sent at `sentAt`. */
-  async #heartbeat(jobs: readonly ActiveJob[], sentAt: number): Promise<void> {
-    const sent = jobs.map((job) => this.#renewal(job));
-    const leases = sent.map(({ job, progress }): HeartbeatItem => {
-      const item: HeartbeatItem = { jobId: job.id };
-      if (job.leaseToken !== undefined) item.leaseToken = job.leaseToken;
-      if (progress !== null) item.progress = progress.value;
-      return item;
-    });
-    const earliest = Math.min(...jobs.map((job) => job.deadline));
-    let answer: HeartbeatResponse;
-    try {
-      answer = await this.#waitAtMost("heartbeat", earliest - sentAt, (req) =>
-        this.#client.heartbeat!(this.#workerId, leases, { ...req, leaseSeconds: this.#leaseSeconds }));
-    } catch (err) {
-      // (A 404 to a call sent beside the first probe counts too: the server has never answered one.)
-      if (this.#hasHeartbeat !== true && isMissingEndpoint(err)) {
-        // A server from before the heartbeat: one renew per job from now on, these included.
-        this.#hasHeartbeat = false;
-        await Promise.all(jobs.map((job) => this.#renew(job)));
-        return;
-      }
-      this.#renewLost(sent, "heartbeat", undefined, err);
-      return;
-    }
-    this.#hasHeartbeat = true;
-    sent.forEach((renewal, i) => {
-      const result = answer.results[i];
-      // (The client checks the answer's shape; a FleetApi of one's own may not.)
-      if (result === undefined || result.jobId !== renewal.job.id) {
-        this.#renewLost([renewal], "heartbeat", renewal.job.id, new Error(`heartbeat: no result for job ${renewal.job.id}`));
-      } else {
-        this.#renewAnswered(renewal, sentAt, result.renewed ? { job: result.job ?? null } : { reason: result.reason });
-      }
-    });
-  }
-
-  /** One renew of one lease (a server without the heartbeat). */
-  async #renew(job: ActiveJob): Promise<void> {
-    if (isDropped(job)) return;
-    const sentAt = Date.now();
-    const remaining = job.deadline - sentAt;
-    if (remaining <= 0) return this.#loseLease(job, "lease_expired");
-    const renewal = this.#renewal(job);
-    // The latest progress rides on this renew (a server without the queue gets none).
-    const progress = renewal.progress;
-    let answer: RenewResponse;
-    try {
-      answer = await this.#waitAtMost("renew", remaining, (req) =>
-        this.#client.renew(job.id, this.#workerId, this.#leaseSeconds, job.leaseToken,
-          progress ? { ...req, progress: progress.value } : req));
-    } catch (err) {
-      this.#renewLost([renewal], "renew", job.id, err);
-      return;
-    }
-    this.#renewAnswered(renewal, sentAt, answer.renewed ? { job: answer.job } : { reason: answer.reason });
-  }
-
-  /** What a renew of this lease sends now: the latest progress not yet stored (a server without the queue gets none). */
-  #renewal(job: ActiveJob): Renewal {
-    job.renewSoon = false;
-    return { job, generation: job.leaseGeneration, progress: job.queue ? job.progress : null };
-  }
-
-  /** The renew is no longer this job's concern: it was dropped, or a new claim (with a lease of its own) was adopted since. */
-  #isStale(renewal: Renewal): boolean {
-    return isDropped(renewal.job) || renewal.job.leaseGeneration !== renewal.generation;
-  }
-
-  /** A renew's answer: renewed (with the job as written, when the answer has it), or refused (and maybe why). */
-  #renewAnswered(renewal: Renewal, sentAt: number, answer: { job: JobView | null } | { reason: RenewRefusal | undefined }): void {
-    if (this.#isStale(renewal)) return;
-    const { job, progress } = renewal;
-    if ("reason" in answer) return this.#loseLease(job, answer.reason === "timed_out" ? "timed_out" : "renew_refused");
-    const view = answer.job;
-    // Stored; unless the handler has recorded newer progress meanwhile, nothing is left to send.
-    if (progress !== null && job.progress === progress) job.progress = null;
-    // Progress recorded while this renew was on the wire: it goes with the next progress heartbeat.
-    else if (job.progress !== null && job.queue) this.#planProgressFlush();
-    job.deadline = leaseEnd(sentAt + this.#leaseMs, job.attempt);
-    job.version = view !== null ? view.version : job.version === null ? null : job.version + 1;
-    // (The lease timer fires at the earliest end it knew, and moves on to the next: see #checkLeases.)
-    if (this.#wants("renewed")) {
-      this.report("renewed", {
-        jobId: job.id, workerId: this.#workerId, version: job.version, leaseExpiresAt: view?.lease_expires_at ?? null,
-      });
-    }
-    // A buffered job held back for its short lease may start now.
-    if (!job.started) this.#fill();
-  }
-
-  /** No answer (see "lease upkeep"): the deadlines stay, and these leases are renewed again soon. */
-  #renewLost(sent: readonly Renewal[], op: string, jobId: string | undefined, err: unknown): void {
-    const open = sent.filter((renewal) => !this.#isStale(renewal));
-    if (open.length === 0) return;
-    this.report("error", jobId === undefined ? { op, error: toError(err) } : { op, jobId, error: toError(err) });
-    for (const { job } of open) {
-      job.renewSoon = true;
-      job.version = null; // it may have been renewed (and its version bumped) all the same
-    }
-    this.#renewSoon(Math.min(this.#renewIntervalMs / 2, RENEW_RETRY_MAX_MS));
-  }
-
-  /**
-   * Runs a renew or heartbeat, waiting for its answer at most min(renew
-   * interval, `leftMs`), the client's own retry included (see "lease upkeep").
-   */
-  async #waitAtMost<T>(op: string, leftMs: number, call: (req: RequestOptions) => Promise<T>): Promise<T> {
-    const waitMs = Math.max(1, Math.min(leftMs, this.#renewIntervalMs));
-    const signal = AbortSignal.timeout(waitMs);
-    try {
-      return await call({ timeoutMs: waitMs, signal });
-    } catch (err) {
-      // The wait ran out, not a caller's cancel: say so.
-      if (err instanceof FleetAbortError && signal.aborted) throw new FleetTimeoutError(op, waitMs, { cause: err });
-      throw err;
-    }
-  }
-
-  /**
-   * A lease's local end is watched by one timer for all of them, set to the
-   * earliest end known (not one timer per job, re-armed at each renew).
-   */
-  #watchLease(job: ActiveJob): void {
-    if (job.deadline < this.#leaseTimerAt) this.#armLeaseTimer(job.deadline);
-  }
-
-  #armLeaseTimer(at: number): void {
-    if (this.#leaseTimer !== null) clearTimeout(this.#leaseTimer);
-    this.#leaseTimerAt = at;
-    this.#leaseTimer = setTimeout(() => this.#checkLeases(), Math.max(0, at - Date.now()));
-  }
-
-  /**
-   * The lease timer: each lease whose local end has come, unrenewed, is lost
-   * (lease_expired; a job whose handler has returned is left to its report,
-   * which the server judges); the timer moves on to the earliest end left.
-   * Renews only move ends later, so it fires at most once per such end.
-   */
-  #checkLeases(): void {
-    this.#leaseTimer = null;
-    this.#leaseTimerAt = Infinity;
-    const now = Date.now();
-    let next = Infinity;
-    for (const job of [...this.#active]) {
-      if (isDropped(job)) continue;
-      if (job.deadline <= now) this.#loseLease(job, "lease_expired");
-      else if (job.deadline < next) next = job.deadline;
-    }
-    if (next !== Infinity) this.#armLeaseTimer(next);
-  }
-
-  #loseLease(job: ActiveJob, reason: LeaseLostReason): void {
-    if (job.lost) return;
-    job.lost = true;
-    this.#clearTimers(job);
-    this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason });
-    job.controller.abort(new LeaseLostError(job.id, reason));
-    // A buffered job whose lease is gone is never run.
-    if (!job.started) this.#unbuffer(job);
-  }
-
-  #clearTimers(job: ActiveJob): void {
-    if (job.timeoutTimer !== null) clearTimeout(job.timeoutTimer);
-    job.timeoutTimer = null;
+    if (job.queue) this.#leases.planProgressFlush();
   }
 
   // ---- timeouts ----------------------------------------------------------------------
@@ -1016,7 +680,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     // Finished, lost, or being handed back or walked away from: nothing to time out.
     if (isDropped(job) || job.stopMode !== null || job.attempt === null) return;
     const error = new JobTimeoutError(job.id, job.attempt.seconds);
-    this.#clearTimers(job);
+    disarmTimeout(job);
     job.timedOut = this.#reports.report(job, { status: "retry", error: error.message });
     job.controller.abort(error);
     // Timed out while buffered: released as the server's own timeout would retry it, never run.
