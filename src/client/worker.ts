@@ -23,7 +23,7 @@
  * starts, and claims, renews and reports as `${id}/${workerId}` from then on
  * (see WorkerOptions.workerId).
  *
- * Claim ahead (see "the claim-ahead buffer"): besides its free slots the
+ * Claim ahead (see worker/claim-ahead.ts): besides its free slots the
  * Worker keeps a few claimed jobs waiting in a local buffer (at most
  * `prefetch`, and only as many as will start within about
  * CLAIM_AHEAD_HORIZON_MS), so that a slot freed by a handler is filled at
@@ -44,22 +44,23 @@ import { DEFAULT_LEASE_SECONDS } from "../lib/lease.js";
 import { MAX_PROGRESS_BYTES } from "../lib/queue.js";
 import { DEFAULT_QUEUE } from "../lib/queue-names.js";
 import type { ReleaseResponse } from "../lib/types.js";
-import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
-import { backoffDelay, sleep } from "./backoff.js";
+import { sleep } from "./backoff.js";
 import { isPermanentJobError, isRateLimitedError, toError } from "./errors.js";
 import { FleetEmitter, type FleetEventName, type FleetEvents, type FleetLogger } from "./events.js";
-import type { FleetApi, HeldJob, WorkerIdentity } from "./fleet-client.js";
+import type { FleetApi, HeldJob } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
 import { checkClaimQueue, jsonSizeError } from "./queue-options.js";
 import {
-  CLAIM_AHEAD_HORIZON_MS, DURATION_WEIGHT, HAND_BACK_FLOOR_SECONDS, HAND_BACK_MARGIN_MS, RENEW_RETRY_MAX_MS,
-  START_GAP_MAX_MS, attemptDeadline, disarmTimeout, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome,
+  HAND_BACK_FLOOR_SECONDS, HAND_BACK_MARGIN_MS, RENEW_RETRY_MAX_MS,
+  attemptDeadline, disarmTimeout, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome,
 } from "./worker/active-job.js";
 import {
   JobTimeoutError, WorkerStoppingError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions,
 } from "./worker/api.js";
+import { ClaimAheadBuffer } from "./worker/claim-ahead.js";
+import { ClaimLoop } from "./worker/claim-loop.js";
 import type { WorkerEvents } from "./worker/events.js";
 import { LeaseUpkeep } from "./worker/lease-upkeep.js";
 import { claimContext, handlerOption, identityWorkerId, isQueueClaim, rateLimitedFor } from "./worker/options.js";
@@ -80,24 +81,9 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   readonly #client: FleetApi;
   /** The one handler, or the handlers by queue name (see WorkerOptions.handlers). */
   readonly #handler: JobHandler<R, P> | ReadonlyMap<string, JobHandler<R, P>>;
-  readonly #concurrency: number;
-  readonly #prefetch: number;
-  /**
-   * At most this many jobs started and not yet ended (handler or report
-   * running): `concurrency` without the buffer (a slot is taken until its
-   * report is answered, as before it), else twice that (a slot is free once
-   * its handler returns, and at most `concurrency` reports wait behind the
-   * running handlers, so results waiting for a slow server stay bounded).
-   */
-  readonly #maxStarted: number;
   readonly #leaseSeconds: number;
   readonly #leaseMs: number;
   readonly #renewIntervalMs: number;
-  /** A buffered job is not started with less than this left on its lease (it waits for the next renew, or its loss). */
-  readonly #startMarginMs: number;
-  readonly #poll: { initialMs: number; maxMs: number };
-  readonly #probeKeyPrefix: string | undefined;
-  readonly #queue: string | string[] | undefined;
   readonly #reportRetryMs: number;
   readonly #logger: FleetLogger | undefined;
   /**
@@ -108,26 +94,14 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   readonly #active = new Set<ActiveJob>();
   /** The newest entry of each job id in #active (see #startJob). */
   readonly #latest = new Map<string, ActiveJob>();
-  /** The claim-ahead buffer: claimed jobs not started yet, in claim order. */
-  readonly #buffer: ActiveJob[] = [];
-  /** Handlers running now. */
-  #handlers = 0;
-  /** Running average of handlers' durations, ms; null until one has returned. */
-  #handlerMs: number | null = null;
-  /**
-   * Running average of the time between two handlers' starts, ms (each gap
-   * counted up to START_GAP_MAX_MS); and when the last one started.
-   */
-  #startGapMs = 0;
-  #lastStartAt: number | null = null;
   #running = false;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
   #stopMode: StopMode | null = null;
-  /** Aborted by stop() to cut a poll wait short. */
-  readonly #wake = new AbortController();
-  /** Wakes the poll loop waiting for room (a slot freed, the buffer drained, stop). */
-  #slotFreed: (() => void) | null = null;
+  /** The claim-ahead buffer (claimed jobs not started yet) and the slots it fills. */
+  readonly #buffer: ClaimAheadBuffer;
+  /** Claims jobs into the buffer while the Worker runs. */
+  readonly #claims: ClaimLoop;
   /** Resolves stop()'s wait once no job is left. */
   #idle: (() => void) | null = null;
   /** Renews the leases of #active, and loses those that end or are refused. */
@@ -149,27 +123,42 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       ? `${hostname()}-${process.pid}`
       : workerIdOption("Worker", "workerId", opts.workerId);
     this.#handler = handlerOption(opts);
-    this.#queue = this.#handler instanceof Map ? [...this.#handler.keys()] : checkClaimQueue("Worker", opts.queue);
-    this.#concurrency = option("concurrency", 1, integerFrom(1));
-    this.#prefetch = option("prefetch", 0, integerFrom(0));
-    this.#maxStarted = this.#prefetch === 0 ? this.#concurrency : 2 * this.#concurrency;
+    const queue = this.#handler instanceof Map ? [...this.#handler.keys()] : checkClaimQueue("Worker", opts.queue);
+    const concurrency = option("concurrency", 1, integerFrom(1));
+    const prefetch = option("prefetch", 0, integerFrom(0));
     this.#leaseSeconds = option("leaseSeconds", DEFAULT_LEASE_SECONDS, LEASE_SECONDS);
     const renewEvery = option("renewEvery", 1 / 3, { test: (n) => n > 0 && n < 1, expected: "a fraction of the lease between 0 and 1" });
-    this.#poll = { initialMs: option("pollInterval", 500, POSITIVE_MS), maxMs: option("maxPollInterval", 10_000, POSITIVE_MS) };
+    const poll = { initialMs: option("pollInterval", 500, POSITIVE_MS), maxMs: option("maxPollInterval", 10_000, POSITIVE_MS) };
     this.#reportRetryMs = option("reportRetryMs", 60_000, NON_NEGATIVE_MS);
     this.#client = client;
     this.#logger = opts.logger;
     this.#leaseMs = this.#leaseSeconds * 1000;
     this.#renewIntervalMs = this.#leaseMs * renewEvery;
-    this.#startMarginMs = Math.min(this.#renewIntervalMs / 2, RENEW_RETRY_MAX_MS);
-    this.#probeKeyPrefix = opts.probeKeyPrefix;
+    this.#buffer = new ClaimAheadBuffer({
+      jobs: this.#active, concurrency, prefetch,
+      startMarginMs: Math.min(this.#renewIntervalMs / 2, RENEW_RETRY_MAX_MS),
+      // Stopping in "release" or "abandon" mode: nothing more starts (stop() winds them down).
+      mayStart: () => this.#stopMode !== "release" && this.#stopMode !== "abandon",
+      launch: (job) => this.#launch(job),
+      onRoom: () => this.#claims.roomMade(),
+    });
+    this.#claims = new ClaimLoop({
+      client, workerId: () => this.#workerId, leaseSeconds: this.#leaseSeconds, probeKeyPrefix: opts.probeKeyPrefix, queue, poll,
+      events: this.#events, isRunning: () => this.#running, claimLimit: () => this.#buffer.claimLimit(),
+      take: (held, sentAt) => this.#startJob(held, sentAt), fill: () => this.#buffer.fill(),
+      onIdentity: (identity) => {
+        this.#workerId = identityWorkerId(identity.id, this.#workerId);
+        // Nothing is queued yet: no job has been claimed.
+        this.#reports = this.#jobReports();
+      },
+    });
     this.#leases = new LeaseUpkeep({
       jobs: this.#active, client, workerId: () => this.#workerId, leaseSeconds: this.#leaseSeconds,
       renewIntervalMs: this.#renewIntervalMs, events: this.#events,
       // A buffered job whose lease is gone is never run.
-      onLost: (job) => { if (!job.started) this.#unbuffer(job); },
+      onLost: (job) => { if (!job.started) this.#buffer.unbuffer(job); },
       // A buffered job held back for its short lease may start now.
-      onRenewed: (job) => { if (!job.started) this.#fill(); },
+      onRenewed: (job) => { if (!job.started) this.#buffer.fill(); },
     });
     this.#reports = this.#jobReports();
   }
@@ -206,7 +195,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     if (this.#stopping) throw new Error("Worker: cannot start again after stop()");
     if (!this.#running) {
       this.#running = true;
-      this.#loop = this.#pollLoop();
+      this.#loop = this.#claims.run();
     }
     return this;
   }
@@ -220,10 +209,9 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const mode = opts.mode ?? "finish";
     if (this.#stopping) return this.#stopping;
     this.#running = false;
-    // From now on a "release" or "abandon" stop starts no buffered job (see #fill).
+    // From now on a "release" or "abandon" stop starts no buffered job (see ClaimAheadBuffer.fill).
     this.#stopMode = mode;
-    this.#wake.abort();
-    this.#wakeLoop();
+    this.#claims.stop();
     // Releases waiting for company go now: no more jobs will be claimed to join them.
     this.#reports.flush();
     this.#stopping = (async () => {
@@ -237,200 +225,12 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
         if (mode === "abandon") disarmTimeout(job);
         job.controller.abort(new WorkerStoppingError(mode));
         // Never run: wound down at once (handed back, or walked away from).
-        if (!job.started) this.#unbuffer(job);
+        if (!job.started) this.#buffer.unbuffer(job);
       }
       if (this.#active.size > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
       this.#leases.stop();
     })();
     return this.#stopping;
-  }
-
-  /**
-   * Before the first claim: the client's worker identity, whose id the
-   * workerId must be or begin with. A failure (a sign-in refused, the server
-   * away) is reported and tried again after a pause, as a failed poll is.
-   */
-  async #resolveWorkerId(): Promise<void> {
-    for (let attempt = 0; this.#running; attempt++) {
-      let identity: WorkerIdentity | null;
-      try {
-        identity = await this.#client.identity!();
-      } catch (err) {
-        this.report("error", { op: "identity", error: toError(err) });
-        await sleep(backoffDelay(attempt, this.#poll), this.#wake.signal);
-        continue;
-      }
-      if (identity !== null) {
-        this.#workerId = identityWorkerId(identity.id, this.#workerId);
-        // Nothing is queued yet: no job has been claimed.
-        this.#reports = this.#jobReports();
-      }
-      return;
-    }
-  }
-
-  // ---- the claim-ahead buffer --------------------------------------------------------
-  //
-  // A claimed job joins the buffer, and leaves it as soon as a slot takes it
-  // (at once, when the claim was for free slots). With `prefetch` > 0 the
-  // poll loop also claims ahead: when no slot is free and the buffer holds
-  // at most half its target, it asks claim-next for the rest of the target,
-  // so a handler that returns is replaced at once, from the buffer, while
-  // the next claim-next is on the wire. The target is the number of jobs the
-  // slots will start within about CLAIM_AHEAD_HORIZON_MS, at most `prefetch`
-  // (see #aheadTarget), so none waits long: fast handlers: up to `prefetch`;
-  // handlers of 10 s at concurrency 50: 2; slower ones, or before a handler
-  // has returned: none; and fewer when starts come slower than the handlers
-  // would allow (reports held back by a slow server, say).
-  //
-  // A buffered job is claimed: its attempt is counted, its lease held, its
-  // `timeout_seconds` running. So:
-  // - its lease is renewed by the heartbeat with every other lease (it is in
-  //   #active like a running job), and lost the same way: a renew refused,
-  //   or its local end reached unrenewed. A lost buffered job is dropped and
-  //   never run (lease_lost, as for a running job);
-  // - its timeout is armed at its claim: when it fires while the job waits,
-  //   the job is released `retry` with the timeout's error (as the server
-  //   would retry it at its deadline) and never run; a job is not started
-  //   once its timeout is due, nor with less than #startMarginMs left on its
-  //   lease (it waits for the next renew, which then starts it, or for the
-  //   loss of its lease);
-  // - `start_by` is the server's: it guards the claim (the first start as the
-  //   server counts it), which a buffered job has passed;
-  // - on stop, see StopMode: "finish" runs it, "release" hands it back,
-  //   "abandon" walks away; it is never released unrun with `retry` (that
-  //   would spend an attempt) nor with `rateLimitedFor` (that would park
-  //   its group or queue).
-  // A slot is a running handler: with the buffer, a job whose handler has
-  // returned frees its slot while its report is under way (at most
-  // `concurrency` such reports: see #maxStarted). Without it (prefetch 0) a
-  // slot is taken until the report is answered, as before.
-
-  async #pollLoop(): Promise<void> {
-    // (Only then: an admin's first claim goes out at once, within start(), as it always has.)
-    if (typeof this.#client.identity === "function" && this.#client.isWorkerIdentity !== false) await this.#resolveWorkerId();
-    let emptyPolls = 0;
-    while (this.#running) {
-      const limit = this.#claimLimit();
-      if (limit <= 0) {
-        await new Promise<void>((resolve) => {
-          this.#slotFreed = resolve;
-        });
-        this.#slotFreed = null;
-        continue;
-      }
-      const sentAt = Date.now();
-      let held: HeldJob[];
-      try {
-        held = await this.#client.claimNext({
-          workerId: this.#workerId,
-          leaseSeconds: this.#leaseSeconds,
-          // The server's claim-next takes at most 100 a call: more free slots are filled by the next poll, at once.
-          limit: Math.min(limit, MAX_CLAIM_NEXT_LIMIT),
-          probeKeyPrefix: this.#probeKeyPrefix,
-          ...(this.#queue !== undefined ? { queue: this.#queue } : {}),
-        });
-      } catch (err) {
-        this.report("error", { op: "claimNext", error: toError(err) });
-        await sleep(backoffDelay(emptyPolls++, this.#poll), this.#wake.signal);
-        continue;
-      }
-      // Claims of jobs already running here start nothing: polling again at
-      // once would only get them again, so such a poll counts as empty.
-      let added = 0;
-      for (const h of held) if (this.#startJob(h, sentAt)) added++;
-      if (added > 0) this.#fill();
-      if (added === 0) {
-        await sleep(backoffDelay(emptyPolls++, this.#poll), this.#wake.signal);
-        continue;
-      }
-      emptyPolls = 0;
-    }
-  }
-
-  /**
-   * How many jobs the next claim asks for: the free slots it would fill at
-   * once; without any, the buffer's room once it is at most half full (so a
-   * claim is worth its round trip); 0: none now.
-   */
-  #claimLimit(): number {
-    const buffered = this.#buffer.length;
-    const free = this.#startRoom() - buffered;
-    if (free > 0) return free;
-    const target = this.#aheadTarget();
-    return buffered * 2 <= target ? target - buffered : 0;
-  }
-
-  /** Jobs that may start now: free slots, within the bound of jobs started and not ended (#maxStarted). */
-  #startRoom(): number {
-    return Math.min(this.#concurrency - this.#handlers, this.#maxStarted - (this.#active.size - this.#buffer.length));
-  }
-
-  /**
-   * How many jobs the buffer should hold (see "the claim-ahead buffer"): as
-   * many as the slots start within CLAIM_AHEAD_HORIZON_MS, at the slower of
-   * two paces: the handlers' (their average duration / concurrency) and the
-   * starts' as seen (slower when something else holds the slots back, such
-   * as reports waiting for a slow server). None before a handler has returned.
-   */
-  #aheadTarget(): number {
-    if (this.#prefetch === 0 || this.#handlerMs === null) return 0;
-    const perStartMs = Math.max(this.#handlerMs / this.#concurrency, this.#startGapMs);
-    if (perStartMs <= 0) return this.#prefetch;
-    return Math.min(this.#prefetch, Math.floor(CLAIM_AHEAD_HORIZON_MS / perStartMs));
-  }
-
-  /** Wakes the poll loop waiting for room, when there is some now (or it is stopping). */
-  #wakeLoop(): void {
-    const wake = this.#slotFreed;
-    if (wake !== null && (!this.#running || this.#claimLimit() > 0)) {
-      this.#slotFreed = null;
-      wake();
-    }
-  }
-
-  /** Starts buffered jobs, in claim order, while there is room and one may start (see #mayStart). */
-  #fill(): void {
-    const buffer = this.#buffer;
-    if (buffer.length === 0) return;
-    // Stopping in "release" or "abandon" mode: nothing more starts (stop() winds them down).
-    if (this.#stopMode === "release" || this.#stopMode === "abandon") return;
-    let room = this.#startRoom();
-    if (room <= 0) return;
-    const now = Date.now();
-    for (let i = 0; i < buffer.length && room > 0;) {
-      const job = buffer[i]!;
-      if (!this.#mayStart(job, now)) {
-        i++;
-        continue;
-      }
-      buffer.splice(i, 1);
-      room--;
-      this.#launch(job);
-    }
-    // The buffer has room again: the loop may claim ahead.
-    this.#wakeLoop();
-  }
-
-  /** A buffered job may start: no earlier run of it is left, its lease is not about to end, its timeout is not due. */
-  #mayStart(job: ActiveJob, now: number): boolean {
-    if (job.previous !== null) {
-      if (this.#active.has(job.previous)) return false;
-      job.previous = null;
-    }
-    if (job.attempt === null) return job.deadline - now > this.#startMarginMs;
-    // A lease cut short by the attempt's deadline is the timeout's concern: its margin, not the lease's.
-    if (job.deadline < job.attempt.at && job.deadline - now <= this.#startMarginMs) return false;
-    return job.attempt.at - timeoutMargin(job.attempt) > now;
-  }
-
-  /** Takes a job out of the buffer unrun (lost, timed out, or stopping): wound down at once. */
-  #unbuffer(job: ActiveJob): void {
-    const i = this.#buffer.indexOf(job);
-    if (i < 0) return;
-    this.#buffer.splice(i, 1);
-    this.#launch(job);
-    this.#wakeLoop();
   }
 
   /** Out of the buffer: runs the job's handler (unless its signal has been aborted) and its report. */
@@ -452,7 +252,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
    *   lost and its handler has not returned yet, or a report under a lapsed
    *   lease): the new claim is the job to do again, so it waits in the buffer
    *   until that run has ended, never beside it. Its lease is renewed meanwhile.
-   * Returns whether a new entry was added (to the buffer: #fill starts it).
+   * Returns whether a new entry was added (to the buffer, which starts it).
    */
   #startJob(held: HeldJob, sentAt: number): boolean {
     const previous = this.#latest.get(held.job.id);
@@ -562,21 +362,13 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       let outcome: Outcome | null = null;
       // Aborted before it began (lost or timed out while buffered, or stopping): the handler never runs.
       if (!job.controller.signal.aborted) {
-        this.#handlers++;
-        const startedAt = Date.now();
-        if (this.#lastStartAt !== null) {
-          const gap = Math.min(START_GAP_MAX_MS, startedAt - this.#lastStartAt);
-          this.#startGapMs += DURATION_WEIGHT * (gap - this.#startGapMs);
-        }
-        this.#lastStartAt = startedAt;
+        const startedAt = this.#buffer.handlerStarted();
         outcome = await this.#runHandler(job);
-        this.#handlers--;
-        const ms = Date.now() - startedAt;
-        this.#handlerMs = this.#handlerMs === null ? ms : this.#handlerMs + DURATION_WEIGHT * (ms - this.#handlerMs);
+        this.#buffer.handlerEnded(startedAt);
         job.settled = true;
-        // Its slot is free (prefetch 0: once the report has been answered, see #maxStarted).
-        this.#fill();
-        this.#wakeLoop();
+        // Its slot is free (prefetch 0: once the report has been answered, see ClaimAheadBuffer).
+        this.#buffer.fill();
+        this.#claims.roomMade();
       }
       job.settled = true;
       disarmTimeout(job);
@@ -599,8 +391,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     disarmTimeout(job);
     this.#active.delete(job);
     if (this.#latest.get(job.id) === job) this.#latest.delete(job.id);
-    this.#fill();
-    this.#wakeLoop();
+    this.#buffer.fill();
+    this.#claims.roomMade();
     if (this.#active.size > 0) return;
     this.#leases.noneHeld();
     if (this.#idle !== null) {
@@ -684,7 +476,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     job.timedOut = this.#reports.report(job, { status: "retry", error: error.message });
     job.controller.abort(error);
     // Timed out while buffered: released as the server's own timeout would retry it, never run.
-    if (!job.started) this.#unbuffer(job);
+    if (!job.started) this.#buffer.unbuffer(job);
   }
 
   /** Hands a job back to pending: see StopMode "release". */
