@@ -43,8 +43,6 @@ import { hostname } from "node:os";
 import { DEFAULT_LEASE_SECONDS } from "../lib/lease.js";
 import { MAX_PROGRESS_BYTES } from "../lib/queue.js";
 import { DEFAULT_QUEUE } from "../lib/queue-names.js";
-import type { ReleaseResponse } from "../lib/types.js";
-import { sleep } from "./backoff.js";
 import { isPermanentJobError, isRateLimitedError, toError } from "./errors.js";
 import { FleetEmitter, type FleetEventName, type FleetEvents, type FleetLogger } from "./events.js";
 import type { FleetApi, HeldJob } from "./fleet-client.js";
@@ -53,18 +51,16 @@ import {
 } from "./options.js";
 import { checkClaimQueue, jsonSizeError } from "./queue-options.js";
 import {
-  HAND_BACK_FLOOR_SECONDS, HAND_BACK_MARGIN_MS, RENEW_RETRY_MAX_MS,
-  attemptDeadline, disarmTimeout, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome,
+  RENEW_RETRY_MAX_MS, attemptDeadline, disarmTimeout, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome,
 } from "./worker/active-job.js";
-import {
-  JobTimeoutError, WorkerStoppingError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions,
-} from "./worker/api.js";
+import { JobTimeoutError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions } from "./worker/api.js";
 import { ClaimAheadBuffer } from "./worker/claim-ahead.js";
 import { ClaimLoop } from "./worker/claim-loop.js";
 import type { WorkerEvents } from "./worker/events.js";
 import { LeaseUpkeep } from "./worker/lease-upkeep.js";
 import { claimContext, handlerOption, identityWorkerId, isQueueClaim, rateLimitedFor } from "./worker/options.js";
 import { JobReports } from "./worker/reports.js";
+import { applyStopMode, handBack } from "./worker/stop.js";
 
 export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
 
@@ -218,15 +214,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       // The loop may still be starting jobs it has just claimed: let it, then
       // treat those like the others.
       await this.#loop;
-      for (const job of [...this.#active]) {
-        // (A job that timed out is being released already: its handler was aborted then.)
-        if (mode === "finish" || job.settled || job.timedOut !== null) continue;
-        job.stopMode = mode;
-        if (mode === "abandon") disarmTimeout(job);
-        job.controller.abort(new WorkerStoppingError(mode));
-        // Never run: wound down at once (handed back, or walked away from).
-        if (!job.started) this.#buffer.unbuffer(job);
-      }
+      applyStopMode(this.#active, mode, (job) => this.#buffer.unbuffer(job));
       if (this.#active.size > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
       this.#leases.stop();
     })();
@@ -377,7 +365,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       // A renew (heartbeat) still on the wire may yet say the lease is gone.
       if (job.renewing) await job.renewing;
       if (job.lost || job.stopMode === "abandon") return;
-      if (job.stopMode === "release") return await this.#handBack(job);
+      if (job.stopMode === "release") return await handBack(job, { client: this.#client, workerId: this.#workerId, events: this.#events });
       if (outcome) await this.#reports.report(job, outcome);
     } catch (err) {
       this.report("error", { op: "run", jobId: job.id, error: toError(err) });
@@ -477,36 +465,5 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     job.controller.abort(error);
     // Timed out while buffered: released as the server's own timeout would retry it, never run.
     if (!job.started) this.#buffer.unbuffer(job);
-  }
-
-  /** Hands a job back to pending: see StopMode "release". */
-  async #handBack(job: ActiveJob): Promise<void> {
-    try {
-      const shortened = await this.#client.renew(job.id, this.#workerId, HAND_BACK_FLOOR_SECONDS, job.leaseToken);
-      if (!shortened.renewed) {
-        this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: "renew_refused" });
-        return;
-      }
-      await sleep(HAND_BACK_FLOOR_SECONDS * 1000 + HAND_BACK_MARGIN_MS);
-      for (let attempt = 0; ; attempt++) {
-        const answer: ReleaseResponse = await this.#client.release(job.id, this.#workerId, "pending", job.leaseToken);
-        if (answer.released) {
-          this.report("released", {
-            jobId: job.id, workerId: this.#workerId, status: "pending", version: answer.job.version, committed: "released",
-          });
-          return;
-        }
-        // The server's clock may be a little behind ours: wait a little more.
-        if (answer.reason === "refused_lease_live" && attempt < 5) {
-          await sleep(HAND_BACK_MARGIN_MS);
-          continue;
-        }
-        this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: answer.reason });
-        return;
-      }
-    } catch (err) {
-      // The lease lapses on its own; the sweeper or a claim picks the job up.
-      this.report("error", { op: "handBack", jobId: job.id, error: toError(err) });
-    }
   }
 }
