@@ -36,14 +36,13 @@
  * Worker claims only from those queues. A job claimed with a deadline (its
  * `timeout_seconds`) has its handler aborted with a JobTimeoutError shortly
  * before it, and is released `retry` at once, while the lease is still live
- * (see "timeouts"); a handler that throws a RateLimitedError has its job
+ * (see worker/timeouts.ts); a handler that throws a RateLimitedError has its job
  * released `retry` with `rateLimitedFor`.
  */
 import { hostname } from "node:os";
 import { DEFAULT_LEASE_SECONDS } from "../lib/lease.js";
 import { MAX_PROGRESS_BYTES } from "../lib/queue.js";
-import { DEFAULT_QUEUE } from "../lib/queue-names.js";
-import { isPermanentJobError, isRateLimitedError, toError } from "./errors.js";
+import { toError } from "./errors.js";
 import { FleetEmitter, type FleetEventName, type FleetEvents, type FleetLogger } from "./events.js";
 import type { FleetApi, HeldJob } from "./fleet-client.js";
 import {
@@ -51,15 +50,17 @@ import {
 } from "./options.js";
 import { checkClaimQueue, jsonSizeError } from "./queue-options.js";
 import {
-  RENEW_RETRY_MAX_MS, attemptDeadline, disarmTimeout, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome,
+  RENEW_RETRY_MAX_MS, attemptDeadline, disarmTimeout, isDropped, leaseEnd, type ActiveJob, type Outcome,
 } from "./worker/active-job.js";
-import { JobTimeoutError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions } from "./worker/api.js";
+import type { StopMode, WorkerJob, WorkerOptions } from "./worker/api.js";
 import { ClaimAheadBuffer } from "./worker/claim-ahead.js";
 import { ClaimLoop } from "./worker/claim-loop.js";
 import type { WorkerEvents } from "./worker/events.js";
+import { runHandler, type Handlers } from "./worker/handlers.js";
 import { LeaseUpkeep } from "./worker/lease-upkeep.js";
-import { claimContext, handlerOption, identityWorkerId, isQueueClaim, rateLimitedFor } from "./worker/options.js";
+import { claimContext, handlerOption, identityWorkerId, isQueueClaim } from "./worker/options.js";
 import { JobReports } from "./worker/reports.js";
+import { AttemptTimeouts } from "./worker/timeouts.js";
 import { applyStopMode, handBack } from "./worker/stop.js";
 
 export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
@@ -76,7 +77,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   #workerId: string;
   readonly #client: FleetApi;
   /** The one handler, or the handlers by queue name (see WorkerOptions.handlers). */
-  readonly #handler: JobHandler<R, P> | ReadonlyMap<string, JobHandler<R, P>>;
+  readonly #handler: Handlers<R, P>;
   readonly #leaseSeconds: number;
   readonly #leaseMs: number;
   readonly #renewIntervalMs: number;
@@ -102,6 +103,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   #idle: (() => void) | null = null;
   /** Renews the leases of #active, and loses those that end or are refused. */
   readonly #leases: LeaseUpkeep;
+  /** Fires the attempts' timeouts. */
+  readonly #timeouts: AttemptTimeouts;
   /** Finished jobs' reports (made again once the workerId is resolved, before any claim). */
   #reports: JobReports;
   /** This Worker's events, as its parts tell them. */
@@ -155,6 +158,9 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       onLost: (job) => { if (!job.started) this.#buffer.unbuffer(job); },
       // A buffered job held back for its short lease may start now.
       onRenewed: (job) => { if (!job.started) this.#buffer.fill(); },
+    });
+    this.#timeouts = new AttemptTimeouts({
+      report: (job, outcome) => this.#reports.report(job, outcome), unbuffer: (job) => this.#buffer.unbuffer(job),
     });
     this.#reports = this.#jobReports();
   }
@@ -279,7 +285,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#buffer.push(job);
     this.#reportClaimed(held);
     this.#leases.watch(job);
-    if (attempt !== null) this.#armTimeout(job);
+    if (attempt !== null) this.#timeouts.arm(job);
     this.#leases.keepRenewing(job);
     return true;
   }
@@ -319,7 +325,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     Object.assign(job.view, fields, claimContext(held.job), { leaseToken: held.leaseToken, alreadyHeld: false });
     this.#reportClaimed(held);
     this.#leases.watch(job);
-    this.#armTimeout(job);
+    this.#timeouts.arm(job);
     // A renew on the wire under the old lease is ignored when it answers: the
     // new lease need not wait for it, and goes in the next tick.
     job.renewing = null;
@@ -351,7 +357,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       // Aborted before it began (lost or timed out while buffered, or stopping): the handler never runs.
       if (!job.controller.signal.aborted) {
         const startedAt = this.#buffer.handlerStarted();
-        outcome = await this.#runHandler(job);
+        outcome = await runHandler(this.#handler, job);
         this.#buffer.handlerEnded(startedAt);
         job.settled = true;
         // Its slot is free (prefetch 0: once the report has been answered, see ClaimAheadBuffer).
@@ -390,33 +396,6 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     }
   }
 
-  async #runHandler(job: ActiveJob): Promise<Outcome> {
-    try {
-      const handler = this.#handlerOf(job.view);
-      return { status: "done", result: await handler(job.view as WorkerJob<P>, job.controller.signal) };
-    } catch (err) {
-      // (String(): a thrown object's `message` need not be a string.)
-      const error = String(toError(err).message);
-      if (isRateLimitedError(err)) return { status: "retry", error, rateLimitedFor: rateLimitedFor(err.retryAfterSeconds) };
-      return { status: "failed", error, permanent: isPermanentJobError(err) };
-    }
-  }
-
-  /**
-   * The handler of a job: the one handler, or its queue's. A job of a queue
-   * with no handler (a server that ignored claim-next's `queue`) fails as if
-   * its handler had thrown: retried, so a Worker with that queue runs it.
-   */
-  #handlerOf(job: WorkerJob<any>): JobHandler<R, P> {
-    if (!(this.#handler instanceof Map)) return this.#handler as JobHandler<R, P>;
-    const queue = typeof job.queue === "string" && job.queue !== "" ? job.queue : DEFAULT_QUEUE;
-    const handler = this.#handler.get(queue);
-    if (handler === undefined) {
-      throw new Error(`Worker: no handler for queue ${JSON.stringify(queue)} (this worker has handlers for ${[...this.#handler.keys()].join(", ")})`);
-    }
-    return handler;
-  }
-
   /** JobContext.progress: checked, kept for the next renew, which goes within PROGRESS_FLUSH_MS (see there). */
   #recordProgress(job: ActiveJob, value: unknown): void {
     const problem = jsonSizeError(value, MAX_PROGRESS_BYTES);
@@ -426,44 +405,5 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     job.progress = { value: JSON.parse(JSON.stringify(value)) };
     // A server without the queue stores no progress: nothing to hurry.
     if (job.queue) this.#leases.planProgressFlush();
-  }
-
-  // ---- timeouts ----------------------------------------------------------------------
-  //
-  // A job claimed with a deadline (docs/flow-control.md "Timeouts": its winning claim +
-  // timeout_seconds) loses its lease there: the server clamps every lease to
-  // it, refuses a release after it, and retries the job itself (the sweep, or
-  // the next claim). The Worker does not wait for that: at deadline −
-  // min(2 s, timeout / 10) it aborts the handler's signal with a
-  // JobTimeoutError and releases the job `retry` with that error, through
-  // the completion queue like any report, while the lease is still live, so
-  // the job is retried now rather than once a sweep finds it. Should that
-  // release be refused (the lease is gone already), nothing more is written:
-  // the server's own timeout retries the job. The handler's later result or
-  // error is ignored; its slot is free once it has returned, as after a lost
-  // lease (a handler that ignores its signal keeps its slot).
-  //
-  // The deadline on the local clock comes from the claim's answer, not from
-  // reading the server's date on this machine's clock (see attemptDeadline).
-
-  #armTimeout(job: ActiveJob): void {
-    if (job.timeoutTimer) clearTimeout(job.timeoutTimer);
-    job.timeoutTimer = null;
-    if (job.attempt === null) return;
-    job.timeoutTimer = setTimeout(() => {
-      job.timeoutTimer = null;
-      this.#timeOut(job);
-    }, Math.max(0, job.attempt.at - timeoutMargin(job.attempt) - Date.now()));
-  }
-
-  #timeOut(job: ActiveJob): void {
-    // Finished, lost, or being handed back or walked away from: nothing to time out.
-    if (isDropped(job) || job.stopMode !== null || job.attempt === null) return;
-    const error = new JobTimeoutError(job.id, job.attempt.seconds);
-    disarmTimeout(job);
-    job.timedOut = this.#reports.report(job, { status: "retry", error: error.message });
-    job.controller.abort(error);
-    // Timed out while buffered: released as the server's own timeout would retry it, never run.
-    if (!job.started) this.#buffer.unbuffer(job);
   }
 }

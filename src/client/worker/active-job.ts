@@ -39,7 +39,7 @@ export interface ActiveJob {
   controller: AbortController;
   /** The attempt's deadline on the local clock, and its timeout (see attemptDeadline); null: none. */
   attempt: AttemptDeadline | null;
-  /** Fires the timeout (see "timeouts"). */
+  /** Fires the timeout (see timeouts.ts). */
   timeoutTimer: ReturnType<typeof setTimeout> | null;
   /** The timeout's release, once the timeout fired: the handler's own outcome is then ignored. */
   timedOut: Promise<void> | null;
@@ -138,7 +138,7 @@ export function leaseEnd(leaseEndsAt: number, attempt: AttemptDeadline | null): 
   return attempt === null ? leaseEndsAt : Math.min(leaseEndsAt, attempt.at);
 }
 
-/** Cancels the job's timeout (see "timeouts" in ../worker.ts): it has ended, lost its lease, or is being walked away from. */
+/** Cancels the job's timeout (see timeouts.ts): it has ended, lost its lease, or is being walked away from. */
 export function disarmTimeout(job: ActiveJob): void {
   if (job.timeoutTimer !== null) clearTimeout(job.timeoutTimer);
   job.timeoutTimer = null;
