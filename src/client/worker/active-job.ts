@@ -56,7 +56,7 @@ export interface ActiveJob {
   /**
    * An earlier run of the same job in this worker (its lease lost, its
    * handler or report not ended yet) that this one must not overlap: it
-   * waits in the buffer until that run has left the worker (see #startJob).
+   * waits in the buffer until that run has left the worker (see Worker#startJob).
    */
   previous: ActiveJob | null;
 }
@@ -83,7 +83,7 @@ export const RENEW_RETRY_MAX_MS = 1_000;
 export const TIMEOUT_MARGIN_MAX_MS = 2_000;
 /**
  * The claim-ahead buffer holds at most as many jobs as the slots start in
- * this long at the handlers' measured pace (see "the claim-ahead buffer"):
+ * this long at the handlers' measured pace (see claim-ahead.ts):
  * a few claim-next round trips of a busy server (20-50 ms each), and far
  * below a lease or any timeout (1 s at least), since a buffered job's
  * deadline runs from its claim.

@@ -101,7 +101,7 @@ export class ClaimAheadBuffer {
     return this.#buffer.length;
   }
 
-  /** A claimed job waits here until #fill starts it. */
+  /** A claimed job waits here until fill() starts it. */
   push(job: ActiveJob): void {
     this.#buffer.push(job);
   }
