@@ -13,8 +13,8 @@
  *
  * Requests are shared between jobs where the server allows it: one
  * POST /api/fleet/heartbeat per renew interval renews every lease the worker
- * holds (see "lease upkeep"), and the releases of jobs finishing together go
- * out in one POST /api/fleet/complete (see "reporting"). A server without
+ * holds (see worker/lease-upkeep.ts), and the releases of jobs finishing together go
+ * out in one POST /api/fleet/complete (see worker/reports.ts). A server without
  * those endpoints (a 404 to the first call, remembered) gets one renew and one
  * release per job, as before.
  *
@@ -23,7 +23,7 @@
  * starts, and claims, renews and reports as `${id}/${workerId}` from then on
  * (see WorkerOptions.workerId).
  *
- * Claim ahead (see "the claim-ahead buffer"): besides its free slots the
+ * Claim ahead (see worker/claim-ahead.ts): besides its free slots the
  * Worker keeps a few claimed jobs waiting in a local buffer (at most
  * `prefetch`, and only as many as will start within about
  * CLAIM_AHEAD_HORIZON_MS), so that a slot freed by a handler is filled at
@@ -36,38 +36,32 @@
  * Worker claims only from those queues. A job claimed with a deadline (its
  * `timeout_seconds`) has its handler aborted with a JobTimeoutError shortly
  * before it, and is released `retry` at once, while the lease is still live
- * (see "timeouts"); a handler that throws a RateLimitedError has its job
+ * (see worker/timeouts.ts); a handler that throws a RateLimitedError has its job
  * released `retry` with `rateLimitedFor`.
  */
 import { hostname } from "node:os";
 import { DEFAULT_LEASE_SECONDS } from "../lib/lease.js";
-import { MAX_BATCH_ITEMS, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES } from "../lib/queue.js";
-import { DEFAULT_QUEUE } from "../lib/queue-names.js";
-import type {
-  HeartbeatItem, HeartbeatResponse, JobView, ReleaseResponse, ReleaseTarget, RenewRefusal, RenewResponse,
-} from "../lib/types.js";
-import { MAX_CLAIM_NEXT_LIMIT } from "../lib/validate.js";
-import { backoffDelay, sleep } from "./backoff.js";
-import { CompletionQueue, type ReleaseAnswer } from "./completion-queue.js";
-import {
-  FleetAbortError, FleetTimeoutError, isMissingEndpoint, isPermanentJobError, isRateLimitedError, toError,
-} from "./errors.js";
-import { FleetEmitter, type FleetEventName, type FleetLogger, type LeaseLostReason } from "./events.js";
-import type { FleetApi, HeldJob, ReleaseOptions, RequestOptions, WorkerIdentity } from "./fleet-client.js";
+import { MAX_PROGRESS_BYTES } from "../lib/queue.js";
+import { toError } from "./errors.js";
+import { FleetEmitter, type FleetEventName, type FleetEvents, type FleetLogger } from "./events.js";
+import type { FleetApi, HeldJob } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
-import { checkClaimQueue, fitError, jsonSizeError } from "./queue-options.js";
-import { jsonSizeProblem } from "./json-bytes.js";
-import { retryReport } from "./report-retry.js";
+import { checkClaimQueue, jsonSizeError } from "./queue-options.js";
 import {
-  CLAIM_AHEAD_HORIZON_MS, DURATION_WEIGHT, HAND_BACK_FLOOR_SECONDS, HAND_BACK_MARGIN_MS, PROGRESS_FLUSH_MS, RENEW_RETRY_MAX_MS,
-  START_GAP_MAX_MS, attemptDeadline, isDropped, leaseEnd, timeoutMargin, type ActiveJob, type Outcome, type Renewal,
+  RENEW_RETRY_MAX_MS, attemptDeadline, disarmTimeout, isDropped, leaseEnd, type ActiveJob, type Outcome,
 } from "./worker/active-job.js";
-import {
-  JobTimeoutError, LeaseLostError, WorkerStoppingError, type JobHandler, type StopMode, type WorkerJob, type WorkerOptions,
-} from "./worker/api.js";
-import { claimContext, handlerOption, identityWorkerId, isQueueClaim, rateLimitedFor } from "./worker/options.js";
+import type { StopMode, WorkerJob, WorkerOptions } from "./worker/api.js";
+import { ClaimAheadBuffer } from "./worker/claim-ahead.js";
+import { ClaimLoop } from "./worker/claim-loop.js";
+import type { WorkerEvents } from "./worker/events.js";
+import { runHandler, type Handlers } from "./worker/handlers.js";
+import { LeaseUpkeep } from "./worker/lease-upkeep.js";
+import { claimContext, handlerOption, identityWorkerId, isQueueClaim } from "./worker/options.js";
+import { JobReports } from "./worker/reports.js";
+import { AttemptTimeouts } from "./worker/timeouts.js";
+import { applyStopMode, handBack } from "./worker/stop.js";
 
 export { COMPLETE_FLUSH_DELAY_MS } from "./completion-queue.js";
 
@@ -83,25 +77,10 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   #workerId: string;
   readonly #client: FleetApi;
   /** The one handler, or the handlers by queue name (see WorkerOptions.handlers). */
-  readonly #handler: JobHandler<R, P> | ReadonlyMap<string, JobHandler<R, P>>;
-  readonly #concurrency: number;
-  readonly #prefetch: number;
-  /**
-   * At most this many jobs started and not yet ended (handler or report
-   * running): `concurrency` without the buffer (a slot is taken until its
-   * report is answered, as before it), else twice that (a slot is free once
-   * its handler returns, and at most `concurrency` reports wait behind the
-   * running handlers, so results waiting for a slow server stay bounded).
-   */
-  readonly #maxStarted: number;
+  readonly #handler: Handlers<R, P>;
   readonly #leaseSeconds: number;
   readonly #leaseMs: number;
   readonly #renewIntervalMs: number;
-  /** A buffered job is not started with less than this left on its lease (it waits for the next renew, or its loss). */
-  readonly #startMarginMs: number;
-  readonly #poll: { initialMs: number; maxMs: number };
-  readonly #probeKeyPrefix: string | undefined;
-  readonly #queue: string | string[] | undefined;
   readonly #reportRetryMs: number;
   readonly #logger: FleetLogger | undefined;
   /**
@@ -112,44 +91,27 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   readonly #active = new Set<ActiveJob>();
   /** The newest entry of each job id in #active (see #startJob). */
   readonly #latest = new Map<string, ActiveJob>();
-  /** The claim-ahead buffer: claimed jobs not started yet, in claim order. */
-  readonly #buffer: ActiveJob[] = [];
-  /** Handlers running now. */
-  #handlers = 0;
-  /** Running average of handlers' durations, ms; null until one has returned. */
-  #handlerMs: number | null = null;
-  /**
-   * Running average of the time between two handlers' starts, ms (each gap
-   * counted up to START_GAP_MAX_MS); and when the last one started.
-   */
-  #startGapMs = 0;
-  #lastStartAt: number | null = null;
   #running = false;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
   #stopMode: StopMode | null = null;
-  /** Aborted by stop() to cut a poll wait short. */
-  readonly #wake = new AbortController();
-  /** Wakes the poll loop waiting for room (a slot freed, the buffer drained, stop). */
-  #slotFreed: (() => void) | null = null;
+  /** The claim-ahead buffer (claimed jobs not started yet) and the slots it fills. */
+  readonly #buffer: ClaimAheadBuffer;
+  /** Claims jobs into the buffer while the Worker runs. */
+  readonly #claims: ClaimLoop;
   /** Resolves stop()'s wait once no job is left. */
   #idle: (() => void) | null = null;
-  /** Whether the server has /api/fleet/heartbeat: undefined until its first answer; false also when the client has no such method. */
-  #hasHeartbeat: boolean | undefined;
-  /** The regular tick (every renew interval while a lease is held), and when it fires. */
-  #tickTimer: ReturnType<typeof setTimeout> | null = null;
-  #tickAt = 0;
-  /** The urgent tick (leases flagged renewSoon), and when it fires. */
-  #urgentTimer: ReturnType<typeof setTimeout> | null = null;
-  #urgentAt = 0;
-  /** The progress heartbeat planned (see PROGRESS_FLUSH_MS), and when the last one went. */
-  #progressTimer: ReturnType<typeof setTimeout> | null = null;
-  #progressSentAt = -Infinity;
-  /** One timer for every lease's local end: the earliest (see #checkLeases). */
-  #leaseTimer: ReturnType<typeof setTimeout> | null = null;
-  #leaseTimerAt = Infinity;
-  /** Finished jobs' releases, gathered into `complete` calls (made again once the workerId is resolved, before any claim). */
-  #completions: CompletionQueue;
+  /** Renews the leases of #active, and loses those that end or are refused. */
+  readonly #leases: LeaseUpkeep;
+  /** Fires the attempts' timeouts. */
+  readonly #timeouts: AttemptTimeouts;
+  /** Finished jobs' reports (made again once the workerId is resolved, before any claim). */
+  #reports: JobReports;
+  /** This Worker's events, as its parts tell them. */
+  readonly #events: WorkerEvents = {
+    report: <K extends FleetEventName>(event: K, payload: FleetEvents[K][0]) => this.report(event, payload),
+    wants: (event) => this.#wants(event),
+  };
 
   constructor(client: FleetApi, opts: WorkerOptions<R, P>) {
     super("worker", opts.logger);
@@ -160,22 +122,47 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       ? `${hostname()}-${process.pid}`
       : workerIdOption("Worker", "workerId", opts.workerId);
     this.#handler = handlerOption(opts);
-    this.#queue = this.#handler instanceof Map ? [...this.#handler.keys()] : checkClaimQueue("Worker", opts.queue);
-    this.#concurrency = option("concurrency", 1, integerFrom(1));
-    this.#prefetch = option("prefetch", 0, integerFrom(0));
-    this.#maxStarted = this.#prefetch === 0 ? this.#concurrency : 2 * this.#concurrency;
+    const queue = this.#handler instanceof Map ? [...this.#handler.keys()] : checkClaimQueue("Worker", opts.queue);
+    const concurrency = option("concurrency", 1, integerFrom(1));
+    const prefetch = option("prefetch", 0, integerFrom(0));
     this.#leaseSeconds = option("leaseSeconds", DEFAULT_LEASE_SECONDS, LEASE_SECONDS);
     const renewEvery = option("renewEvery", 1 / 3, { test: (n) => n > 0 && n < 1, expected: "a fraction of the lease between 0 and 1" });
-    this.#poll = { initialMs: option("pollInterval", 500, POSITIVE_MS), maxMs: option("maxPollInterval", 10_000, POSITIVE_MS) };
+    const poll = { initialMs: option("pollInterval", 500, POSITIVE_MS), maxMs: option("maxPollInterval", 10_000, POSITIVE_MS) };
     this.#reportRetryMs = option("reportRetryMs", 60_000, NON_NEGATIVE_MS);
     this.#client = client;
     this.#logger = opts.logger;
     this.#leaseMs = this.#leaseSeconds * 1000;
     this.#renewIntervalMs = this.#leaseMs * renewEvery;
-    this.#startMarginMs = Math.min(this.#renewIntervalMs / 2, RENEW_RETRY_MAX_MS);
-    this.#probeKeyPrefix = opts.probeKeyPrefix;
-    this.#hasHeartbeat = typeof client.heartbeat === "function" ? undefined : false;
-    this.#completions = this.#completionQueue();
+    this.#buffer = new ClaimAheadBuffer({
+      jobs: this.#active, concurrency, prefetch,
+      startMarginMs: Math.min(this.#renewIntervalMs / 2, RENEW_RETRY_MAX_MS),
+      // Stopping in "release" or "abandon" mode: nothing more starts (stop() winds them down).
+      mayStart: () => this.#stopMode !== "release" && this.#stopMode !== "abandon",
+      launch: (job) => this.#launch(job),
+      onRoom: () => this.#claims.roomMade(),
+    });
+    this.#claims = new ClaimLoop({
+      client, workerId: () => this.#workerId, leaseSeconds: this.#leaseSeconds, probeKeyPrefix: opts.probeKeyPrefix, queue, poll,
+      events: this.#events, isRunning: () => this.#running, claimLimit: () => this.#buffer.claimLimit(),
+      take: (held, sentAt) => this.#startJob(held, sentAt), fill: () => this.#buffer.fill(),
+      onIdentity: (identity) => {
+        this.#workerId = identityWorkerId(identity.id, this.#workerId);
+        // Nothing is queued yet: no job has been claimed.
+        this.#reports = this.#jobReports();
+      },
+    });
+    this.#leases = new LeaseUpkeep({
+      jobs: this.#active, client, workerId: () => this.#workerId, leaseSeconds: this.#leaseSeconds,
+      renewIntervalMs: this.#renewIntervalMs, events: this.#events,
+      // A buffered job whose lease is gone is never run.
+      onLost: (job) => { if (!job.started) this.#buffer.unbuffer(job); },
+      // A buffered job held back for its short lease may start now.
+      onRenewed: (job) => { if (!job.started) this.#buffer.fill(); },
+    });
+    this.#timeouts = new AttemptTimeouts({
+      report: (job, outcome) => this.#reports.report(job, outcome), unbuffer: (job) => this.#buffer.unbuffer(job),
+    });
+    this.#reports = this.#jobReports();
   }
 
   /**
@@ -187,10 +174,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     return this.#workerId;
   }
 
-  #completionQueue(): CompletionQueue {
-    return new CompletionQueue({
-      workerId: this.#workerId, client: this.#client, reportRetryMs: this.#reportRetryMs, onError: (event) => this.report("error", event),
-    });
+  #jobReports(): JobReports {
+    return new JobReports({ workerId: this.#workerId, client: this.#client, reportRetryMs: this.#reportRetryMs, events: this.#events });
   }
 
   /** Jobs whose handler or report is still running (not those waiting in the claim-ahead buffer). */
@@ -212,7 +197,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     if (this.#stopping) throw new Error("Worker: cannot start again after stop()");
     if (!this.#running) {
       this.#running = true;
-      this.#loop = this.#pollLoop();
+      this.#loop = this.#claims.run();
     }
     return this;
   }
@@ -226,217 +211,20 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const mode = opts.mode ?? "finish";
     if (this.#stopping) return this.#stopping;
     this.#running = false;
-    // From now on a "release" or "abandon" stop starts no buffered job (see #fill).
+    // From now on a "release" or "abandon" stop starts no buffered job (see ClaimAheadBuffer.fill).
     this.#stopMode = mode;
-    this.#wake.abort();
-    this.#wakeLoop();
+    this.#claims.stop();
     // Releases waiting for company go now: no more jobs will be claimed to join them.
-    this.#completions.flush();
+    this.#reports.flush();
     this.#stopping = (async () => {
       // The loop may still be starting jobs it has just claimed: let it, then
       // treat those like the others.
       await this.#loop;
-      for (const job of [...this.#active]) {
-        // (A job that timed out is being released already: its handler was aborted then.)
-        if (mode === "finish" || job.settled || job.timedOut !== null) continue;
-        job.stopMode = mode;
-        if (mode === "abandon") this.#clearTimers(job);
-        job.controller.abort(new WorkerStoppingError(mode));
-        // Never run: wound down at once (handed back, or walked away from).
-        if (!job.started) this.#unbuffer(job);
-      }
+      applyStopMode(this.#active, mode, (job) => this.#buffer.unbuffer(job));
       if (this.#active.size > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
-      this.#stopTicking();
+      this.#leases.stop();
     })();
     return this.#stopping;
-  }
-
-  /**
-   * Before the first claim: the client's worker identity, whose id the
-   * workerId must be or begin with. A failure (a sign-in refused, the server
-   * away) is reported and tried again after a pause, as a failed poll is.
-   */
-  async #resolveWorkerId(): Promise<void> {
-    for (let attempt = 0; this.#running; attempt++) {
-      let identity: WorkerIdentity | null;
-      try {
-        identity = await this.#client.identity!();
-      } catch (err) {
-        this.report("error", { op: "identity", error: toError(err) });
-        await sleep(backoffDelay(attempt, this.#poll), this.#wake.signal);
-        continue;
-      }
-      if (identity !== null) {
-        this.#workerId = identityWorkerId(identity.id, this.#workerId);
-        // Nothing is queued yet: no job has been claimed.
-        this.#completions = this.#completionQueue();
-      }
-      return;
-    }
-  }
-
-  // ---- the claim-ahead buffer --------------------------------------------------------
-  //
-  // A claimed job joins the buffer, and leaves it as soon as a slot takes it
-  // (at once, when the claim was for free slots). With `prefetch` > 0 the
-  // poll loop also claims ahead: when no slot is free and the buffer holds
-  // at most half its target, it asks claim-next for the rest of the target,
-  // so a handler that returns is replaced at once, from the buffer, while
-  // the next claim-next is on the wire. The target is the number of jobs the
-  // slots will start within about CLAIM_AHEAD_HORIZON_MS, at most `prefetch`
-  // (see #aheadTarget), so none waits long: fast handlers: up to `prefetch`;
-  // handlers of 10 s at concurrency 50: 2; slower ones, or before a handler
-  // has returned: none; and fewer when starts come slower than the handlers
-  // would allow (reports held back by a slow server, say).
-  //
-  // A buffered job is claimed: its attempt is counted, its lease held, its
-  // `timeout_seconds` running. So:
-  // - its lease is renewed by the heartbeat with every other lease (it is in
-  //   #active like a running job), and lost the same way: a renew refused,
-  //   or its local end reached unrenewed. A lost buffered job is dropped and
-  //   never run (lease_lost, as for a running job);
-  // - its timeout is armed at its claim: when it fires while the job waits,
-  //   the job is released `retry` with the timeout's error (as the server
-  //   would retry it at its deadline) and never run; a job is not started
-  //   once its timeout is due, nor with less than #startMarginMs left on its
-  //   lease (it waits for the next renew, which then starts it, or for the
-  //   loss of its lease);
-  // - `start_by` is the server's: it guards the claim (the first start as the
-  //   server counts it), which a buffered job has passed;
-  // - on stop, see StopMode: "finish" runs it, "release" hands it back,
-  //   "abandon" walks away; it is never released unrun with `retry` (that
-  //   would spend an attempt) nor with `rateLimitedFor` (that would park
-  //   its group or queue).
-  // A slot is a running handler: with the buffer, a job whose handler has
-  // returned frees its slot while its report is under way (at most
-  // `concurrency` such reports: see #maxStarted). Without it (prefetch 0) a
-  // slot is taken until the report is answered, as before.
-
-  async #pollLoop(): Promise<void> {
-    // (Only then: an admin's first claim goes out at once, within start(), as it always has.)
-    if (typeof this.#client.identity === "function" && this.#client.isWorkerIdentity !== false) await this.#resolveWorkerId();
-    let emptyPolls = 0;
-    while (this.#running) {
-      const limit = this.#claimLimit();
-      if (limit <= 0) {
-        await new Promise<void>((resolve) => {
-          this.#slotFreed = resolve;
-        });
-        this.#slotFreed = null;
-        continue;
-      }
-      const sentAt = Date.now();
-      let held: HeldJob[];
-      try {
-        held = await this.#client.claimNext({
-          workerId: this.#workerId,
-          leaseSeconds: this.#leaseSeconds,
-          // The server's claim-next takes at most 100 a call: more free slots are filled by the next poll, at once.
-          limit: Math.min(limit, MAX_CLAIM_NEXT_LIMIT),
-          probeKeyPrefix: this.#probeKeyPrefix,
-          ...(this.#queue !== undefined ? { queue: this.#queue } : {}),
-        });
-      } catch (err) {
-        this.report("error", { op: "claimNext", error: toError(err) });
-        await sleep(backoffDelay(emptyPolls++, this.#poll), this.#wake.signal);
-        continue;
-      }
-      // Claims of jobs already running here start nothing: polling again at
-      // once would only get them again, so such a poll counts as empty.
-      let added = 0;
-      for (const h of held) if (this.#startJob(h, sentAt)) added++;
-      if (added > 0) this.#fill();
-      if (added === 0) {
-        await sleep(backoffDelay(emptyPolls++, this.#poll), this.#wake.signal);
-        continue;
-      }
-      emptyPolls = 0;
-    }
-  }
-
-  /**
-   * How many jobs the next claim asks for: the free slots it would fill at
-   * once; without any, the buffer's room once it is at most half full (so a
-   * claim is worth its round trip); 0: none now.
-   */
-  #claimLimit(): number {
-    const buffered = this.#buffer.length;
-    const free = this.#startRoom() - buffered;
-    if (free > 0) return free;
-    const target = this.#aheadTarget();
-    return buffered * 2 <= target ? target - buffered : 0;
-  }
-
-  /** Jobs that may start now: free slots, within the bound of jobs started and not ended (#maxStarted). */
-  #startRoom(): number {
-    return Math.min(this.#concurrency - this.#handlers, this.#maxStarted - (this.#active.size - this.#buffer.length));
-  }
-
-  /**
-   * How many jobs the buffer should hold (see "the claim-ahead buffer"): as
-   * many as the slots start within CLAIM_AHEAD_HORIZON_MS, at the slower of
-   * two paces: the handlers' (their average duration / concurrency) and the
-   * starts' as seen (slower when something else holds the slots back, such
-   * as reports waiting for a slow server). None before a handler has returned.
-   */
-  #aheadTarget(): number {
-    if (this.#prefetch === 0 || this.#handlerMs === null) return 0;
-    const perStartMs = Math.max(this.#handlerMs / this.#concurrency, this.#startGapMs);
-    if (perStartMs <= 0) return this.#prefetch;
-    return Math.min(this.#prefetch, Math.floor(CLAIM_AHEAD_HORIZON_MS / perStartMs));
-  }
-
-  /** Wakes the poll loop waiting for room, when there is some now (or it is stopping). */
-  #wakeLoop(): void {
-    const wake = this.#slotFreed;
-    if (wake !== null && (!this.#running || this.#claimLimit() > 0)) {
-      this.#slotFreed = null;
-      wake();
-    }
-  }
-
-  /** Starts buffered jobs, in claim order, while there is room and one may start (see #mayStart). */
-  #fill(): void {
-    const buffer = this.#buffer;
-    if (buffer.length === 0) return;
-    // Stopping in "release" or "abandon" mode: nothing more starts (stop() winds them down).
-    if (this.#stopMode === "release" || this.#stopMode === "abandon") return;
-    let room = this.#startRoom();
-    if (room <= 0) return;
-    const now = Date.now();
-    for (let i = 0; i < buffer.length && room > 0;) {
-      const job = buffer[i]!;
-      if (!this.#mayStart(job, now)) {
-        i++;
-        continue;
-      }
-      buffer.splice(i, 1);
-      room--;
-      this.#launch(job);
-    }
-    // The buffer has room again: the loop may claim ahead.
-    this.#wakeLoop();
-  }
-
-  /** A buffered job may start: no earlier run of it is left, its lease is not about to end, its timeout is not due. */
-  #mayStart(job: ActiveJob, now: number): boolean {
-    if (job.previous !== null) {
-      if (this.#active.has(job.previous)) return false;
-      job.previous = null;
-    }
-    if (job.attempt === null) return job.deadline - now > this.#startMarginMs;
-    // A lease cut short by the attempt's deadline is the timeout's concern: its margin, not the lease's.
-    if (job.deadline < job.attempt.at && job.deadline - now <= this.#startMarginMs) return false;
-    return job.attempt.at - timeoutMargin(job.attempt) > now;
-  }
-
-  /** Takes a job out of the buffer unrun (lost, timed out, or stopping): wound down at once. */
-  #unbuffer(job: ActiveJob): void {
-    const i = this.#buffer.indexOf(job);
-    if (i < 0) return;
-    this.#buffer.splice(i, 1);
-    this.#launch(job);
-    this.#wakeLoop();
   }
 
   /** Out of the buffer: runs the job's handler (unless its signal has been aborted) and its report. */
@@ -458,7 +246,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
    *   lost and its handler has not returned yet, or a report under a lapsed
    *   lease): the new claim is the job to do again, so it waits in the buffer
    *   until that run has ended, never beside it. Its lease is renewed meanwhile.
-   * Returns whether a new entry was added (to the buffer: #fill starts it).
+   * Returns whether a new entry was added (to the buffer, which starts it).
    */
   #startJob(held: HeldJob, sentAt: number): boolean {
     const previous = this.#latest.get(held.job.id);
@@ -496,12 +284,9 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     this.#latest.set(job.id, job);
     this.#buffer.push(job);
     this.#reportClaimed(held);
-    this.#watchLease(job);
-    if (attempt !== null) this.#armTimeout(job);
-    // Renewed at the next regular tick, at most one interval away; an
-    // alreadyHeld claim did not extend the lease: its end is unknown, so at once.
-    this.#ensureTicking();
-    if (held.alreadyHeld) this.#renewSoon(0);
+    this.#leases.watch(job);
+    if (attempt !== null) this.#timeouts.arm(job);
+    this.#leases.keepRenewing(job);
     return true;
   }
 
@@ -539,13 +324,13 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     const { progress: _stored, ...fields } = held.job;
     Object.assign(job.view, fields, claimContext(held.job), { leaseToken: held.leaseToken, alreadyHeld: false });
     this.#reportClaimed(held);
-    this.#watchLease(job);
-    this.#armTimeout(job);
+    this.#leases.watch(job);
+    this.#timeouts.arm(job);
     // A renew on the wire under the old lease is ignored when it answers: the
     // new lease need not wait for it, and goes in the next tick.
     job.renewing = null;
     job.renewSoon = false;
-    this.#ensureTicking();
+    this.#leases.keepRenewing(job);
   }
 
   #reportClaimed(held: HeldJob): void {
@@ -571,31 +356,23 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       let outcome: Outcome | null = null;
       // Aborted before it began (lost or timed out while buffered, or stopping): the handler never runs.
       if (!job.controller.signal.aborted) {
-        this.#handlers++;
-        const startedAt = Date.now();
-        if (this.#lastStartAt !== null) {
-          const gap = Math.min(START_GAP_MAX_MS, startedAt - this.#lastStartAt);
-          this.#startGapMs += DURATION_WEIGHT * (gap - this.#startGapMs);
-        }
-        this.#lastStartAt = startedAt;
-        outcome = await this.#runHandler(job);
-        this.#handlers--;
-        const ms = Date.now() - startedAt;
-        this.#handlerMs = this.#handlerMs === null ? ms : this.#handlerMs + DURATION_WEIGHT * (ms - this.#handlerMs);
+        const startedAt = this.#buffer.handlerStarted();
+        outcome = await runHandler(this.#handler, job);
+        this.#buffer.handlerEnded(startedAt);
         job.settled = true;
-        // Its slot is free (prefetch 0: once the report has been answered, see #maxStarted).
-        this.#fill();
-        this.#wakeLoop();
+        // Its slot is free (prefetch 0: once the report has been answered, see ClaimAheadBuffer).
+        this.#buffer.fill();
+        this.#claims.roomMade();
       }
       job.settled = true;
-      this.#clearTimers(job);
+      disarmTimeout(job);
       // Timed out: the timeout's release is the job's report, whatever the handler did since.
       if (job.timedOut !== null) return await job.timedOut;
       // A renew (heartbeat) still on the wire may yet say the lease is gone.
       if (job.renewing) await job.renewing;
       if (job.lost || job.stopMode === "abandon") return;
-      if (job.stopMode === "release") return await this.#handBack(job);
-      if (outcome) await this.#report(job, outcome);
+      if (job.stopMode === "release") return await handBack(job, { client: this.#client, workerId: this.#workerId, events: this.#events });
+      if (outcome) await this.#reports.report(job, outcome);
     } catch (err) {
       this.report("error", { op: "run", jobId: job.id, error: toError(err) });
     } finally {
@@ -605,48 +382,18 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
 
   /** A job has left the worker: its room goes to the buffer, or to the loop's next claim. */
   #end(job: ActiveJob): void {
-    this.#clearTimers(job);
+    disarmTimeout(job);
     this.#active.delete(job);
     if (this.#latest.get(job.id) === job) this.#latest.delete(job.id);
-    this.#fill();
-    this.#wakeLoop();
+    this.#buffer.fill();
+    this.#claims.roomMade();
     if (this.#active.size > 0) return;
-    // No lease left to watch.
-    if (this.#leaseTimer !== null) clearTimeout(this.#leaseTimer);
-    this.#leaseTimer = null;
-    this.#leaseTimerAt = Infinity;
+    this.#leases.noneHeld();
     if (this.#idle !== null) {
       const idle = this.#idle;
       this.#idle = null;
       idle();
     }
-  }
-
-  async #runHandler(job: ActiveJob): Promise<Outcome> {
-    try {
-      const handler = this.#handlerOf(job.view);
-      return { status: "done", result: await handler(job.view as WorkerJob<P>, job.controller.signal) };
-    } catch (err) {
-      // (String(): a thrown object's `message` need not be a string.)
-      const error = String(toError(err).message);
-      if (isRateLimitedError(err)) return { status: "retry", error, rateLimitedFor: rateLimitedFor(err.retryAfterSeconds) };
-      return { status: "failed", error, permanent: isPermanentJobError(err) };
-    }
-  }
-
-  /**
-   * The handler of a job: the one handler, or its queue's. A job of a queue
-   * with no handler (a server that ignored claim-next's `queue`) fails as if
-   * its handler had thrown: retried, so a Worker with that queue runs it.
-   */
-  #handlerOf(job: WorkerJob<any>): JobHandler<R, P> {
-    if (!(this.#handler instanceof Map)) return this.#handler as JobHandler<R, P>;
-    const queue = typeof job.queue === "string" && job.queue !== "" ? job.queue : DEFAULT_QUEUE;
-    const handler = this.#handler.get(queue);
-    if (handler === undefined) {
-      throw new Error(`Worker: no handler for queue ${JSON.stringify(queue)} (this worker has handlers for ${[...this.#handler.keys()].join(", ")})`);
-    }
-    return handler;
   }
 
   /** JobContext.progress: checked, kept for the next renew, which goes within PROGRESS_FLUSH_MS (see there). */
@@ -657,519 +404,6 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     // A copy: the progress as it was at this call, whatever the handler does to the object afterwards.
     job.progress = { value: JSON.parse(JSON.stringify(value)) };
     // A server without the queue stores no progress: nothing to hurry.
-    if (job.queue) this.#planProgressFlush();
-  }
-
-  // ---- lease upkeep ------------------------------------------------------------------
-  //
-  // One heartbeat per renew interval renews every lease the worker holds,
-  // instead of one renew per job on a timer of its own:
-  //
-  // - The regular tick fires every renew interval while a lease is held (the
-  //   first job held starts it; a tick that finds none stops it). It renews
-  //   every held lease that has no renew on the wire, in one heartbeat call
-  //   per MAX_BATCH_ITEMS (100) leases. A job claimed since the last tick is
-  //   in the next one, at most one interval after its claim: no lease waits
-  //   longer between renews than with a timer of its own. Progress rides on
-  //   the item of its job. Items are cut by count only: a heartbeat item is
-  //   at most MAX_PROGRESS_BYTES (4 KiB) plus its ids, so 100 of them stay
-  //   far below MAX_BATCH_BODY_BYTES.
-  // - The progress heartbeat renews the leases whose handler recorded
-  //   progress that no renew has carried yet, so that it is stored soon and
-  //   not only at the next tick (up to a third of the lease away): at once
-  //   when the last progress heartbeat is PROGRESS_FLUSH_MS (1 s) old, else
-  //   1 s after it; not at all when the regular tick comes first. A lease
-  //   with a renew on the wire goes once that renew has answered. So a value
-  //   is sent at most 1 s after it is recorded (or after that answer), and
-  //   the cost is at most one heartbeat call a second per Worker (per 100 jobs
-  //   with new progress), only while handlers record progress.
-  // - The urgent tick renews only the leases flagged renewSoon: an alreadyHeld
-  //   claim (its lease was not extended and its end is unknown: at once), and
-  //   leases whose renew got no answer (below). It is never planned past the
-  //   next regular tick, which renews them anyway (and cancels it).
-  // - A lease with a renew on the wire is left out of a tick: one renew at a
-  //   time per lease, as before.
-  // - Each item's answer is that job's: renewed moves its local deadline to
-  //   the heartbeat's send time + the lease; renewed:false loses that lease
-  //   (its handler is aborted, as after a refused renew), and no other.
-  //
-  // A heartbeat whose answer is lost (timeout, network error, a 5xx after the
-  // client's one retry) loses no lease that was renewed. The server either
-  // committed it (those leases now end at its clock + the lease, after the
-  // send) or did not (they end where they did). Either way the deadline the
-  // worker keeps, the send time of the last renew answered renewed + the
-  // lease, is never later than the server's: keeping it is safe; moving it
-  // would not be, and dropping the lease would abort work that may well be
-  // fine. What a lost answer may hide is a renewed:false (a lease taken, a job
-  // cancelled): the next answer tells it, and meanwhile the handler runs on as
-  // it does between two renews. Sending the same renews again is safe (a renew
-  // only extends its holder's live lease, and stores the same progress), so
-  // they are: not at the next regular tick, but by an urgent tick after
-  // min(interval / 2, 1 s). The lost answer has used up part of the lease's
-  // slack, and waiting a whole interval could leave a single attempt before it
-  // lapses (with renewEvery 1/3: the next regular tick would come at two
-  // thirds of the lease, the one after at its end); a retry a second later
-  // costs one small request, and keeps trying until the lease's own timer
-  // declares it lost (lease_expired) should no renew get through. For the
-  // same reason no attempt waits for its answer longer than min(interval,
-  // time left on the earliest lease in it), the client's own retry included:
-  // a later answer would come when the next attempt is due, and a hung
-  // request could otherwise use up the slack without a second try.
-
-  /** Starts the regular tick, unless it runs. */
-  #ensureTicking(): void {
-    if (this.#tickTimer !== null) return;
-    this.#tickAt = Date.now() + this.#renewIntervalMs;
-    this.#tickTimer = setTimeout(() => this.#tick(), this.#renewIntervalMs);
-  }
-
-  #tick(): void {
-    this.#tickTimer = null;
-    this.#cancelUrgent();
-    const held = [...this.#active].filter((job) => !isDropped(job));
-    if (held.length === 0) return; // the next job held starts it again
-    this.#ensureTicking();
-    this.#renewLeases(held);
-  }
-
-  /** Renews the leases flagged renewSoon within `delayMs`, unless the regular tick comes first. */
-  #renewSoon(delayMs: number): void {
-    const at = Date.now() + delayMs;
-    if (this.#tickTimer !== null && this.#tickAt <= at) return;
-    if (this.#urgentTimer !== null) {
-      if (this.#urgentAt <= at) return;
-      clearTimeout(this.#urgentTimer);
-    }
-    this.#urgentAt = at;
-    this.#urgentTimer = setTimeout(() => {
-      this.#urgentTimer = null;
-      this.#renewLeases([...this.#active].filter((job) => job.renewSoon));
-    }, delayMs);
-  }
-
-  #cancelUrgent(): void {
-    if (this.#urgentTimer !== null) clearTimeout(this.#urgentTimer);
-    this.#urgentTimer = null;
-  }
-
-  #stopTicking(): void {
-    this.#cancelUrgent();
-    if (this.#leaseTimer !== null) clearTimeout(this.#leaseTimer);
-    this.#leaseTimer = null;
-    this.#leaseTimerAt = Infinity;
-    if (this.#progressTimer !== null) clearTimeout(this.#progressTimer);
-    this.#progressTimer = null;
-    if (this.#tickTimer !== null) clearTimeout(this.#tickTimer);
-    this.#tickTimer = null;
-  }
-
-  /**
-   * Plans the progress heartbeat: at once, or PROGRESS_FLUSH_MS after the
-   * previous one, unless one is planned or the regular tick comes first (it
-   * carries the progress anyway).
-   */
-  #planProgressFlush(): void {
-    if (this.#progressTimer !== null) return;
-    const now = Date.now();
-    const at = Math.max(now, this.#progressSentAt + PROGRESS_FLUSH_MS);
-    if (this.#tickTimer !== null && this.#tickAt <= at) return;
-    // Even "at once" waits for the current task: progress recorded together goes together.
-    this.#progressTimer = setTimeout(() => this.#flushProgress(), at - now);
-  }
-
-  /** Renews the leases whose job has progress not sent yet. One with a renew on the wire waits for its answer (see #renewAnswered). */
-  #flushProgress(): void {
-    this.#progressTimer = null;
-    const due = [...this.#active].filter((job) => job.queue && job.progress !== null && job.renewing === null && !isDropped(job));
-    if (due.length === 0) return;
-    this.#progressSentAt = Date.now();
-    this.#renewLeases(due);
-  }
-
-  /** Renews these leases (those still held with no renew on the wire): one heartbeat per 100, or one renew each. */
-  #renewLeases(jobs: readonly ActiveJob[]): void {
-    const sentAt = Date.now();
-    const due: ActiveJob[] = [];
-    for (const job of jobs) {
-      if (isDropped(job) || job.renewing !== null) continue;
-      // Its own timer normally says so first; a tick at the same instant may come before it.
-      if (job.deadline <= sentAt) this.#loseLease(job, "lease_expired");
-      else due.push(job);
-    }
-    if (this.#hasHeartbeat !== false) {
-      for (let i = 0; i < due.length; i += MAX_BATCH_ITEMS) {
-        const chunk = due.slice(i, i + MAX_BATCH_ITEMS);
-        this.#track(chunk, this.#heartbeat(chunk, sentAt));
-      }
-    } else {
-      for (const job of due) this.#track([job], this.#renew(job));
-    }
-  }
-
-  /** Marks the jobs' renew as on the wire until `work` settles (which never rejects: an error is reported). */
-  #track(jobs: readonly ActiveJob[], work: Promise<void>): void {
-    const renewing = work.catch((err) => this.report("error", { op: "renew", error: toError(err) }));
-    for (const job of jobs) job.renewing = renewing;
-    void renewing.then(() => {
-      for (const job of jobs) if (job.renewing === renewing) job.renewing = null;
-    });
-  }
-
-  /** One heartbeat for these leases (at most MAX_BATCH_ITEMS), sent at `sentAt`. */
-  async #heartbeat(jobs: readonly ActiveJob[], sentAt: number): Promise<void> {
-    const sent = jobs.map((job) => this.#renewal(job));
-    const leases = sent.map(({ job, progress }): HeartbeatItem => {
-      const item: HeartbeatItem = { jobId: job.id };
-      if (job.leaseToken !== undefined) item.leaseToken = job.leaseToken;
-      if (progress !== null) item.progress = progress.value;
-      return item;
-    });
-    const earliest = Math.min(...jobs.map((job) => job.deadline));
-    let answer: HeartbeatResponse;
-    try {
-      answer = await this.#waitAtMost("heartbeat", earliest - sentAt, (req) =>
-        this.#client.heartbeat!(this.#workerId, leases, { ...req, leaseSeconds: this.#leaseSeconds }));
-    } catch (err) {
-      // (A 404 to a call sent beside the first probe counts too: the server has never answered one.)
-      if (this.#hasHeartbeat !== true && isMissingEndpoint(err)) {
-        // A server from before the heartbeat: one renew per job from now on, these included.
-        this.#hasHeartbeat = false;
-        await Promise.all(jobs.map((job) => this.#renew(job)));
-        return;
-      }
-      this.#renewLost(sent, "heartbeat", undefined, err);
-      return;
-    }
-    this.#hasHeartbeat = true;
-    sent.forEach((renewal, i) => {
-      const result = answer.results[i];
-      // (The client checks the answer's shape; a FleetApi of one's own may not.)
-      if (result === undefined || result.jobId !== renewal.job.id) {
-        this.#renewLost([renewal], "heartbeat", renewal.job.id, new Error(`heartbeat: no result for job ${renewal.job.id}`));
-      } else {
-        this.#renewAnswered(renewal, sentAt, result.renewed ? { job: result.job ?? null } : { reason: result.reason });
-      }
-    });
-  }
-
-  /** One renew of one lease (a server without the heartbeat). */
-  async #renew(job: ActiveJob): Promise<void> {
-    if (isDropped(job)) return;
-    const sentAt = Date.now();
-    const remaining = job.deadline - sentAt;
-    if (remaining <= 0) return this.#loseLease(job, "lease_expired");
-    const renewal = this.#renewal(job);
-    // The latest progress rides on this renew (a server without the queue gets none).
-    const progress = renewal.progress;
-    let answer: RenewResponse;
-    try {
-      answer = await this.#waitAtMost("renew", remaining, (req) =>
-        this.#client.renew(job.id, this.#workerId, this.#leaseSeconds, job.leaseToken,
-          progress ? { ...req, progress: progress.value } : req));
-    } catch (err) {
-      this.#renewLost([renewal], "renew", job.id, err);
-      return;
-    }
-    this.#renewAnswered(renewal, sentAt, answer.renewed ? { job: answer.job } : { reason: answer.reason });
-  }
-
-  /** What a renew of this lease sends now: the latest progress not yet stored (a server without the queue gets none). */
-  #renewal(job: ActiveJob): Renewal {
-    job.renewSoon = false;
-    return { job, generation: job.leaseGeneration, progress: job.queue ? job.progress : null };
-  }
-
-  /** The renew is no longer this job's concern: it was dropped, or a new claim (with a lease of its own) was adopted since. */
-  #isStale(renewal: Renewal): boolean {
-    return isDropped(renewal.job) || renewal.job.leaseGeneration !== renewal.generation;
-  }
-
-  /** A renew's answer: renewed (with the job as written, when the answer has it), or refused (and maybe why). */
-  #renewAnswered(renewal: Renewal, sentAt: number, answer: { job: JobView | null } | { reason: RenewRefusal | undefined }): void {
-    if (this.#isStale(renewal)) return;
-    const { job, progress } = renewal;
-    if ("reason" in answer) return this.#loseLease(job, answer.reason === "timed_out" ? "timed_out" : "renew_refused");
-    const view = answer.job;
-    // Stored; unless the handler has recorded newer progress meanwhile, nothing is left to send.
-    if (progress !== null && job.progress === progress) job.progress = null;
-    // Progress recorded while this renew was on the wire: it goes with the next progress heartbeat.
-    else if (job.progress !== null && job.queue) this.#planProgressFlush();
-    job.deadline = leaseEnd(sentAt + this.#leaseMs, job.attempt);
-    job.version = view !== null ? view.version : job.version === null ? null : job.version + 1;
-    // (The lease timer fires at the earliest end it knew, and moves on to the next: see #checkLeases.)
-    if (this.#wants("renewed")) {
-      this.report("renewed", {
-        jobId: job.id, workerId: this.#workerId, version: job.version, leaseExpiresAt: view?.lease_expires_at ?? null,
-      });
-    }
-    // A buffered job held back for its short lease may start now.
-    if (!job.started) this.#fill();
-  }
-
-  /** No answer (see "lease upkeep"): the deadlines stay, and these leases are renewed again soon. */
-  #renewLost(sent: readonly Renewal[], op: string, jobId: string | undefined, err: unknown): void {
-    const open = sent.filter((renewal) => !this.#isStale(renewal));
-    if (open.length === 0) return;
-    this.report("error", jobId === undefined ? { op, error: toError(err) } : { op, jobId, error: toError(err) });
-    for (const { job } of open) {
-      job.renewSoon = true;
-      job.version = null; // it may have been renewed (and its version bumped) all the same
-    }
-    this.#renewSoon(Math.min(this.#renewIntervalMs / 2, RENEW_RETRY_MAX_MS));
-  }
-
-  /**
-   * Runs a renew or heartbeat, waiting for its answer at most min(renew
-   * interval, `leftMs`), the client's own retry included (see "lease upkeep").
-   */
-  async #waitAtMost<T>(op: string, leftMs: number, call: (req: RequestOptions) => Promise<T>): Promise<T> {
-    const waitMs = Math.max(1, Math.min(leftMs, this.#renewIntervalMs));
-    const signal = AbortSignal.timeout(waitMs);
-    try {
-      return await call({ timeoutMs: waitMs, signal });
-    } catch (err) {
-      // The wait ran out, not a caller's cancel: say so.
-      if (err instanceof FleetAbortError && signal.aborted) throw new FleetTimeoutError(op, waitMs, { cause: err });
-      throw err;
-    }
-  }
-
-  /**
-   * A lease's local end is watched by one timer for all of them, set to the
-   * earliest end known (not one timer per job, re-armed at each renew).
-   */
-  #watchLease(job: ActiveJob): void {
-    if (job.deadline < this.#leaseTimerAt) this.#armLeaseTimer(job.deadline);
-  }
-
-  #armLeaseTimer(at: number): void {
-    if (this.#leaseTimer !== null) clearTimeout(this.#leaseTimer);
-    this.#leaseTimerAt = at;
-    this.#leaseTimer = setTimeout(() => this.#checkLeases(), Math.max(0, at - Date.now()));
-  }
-
-  /**
-   * The lease timer: each lease whose local end has come, unrenewed, is lost
-   * (lease_expired; a job whose handler has returned is left to its report,
-   * which the server judges); the timer moves on to the earliest end left.
-   * Renews only move ends later, so it fires at most once per such end.
-   */
-  #checkLeases(): void {
-    this.#leaseTimer = null;
-    this.#leaseTimerAt = Infinity;
-    const now = Date.now();
-    let next = Infinity;
-    for (const job of [...this.#active]) {
-      if (isDropped(job)) continue;
-      if (job.deadline <= now) this.#loseLease(job, "lease_expired");
-      else if (job.deadline < next) next = job.deadline;
-    }
-    if (next !== Infinity) this.#armLeaseTimer(next);
-  }
-
-  #loseLease(job: ActiveJob, reason: LeaseLostReason): void {
-    if (job.lost) return;
-    job.lost = true;
-    this.#clearTimers(job);
-    this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason });
-    job.controller.abort(new LeaseLostError(job.id, reason));
-    // A buffered job whose lease is gone is never run.
-    if (!job.started) this.#unbuffer(job);
-  }
-
-  #clearTimers(job: ActiveJob): void {
-    if (job.timeoutTimer !== null) clearTimeout(job.timeoutTimer);
-    job.timeoutTimer = null;
-  }
-
-  // ---- timeouts ----------------------------------------------------------------------
-  //
-  // A job claimed with a deadline (docs/flow-control.md "Timeouts": its winning claim +
-  // timeout_seconds) loses its lease there: the server clamps every lease to
-  // it, refuses a release after it, and retries the job itself (the sweep, or
-  // the next claim). The Worker does not wait for that: at deadline −
-  // min(2 s, timeout / 10) it aborts the handler's signal with a
-  // JobTimeoutError and releases the job `retry` with that error, through
-  // the completion queue like any report, while the lease is still live, so
-  // the job is retried now rather than once a sweep finds it. Should that
-  // release be refused (the lease is gone already), nothing more is written:
-  // the server's own timeout retries the job. The handler's later result or
-  // error is ignored; its slot is free once it has returned, as after a lost
-  // lease (a handler that ignores its signal keeps its slot).
-  //
-  // The deadline on the local clock comes from the claim's answer, not from
-  // reading the server's date on this machine's clock (see attemptDeadline).
-
-  #armTimeout(job: ActiveJob): void {
-    if (job.timeoutTimer) clearTimeout(job.timeoutTimer);
-    job.timeoutTimer = null;
-    if (job.attempt === null) return;
-    job.timeoutTimer = setTimeout(() => {
-      job.timeoutTimer = null;
-      this.#timeOut(job);
-    }, Math.max(0, job.attempt.at - timeoutMargin(job.attempt) - Date.now()));
-  }
-
-  #timeOut(job: ActiveJob): void {
-    // Finished, lost, or being handed back or walked away from: nothing to time out.
-    if (isDropped(job) || job.stopMode !== null || job.attempt === null) return;
-    const error = new JobTimeoutError(job.id, job.attempt.seconds);
-    this.#clearTimers(job);
-    job.timedOut = this.#report(job, { status: "retry", error: error.message });
-    job.controller.abort(error);
-    // Timed out while buffered: released as the server's own timeout would retry it, never run.
-    if (!job.started) this.#unbuffer(job);
-  }
-
-  // ---- reporting ---------------------------------------------------------------------
-
-  //
-  // A finished job's release joins the completion queue (completion-queue.ts),
-  // which gathers releases into `complete` calls of at most MAX_BATCH_ITEMS
-  // (100) items and MAX_BATCH_BODY_BYTES (4 MiB) of body: sent at the end of
-  // the current turn when no call is on the wire (COMPLETE_FLUSH_DELAY_MS),
-  // else as soon as the calls on the wire have answered (what finished
-  // meanwhile goes together), when full, or at once for a release whose lease
-  // is about to end. A call refused
-  // as too large is split down to single items, and an item no `complete` can
-  // carry goes as a plain release before it is given up. Each item's answer is
-  // that job's, read as a single release answer (below).
-
-  /**
-   * A server with the queue: one release carries the outcome, written in its
-   * transaction (so a result cannot be lost between two writes). Done with the
-   * handler's value as the result; a failure as `retry` with its message, or
-   * `failed` for a PermanentJobError (or a result that cannot be stored: not
-   * JSON, or larger than MAX_RESULT_BYTES, which running again would not cure).
-   * An error message longer than the server takes (MAX_ERROR_BYTES) is cut to
-   * fit: refused, it would fail the whole release, and in a `complete` the
-   * other jobs' releases with it.
-   */
-  async #report(job: ActiveJob, outcome: Outcome): Promise<void> {
-    if (!job.queue) {
-      // No retry there: a failure, as before the queue.
-      return this.#reportTwoSteps(job, outcome.status === "retry" ? { status: "failed", error: outcome.error, permanent: false } : outcome);
-    }
-    let status: ReleaseTarget;
-    let fields: ReleaseOptions;
-    if (outcome.status === "done") {
-      const problem = outcome.result === undefined ? null : jsonSizeProblem(outcome.result, MAX_RESULT_BYTES);
-      status = problem === null ? "done" : "failed";
-      fields = problem === null ? { result: outcome.result } : { error: `the handler's result must be ${problem}` };
-    } else if (outcome.status === "retry") {
-      status = "retry";
-      fields = { error: fitError(outcome.error) };
-      if (outcome.rateLimitedFor !== undefined) fields.rateLimitedFor = outcome.rateLimitedFor;
-    } else {
-      // A job without an attempt cap (max_attempts 0: a row made the old way,
-      // through the record API) fails as before the queue: retried without a
-      // cap, a handler that always throws would run forever.
-      status = outcome.permanent || job.view.maxAttempts === 0 ? "failed" : "retry";
-      fields = { error: fitError(outcome.error) };
-    }
-    const release = await this.#release(job, status, fields);
-    // A repeat of a committed retry (its first answer lost) finds the job
-    // pending under no one: refused_not_holder, told apart from a lost lease
-    // by nothing; either way there is nothing more to write.
-    if (release === null || !this.#reportReleased(job, status, release.value)) return;
-    const answer = release.value;
-    const error = fields.error ?? "";
-    if (status === "failed") {
-      this.report("failed", { jobId: job.id, workerId: this.#workerId, error });
-    } else if (status === "retry") {
-      // Back to pending, or (the attempts used up) dead-lettered: failed. A
-      // repeat answered refused_terminal_same_holder found it terminal under
-      // this worker, which only its own retry can have done.
-      const deadLettered = !answer.released || answer.job.status === "failed";
-      if (deadLettered) {
-        this.report("failed", { jobId: job.id, workerId: this.#workerId, error, deadLettered: true });
-      } else {
-        this.report("retried", {
-          jobId: job.id, workerId: this.#workerId, error, attempt: job.view.attempt, maxAttempts: job.view.maxAttempts,
-          ...(fields.rateLimitedFor !== undefined ? { rateLimitedFor: fields.rateLimitedFor } : {}),
-        });
-      }
-    }
-  }
-
-  /**
-   * Reports a release's answer: `released` when it committed, or when it was
-   * refused as the repeat of this worker's own committed release
-   * (refused_terminal_same_holder); `lease_lost` otherwise. True when it counts as released.
-   */
-  #reportReleased(job: ActiveJob, status: ReleaseTarget, answer: ReleaseAnswer): boolean {
-    if (!answer.released && answer.reason !== "refused_terminal_same_holder") {
-      this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: answer.reason });
-      return false;
-    }
-    if (this.#wants("released")) {
-      this.report("released", {
-        jobId: job.id,
-        workerId: this.#workerId,
-        status,
-        version: answer.released ? answer.job.version : null,
-        committed: answer.released ? "released" : "refused_terminal_same_holder",
-      });
-    }
-    return true;
-  }
-
-  /**
-   * A server without the queue: release first (the compare-and-set), and write
-   * the result (`{ error }` for a failure) only when that release committed.
-   */
-  async #reportTwoSteps(job: ActiveJob, outcome: Exclude<Outcome, { status: "retry" }>): Promise<void> {
-    const release = await this.#release(job, outcome.status, undefined);
-    // Refused: someone else holds the job now (or it lapsed), and its result is theirs to write.
-    if (release === null || !this.#reportReleased(job, outcome.status, release.value)) return;
-    // Cut like a release's error: a stack trace of megabytes would fail the write, and leave the job without its result.
-    const error = outcome.status === "failed" ? fitError(outcome.error) : "";
-    const result = outcome.status === "done" ? outcome.result : { error };
-    const written = await this.#persist("writeResult", job.id, () => this.#client.writeResult(job.id, result));
-    if (written === null) return;
-    this.report("result_written", { jobId: job.id, workerId: this.#workerId, status: outcome.status });
-    if (outcome.status === "failed") this.report("failed", { jobId: job.id, workerId: this.#workerId, error });
-  }
-
-  /** A job's release, through the completion queue (see completion-queue.ts). null: gave up (reported). */
-  #release(job: ActiveJob, status: ReleaseTarget, fields: ReleaseOptions | undefined): Promise<{ value: ReleaseAnswer } | null> {
-    return this.#completions.release({ jobId: job.id, leaseToken: job.leaseToken, status, fields, deadline: job.deadline });
-  }
-
-  /** Hands a job back to pending: see StopMode "release". */
-  async #handBack(job: ActiveJob): Promise<void> {
-    try {
-      const shortened = await this.#client.renew(job.id, this.#workerId, HAND_BACK_FLOOR_SECONDS, job.leaseToken);
-      if (!shortened.renewed) {
-        this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: "renew_refused" });
-        return;
-      }
-      await sleep(HAND_BACK_FLOOR_SECONDS * 1000 + HAND_BACK_MARGIN_MS);
-      for (let attempt = 0; ; attempt++) {
-        const answer: ReleaseResponse = await this.#client.release(job.id, this.#workerId, "pending", job.leaseToken);
-        if (answer.released) {
-          this.report("released", {
-            jobId: job.id, workerId: this.#workerId, status: "pending", version: answer.job.version, committed: "released",
-          });
-          return;
-        }
-        // The server's clock may be a little behind ours: wait a little more.
-        if (answer.reason === "refused_lease_live" && attempt < 5) {
-          await sleep(HAND_BACK_MARGIN_MS);
-          continue;
-        }
-        this.report("lease_lost", { jobId: job.id, workerId: this.#workerId, reason: answer.reason });
-        return;
-      }
-    } catch (err) {
-      // The lease lapses on its own; the sweeper or a claim picks the job up.
-      this.report("error", { op: "handBack", jobId: job.id, error: toError(err) });
-    }
-  }
-
-  /** Runs a report step with retryReport's retries (see there). null = gave up (reported). */
-  async #persist<T>(op: string, jobId: string, step: () => Promise<T>): Promise<{ value: T } | null> {
-    const sent = await retryReport(step, this.#reportRetryMs, (err) => this.report("error", { op, jobId, error: toError(err) }));
-    return "value" in sent ? sent : null;
+    if (job.queue) this.#leases.planProgressFlush();
   }
 }

@@ -39,7 +39,7 @@ export interface ActiveJob {
   controller: AbortController;
   /** The attempt's deadline on the local clock, and its timeout (see attemptDeadline); null: none. */
   attempt: AttemptDeadline | null;
-  /** Fires the timeout (see "timeouts"). */
+  /** Fires the timeout (see timeouts.ts). */
   timeoutTimer: ReturnType<typeof setTimeout> | null;
   /** The timeout's release, once the timeout fired: the handler's own outcome is then ignored. */
   timedOut: Promise<void> | null;
@@ -56,7 +56,7 @@ export interface ActiveJob {
   /**
    * An earlier run of the same job in this worker (its lease lost, its
    * handler or report not ended yet) that this one must not overlap: it
-   * waits in the buffer until that run has left the worker (see #startJob).
+   * waits in the buffer until that run has left the worker (see Worker#startJob).
    */
   previous: ActiveJob | null;
 }
@@ -77,13 +77,13 @@ export interface Renewal {
 export const HAND_BACK_FLOOR_SECONDS = MIN_LEASE_SECONDS;
 /** Wait past the shortened lease, for the request's own transit and clock granularity. */
 export const HAND_BACK_MARGIN_MS = 300;
-/** A renew that got no answer is tried again after min(renew interval / 2, this): see "lease upkeep". */
+/** A renew that got no answer is tried again after min(renew interval / 2, this): see lease-upkeep.ts. */
 export const RENEW_RETRY_MAX_MS = 1_000;
 /** A timeout fires this long before the attempt's deadline at most (docs/flow-control.md: deadline − min(2 s, timeout / 10)). */
 export const TIMEOUT_MARGIN_MAX_MS = 2_000;
 /**
  * The claim-ahead buffer holds at most as many jobs as the slots start in
- * this long at the handlers' measured pace (see "the claim-ahead buffer"):
+ * this long at the handlers' measured pace (see claim-ahead.ts):
  * a few claim-next round trips of a busy server (20-50 ms each), and far
  * below a lease or any timeout (1 s at least), since a buffered job's
  * deadline runs from its claim.
@@ -102,7 +102,7 @@ export const DURATION_WEIGHT = 0.2;
  * A progress value recorded by a handler is sent within this, in a heartbeat
  * of its own when the regular tick is further away, and a Worker sends at most
  * one such progress heartbeat per this interval (carrying every job with new
- * progress, up to MAX_BATCH_ITEMS a call): see "lease upkeep".
+ * progress, up to MAX_BATCH_ITEMS a call): see lease-upkeep.ts.
  */
 export const PROGRESS_FLUSH_MS = 1_000;
 
@@ -136,4 +136,10 @@ export function timeoutMargin(attempt: AttemptDeadline): number {
 /** A lease's local end: the server clamps every lease to the attempt's deadline. */
 export function leaseEnd(leaseEndsAt: number, attempt: AttemptDeadline | null): number {
   return attempt === null ? leaseEndsAt : Math.min(leaseEndsAt, attempt.at);
+}
+
+/** Cancels the job's timeout (see timeouts.ts): it has ended, lost its lease, or is being walked away from. */
+export function disarmTimeout(job: ActiveJob): void {
+  if (job.timeoutTimer !== null) clearTimeout(job.timeoutTimer);
+  job.timeoutTimer = null;
 }

@@ -98,8 +98,8 @@ export interface WorkerOptions<R = unknown, P = unknown> {
    * would start within about CLAIM_AHEAD_HORIZON_MS (500 ms) at the handlers'
    * measured pace, and none until a first handler has returned. A buffered
    * job is claimed (its attempt counted, its `timeout_seconds` running from
-   * that claim) and its lease is renewed with the others'. See "the
-   * claim-ahead buffer" in worker.ts.
+   * that claim) and its lease is renewed with the others'. See
+   * worker/claim-ahead.ts.
    */
   prefetch?: number;
   /** Lease asked for on claim and renew, seconds: 1 to 3600 (the server's bounds), default 30. */
