@@ -85,6 +85,12 @@ export function toFailure(err: unknown): RequestFailure {
   return { status, message };
 }
 
+/** A caught error as a RequestFailure: the one thrown by attempt() as it is, anything else converted. */
+export function asFailure(err: unknown): RequestFailure {
+  const isFailure = typeof err === "object" && err !== null && typeof (err as RequestFailure).status === "number";
+  return isFailure ? (err as RequestFailure) : toFailure(err);
+}
+
 /** Runs an SDK call; any failure is thrown as a RequestFailure. */
 export async function attempt<T>(call: () => Promise<T>): Promise<T> {
   try {
