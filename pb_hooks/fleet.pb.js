@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 53f5c51c3a9f"] || (globalThis["pbFleet POST /api/fleet/claim 53f5c51c3a9f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim f014cff3faab"] || (globalThis["pbFleet POST /api/fleet/claim f014cff3faab"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -174,6 +174,79 @@ function validateClaimRequest(data) {
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -195,7 +268,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -312,7 +385,7 @@ function startByPassed(row, nowMs) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -490,34 +563,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -643,7 +688,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -668,7 +713,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -677,10 +722,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -859,7 +905,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew b6ae5abdde76"] || (globalThis["pbFleet POST /api/fleet/renew b6ae5abdde76"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 2e2d855443a4"] || (globalThis["pbFleet POST /api/fleet/renew 2e2d855443a4"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1014,6 +1060,79 @@ function readLeaseToken(data) {
   return tooLong === null ? { token } : { error: tooLong };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -1025,7 +1144,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
@@ -1119,34 +1238,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -1269,7 +1360,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -1294,7 +1385,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -1303,10 +1394,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -1443,7 +1535,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release f7db5311c097"] || (globalThis["pbFleet POST /api/fleet/release f7db5311c097"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 3c9ec4de50af"] || (globalThis["pbFleet POST /api/fleet/release 3c9ec4de50af"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1666,6 +1758,79 @@ function isReleaseTarget(value) {
   return RELEASE_TARGETS.indexOf(value) !== -1;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -1696,10 +1861,10 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
@@ -1875,34 +2040,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -2025,7 +2162,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -2050,7 +2187,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -2059,10 +2196,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -2231,7 +2369,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 7ff7eb5042e5"] || (globalThis["pbFleet POST /api/fleet/claim-next 7ff7eb5042e5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 3d1b7c777f0d"] || (globalThis["pbFleet POST /api/fleet/claim-next 3d1b7c777f0d"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2437,6 +2575,79 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -2451,7 +2662,7 @@ function flowRowsQuery(scopes) {
   return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
 }
 function heldBackScopesQuery(nowMs, limit) {
-  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND j.status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
+  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND ${statusInSql(HELD_STATUSES, "j.status")} AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
   const groupHeld = held("j.group_key != '' AND j.group_key = f.name");
   const queueHeld = held("j.queue IN (f.name, CASE WHEN f.name = {:defaultQueue} THEN '' ELSE f.name END)");
   const inWindow = `(SELECT COUNT(*) FROM ${FLOW_CLAIMS_TABLE} c WHERE c.scope = f.scope AND c.name = f.name AND c.at > {:nowMs} - f.rate_period * 1000)`;
@@ -2477,7 +2688,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -2599,7 +2810,7 @@ function startByPassed(row, nowMs) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -2785,34 +2996,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -2948,23 +3131,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -2974,11 +3145,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -3017,7 +3188,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -3042,7 +3213,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -3160,7 +3331,7 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -3180,6 +3351,7 @@ function compareClaimOrder(a, b) {
 function firstInClaimOrder(candidates, limit) {
   return candidates.slice().sort(compareClaimOrder).slice(0, limit);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -3460,7 +3632,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 050425418d6a"] || (globalThis["pbFleet POST /api/fleet/sweep 050425418d6a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 4ad6b505f7c6"] || (globalThis["pbFleet POST /api/fleet/sweep 4ad6b505f7c6"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -3621,6 +3793,79 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -3632,7 +3877,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -3772,34 +4017,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -3904,23 +4121,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -3930,11 +4135,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -3973,7 +4178,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -3998,7 +4203,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -4051,7 +4256,7 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -4061,6 +4266,7 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
   });
   return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -4259,7 +4465,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats a72f3e2023d7"] || (globalThis["pbFleet GET /api/fleet/stats a72f3e2023d7"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats dc73fa47dc32"] || (globalThis["pbFleet GET /api/fleet/stats dc73fa47dc32"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4360,6 +4566,75 @@ function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -4417,34 +4692,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
@@ -4559,7 +4806,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -4584,7 +4831,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -4625,7 +4872,7 @@ function queueInTerm(queue, params) {
 }
 function liveCountsByQueueQuery(limit) {
   return {
-    sql: "SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE status IN ('pending', 'claimed', 'running') GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}",
+    sql: `SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE ${statusInSql(LIVE_STATUSES)} GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}`,
     params: { defaultQueue: DEFAULT_QUEUE, limit }
   };
 }
@@ -4636,7 +4883,8 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 function statsQuery(nowMs, orphanCap2) {
   const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
   return {
@@ -4837,7 +5085,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions efdd84c28aaa"] || (globalThis["pbFleet GET /api/fleet/completions efdd84c28aaa"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 1bff85817ccb"] || (globalThis["pbFleet GET /api/fleet/completions 1bff85817ccb"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4907,6 +5155,75 @@ function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -4964,34 +5281,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
@@ -5087,7 +5376,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -5112,7 +5401,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -5143,7 +5432,8 @@ function prefixUpperBound(prefix) {
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/pocketbase-0.22.ts
@@ -5213,7 +5503,7 @@ function completionsQuery(window, probeKeyPrefix) {
     bucketSeconds: window.bucketSeconds
   };
   const where = withPrefix(
-    `status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
+    `${statusInSql(COMPLETED_STATUSES)} AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
     params,
     probeKeyPrefix
   ).sql;
@@ -5282,7 +5572,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 23cd452edde9"] || (globalThis["pbFleet POST /api/fleet/enqueue 23cd452edde9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue ff69b11a2cc9"] || (globalThis["pbFleet POST /api/fleet/enqueue ff69b11a2cc9"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5529,6 +5819,76 @@ function parseZonedInstant(text) {
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/schedules.ts
 var SCHEDULE_KEY_PREFIX = "pb-fleet-schedule:";
 
@@ -5610,36 +5970,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -5750,7 +6080,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -5775,7 +6105,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -5784,7 +6114,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -5792,7 +6122,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -5992,7 +6322,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel d6fdff20e041"] || (globalThis["pbFleet POST /api/fleet/cancel d6fdff20e041"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 1a1d481ee609"] || (globalThis["pbFleet POST /api/fleet/cancel 1a1d481ee609"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6117,6 +6447,79 @@ function validateJobIdRequest(data) {
   return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -6128,7 +6531,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function decideCancel(row, nowMs) {
   if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
@@ -6200,34 +6603,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -6378,7 +6753,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6403,7 +6778,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6412,10 +6787,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -6568,7 +6944,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 6399ef5f6310"] || (globalThis["pbFleet POST /api/fleet/retry 6399ef5f6310"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 5b35b1d9a3b5"] || (globalThis["pbFleet POST /api/fleet/retry 5b35b1d9a3b5"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6693,6 +7069,80 @@ function validateJobIdRequest(data) {
   return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var RETRYABLE_STATUSES = ["failed", "cancelled"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -6704,10 +7154,10 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isRetryable(status) {
-  return status === "failed" || status === "cancelled";
+  return inStatusClass(RETRYABLE_STATUSES, status);
 }
 function retryJobPatch(row, nowMs) {
   if (!isRetryable(row.status)) return null;
@@ -6786,34 +7236,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -6964,7 +7386,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6989,7 +7411,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6998,7 +7420,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -7009,7 +7431,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var ID_SHAPE = { id: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -7166,7 +7588,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 257c41c99b7b"] || (globalThis["pbFleet POST /api/fleet/maintenance 257c41c99b7b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 09e41d10bb62"] || (globalThis["pbFleet POST /api/fleet/maintenance 09e41d10bb62"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7298,6 +7720,79 @@ function utf8ByteLength(text) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -7327,7 +7822,7 @@ var START_BY_BATCH = 500;
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function notStartedPatch(row, nowMs) {
   var _a;
@@ -7561,34 +8056,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -7701,23 +8168,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -7727,11 +8182,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -7770,7 +8225,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -7795,7 +8250,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 function pruneCompletionsStatement(nowMs) {
   return {
@@ -7811,7 +8266,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -7819,7 +8274,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -8109,8 +8564,8 @@ function enqueueDueSchedules(batch, nowMs) {
   let after = "";
   for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
     const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
-    for (const columns of rows) {
-      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
+    for (const columns2 of rows) {
+      const row = Object.assign({}, columns2, { payload: parseJsonField(columns2.payload) });
       const decision = decideScheduleTick(row, nowMs);
       if (decision.kind === "skip") {
         if (decision.error !== void 0) tick2.errors.push(decision.error);
@@ -8234,7 +8689,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 9c3c1c57a64a"] || (globalThis["pbFleet POST /api/fleet/heartbeat 9c3c1c57a64a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 11059193a6b8"] || (globalThis["pbFleet POST /api/fleet/heartbeat 11059193a6b8"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8469,6 +8924,76 @@ function batchItems(body, field) {
   return items;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -8539,34 +9064,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8668,23 +9165,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -8694,11 +9179,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -8737,7 +9222,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -8762,7 +9247,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -8771,7 +9256,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -8920,7 +9406,7 @@ function forgetCollections() {
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
 var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
-var HELD = "('claimed', 'running')";
+var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -9007,7 +9493,7 @@ var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
 var RELEASE = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
-  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
   writes: RELEASES,
   columns: {
     status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
@@ -9094,7 +9580,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 262215bee4f9"] || (globalThis["pbFleet POST /api/fleet/complete 262215bee4f9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete c565a0fa677d"] || (globalThis["pbFleet POST /api/fleet/complete c565a0fa677d"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9371,6 +9857,79 @@ function batchItems(body, field) {
   return items;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -9394,7 +9953,7 @@ function rateLimitedUntilMs(nowMs, seconds) {
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 
 // src/lib/identity.ts
@@ -9467,34 +10026,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -9599,23 +10130,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -9625,11 +10144,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -9668,7 +10187,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -9693,7 +10212,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -9702,7 +10221,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -9852,7 +10372,7 @@ function forgetCollections() {
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
 var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
-var HELD = "('claimed', 'running')";
+var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -9918,7 +10438,7 @@ var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
 var RELEASE = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
-  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
   writes: RELEASES,
   columns: {
     status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
@@ -10127,7 +10647,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow d702f9c3b782"] || (globalThis["pbFleet POST /api/fleet/flow d702f9c3b782"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 2d2885c803d4"] || (globalThis["pbFleet POST /api/fleet/flow 2d2885c803d4"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10254,6 +10774,76 @@ function parseZonedInstant(text) {
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -10286,10 +10876,10 @@ function isParked(row, nowMs) {
   return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
 }
 var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
-function upsertFlowStatement(s, columns, nowMs) {
-  const names = Object.keys(columns);
+function upsertFlowStatement(s, columns2, nowMs) {
+  const names = Object.keys(columns2);
   const params = { scope: s.scope, name: s.name, stamp: formatPbDate(nowMs) };
-  for (const c of names) params[c] = columns[c];
+  for (const c of names) params[c] = columns2[c];
   const insertColumns = names.map((c) => `, ${c}`).join("");
   const insertValues = names.map((c) => `, {:${c}}`).join("");
   const updates = names.map((c) => `${c} = excluded.${c}, `).join("");
@@ -10322,25 +10912,25 @@ function validateFlowRequest(data, nowMs) {
   if (!FLOW_SETTINGS.some((k) => body[k] !== void 0)) {
     return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
   }
-  const columns = {};
+  const columns2 = {};
   const paused = body["paused"];
   if (paused !== void 0) {
     if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
-    columns.paused = paused === true ? 1 : 0;
+    columns2.paused = paused === true ? 1 : 0;
   }
   const concurrency = body["concurrency"];
   if (concurrency !== void 0) {
     if (concurrency !== null && !isIntegerIn(concurrency, 1, MAX_FLOW_CONCURRENCY)) {
       return fail(`concurrency must be an integer from 1 to ${MAX_FLOW_CONCURRENCY}, or null`);
     }
-    columns.concurrency = concurrency === null ? 0 : concurrency;
+    columns2.concurrency = concurrency === null ? 0 : concurrency;
   }
   const rateLimit = body["rateLimit"];
   if (rateLimit !== void 0) {
     const rate = readRateLimit(rateLimit);
     if (typeof rate === "string") return fail(rate);
-    columns.rate_limit = rate === null ? 0 : rate.limit;
-    columns.rate_period = rate === null ? 0 : rate.periodSeconds;
+    columns2.rate_limit = rate === null ? 0 : rate.limit;
+    columns2.rate_period = rate === null ? 0 : rate.periodSeconds;
   }
   const parkSeconds = body["parkSeconds"];
   const parkUntil = body["parkUntil"];
@@ -10349,20 +10939,20 @@ function validateFlowRequest(data, nowMs) {
     if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
       return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
     }
-    columns.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
+    columns2.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
   }
   if (parkUntil !== void 0) {
     if (parkUntil === null) {
-      columns.parked_until = "";
+      columns2.parked_until = "";
     } else {
       const ms = typeof parkUntil === "string" ? parseZonedInstant(parkUntil) : null;
       if (ms === null || ms <= nowMs || ms > nowMs + MAX_PARK_SECONDS * 1e3) {
         return fail(`parkUntil must be a date with a zone, after now and at most ${MAX_PARK_SECONDS / 86400} days ahead, or null`);
       }
-      columns.parked_until = formatPbDate(ms);
+      columns2.parked_until = formatPbDate(ms);
     }
   }
-  return { ok: true, value: { scope, columns } };
+  return { ok: true, value: { scope, columns: columns2 } };
 }
 function readRateLimit(value) {
   const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;
@@ -10434,36 +11024,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -10574,7 +11134,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -10599,7 +11159,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -10608,7 +11168,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -10755,7 +11316,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 156641ba8d40"] || (globalThis["pbFleet GET /api/fleet/flow 156641ba8d40"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 9a20b40fb994"] || (globalThis["pbFleet GET /api/fleet/flow 9a20b40fb994"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -10839,6 +11400,75 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/validate.ts
 var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -10865,7 +11495,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -10908,7 +11538,7 @@ function nextQueueQuery(after) {
 var NAME_SHAPE = { name: "" };
 function unfinishedInQueueQuery(stored) {
   return {
-    sql: "SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND status IN ('pending', 'claimed', 'running') LIMIT 1)",
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND ${statusInSql(LIVE_STATUSES)} LIMIT 1)`,
     params: { queue: stored }
   };
 }
@@ -11030,34 +11660,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
@@ -11155,7 +11757,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -11180,7 +11782,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -11189,7 +11791,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler, access) {
@@ -11253,7 +11856,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 43d2a51c5b2d"] || (globalThis["pbFleet GET /api/fleet/openapi.json 43d2a51c5b2d"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 2b55d16a840d"] || (globalThis["pbFleet GET /api/fleet/openapi.json 2b55d16a840d"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11361,6 +11964,75 @@ var RETRY_REFUSALS = ["unique_key_taken"];
 // src/lib/validate.ts
 var MAX_CLAIM_NEXT_LIMIT = 100;
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -11418,34 +12090,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -11530,7 +12174,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -11555,7 +12199,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -11564,7 +12208,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler, access) {
@@ -12062,7 +12707,7 @@ return route;
 });
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created d6d2dc925658"] || (globalThis["pbFleet onModelBeforeCreate job-created d6d2dc925658"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created 78702d859641"] || (globalThis["pbFleet onModelBeforeCreate job-created 78702d859641"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12090,6 +12735,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
   return runAt === "" ? formatPbDate(nowMs) : null;
@@ -12100,34 +12814,6 @@ function queueOnCreate(queue) {
 
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -12168,7 +12854,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12193,7 +12879,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12202,7 +12888,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function stampDueTime(e) {
@@ -12217,7 +12904,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordBeforeRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 70e3612073d6"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 3b01d648fbcf"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 3b01d648fbcf"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12241,37 +12928,78 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -12312,7 +13040,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12337,7 +13065,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12346,7 +13074,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function refuseAccountRequest() {
@@ -12357,7 +13086,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 70e3612073d6"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 3b01d648fbcf"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 3b01d648fbcf"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12381,37 +13110,78 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -12452,7 +13222,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12477,7 +13247,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12486,7 +13256,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function refuseAccountRequest() {
@@ -12497,7 +13268,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 70e3612073d6"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 3b01d648fbcf"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 3b01d648fbcf"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12521,37 +13292,78 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -12592,7 +13404,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12617,7 +13429,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12626,7 +13438,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function refuseAccountRequest() {
@@ -12681,6 +13494,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 // src/lib/types.ts
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
 
 // src/lib/cron.ts
 var MACROS = {
@@ -12759,34 +13641,6 @@ function addCronPart(values, part, min, max) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -12837,7 +13691,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12862,7 +13716,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12871,7 +13725,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/sweep.ts
 function sweeperScheduleAtLoad() {
@@ -13014,6 +13869,79 @@ function hasAttemptsLeft(attempts, maxAttempts) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -13025,7 +13953,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -13110,34 +14038,6 @@ function giveUpPatch(row, nowMs) {
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -13211,23 +14111,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -13237,11 +14125,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -13280,7 +14168,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -13305,7 +14193,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -13358,7 +14246,7 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -13368,6 +14256,7 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
   });
   return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -13562,36 +14451,77 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -13632,7 +14562,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -13657,7 +14587,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -13666,7 +14596,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/maintenance.ts
 var MAINTENANCE_SCHEDULE = "* * * * *";
@@ -13806,6 +14737,79 @@ function utf8ByteLength(text) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -13835,7 +14839,7 @@ var START_BY_BATCH = 500;
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function notStartedPatch(row, nowMs) {
   var _a;
@@ -14014,34 +15018,6 @@ function scheduleFieldError(row, payload) {
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -14123,23 +15099,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -14149,11 +15113,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -14192,7 +15156,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -14217,7 +15181,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 function pruneCompletionsStatement(nowMs) {
   return {
@@ -14233,7 +15197,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -14241,7 +15205,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -14509,8 +15473,8 @@ function enqueueDueSchedules(batch, nowMs) {
   let after = "";
   for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
     const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
-    for (const columns of rows) {
-      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
+    for (const columns2 of rows) {
+      const row = Object.assign({}, columns2, { payload: parseJsonField(columns2.payload) });
       const decision = decideScheduleTick(row, nowMs);
       if (decision.kind === "skip") {
         if (decision.error !== void 0) tick2.errors.push(decision.error);

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 7e78a38f5029"] || (globalThis["pbFleet POST /api/fleet/claim 7e78a38f5029"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 4b8908cbc7ce"] || (globalThis["pbFleet POST /api/fleet/claim 4b8908cbc7ce"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -174,6 +174,79 @@ function validateClaimRequest(data) {
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -195,7 +268,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -312,7 +385,7 @@ function startByPassed(row, nowMs) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -490,34 +563,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -643,7 +688,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -668,7 +713,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -677,10 +722,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -886,6 +932,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -931,34 +1046,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -1019,7 +1106,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -1044,7 +1131,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -1053,7 +1140,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -1075,7 +1163,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew a069857ae1af"] || (globalThis["pbFleet POST /api/fleet/renew a069857ae1af"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew dbda973dc12c"] || (globalThis["pbFleet POST /api/fleet/renew dbda973dc12c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1230,6 +1318,79 @@ function readLeaseToken(data) {
   return tooLong === null ? { token } : { error: tooLong };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -1241,7 +1402,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
@@ -1335,34 +1496,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -1485,7 +1618,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -1510,7 +1643,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -1519,10 +1652,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -1686,6 +1820,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -1731,34 +1934,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -1819,7 +1994,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -1844,7 +2019,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -1853,7 +2028,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -1875,7 +2051,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 17c52d662158"] || (globalThis["pbFleet POST /api/fleet/release 17c52d662158"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release fe3d024a20f6"] || (globalThis["pbFleet POST /api/fleet/release fe3d024a20f6"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2098,6 +2274,79 @@ function isReleaseTarget(value) {
   return RELEASE_TARGETS.indexOf(value) !== -1;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -2128,10 +2377,10 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
@@ -2307,34 +2556,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -2457,7 +2678,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -2482,7 +2703,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -2491,10 +2712,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -2690,6 +2912,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -2735,34 +3026,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -2823,7 +3086,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -2848,7 +3111,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -2857,7 +3120,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -2879,7 +3143,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 012c0f0f68d6"] || (globalThis["pbFleet POST /api/fleet/claim-next 012c0f0f68d6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 5598998c2510"] || (globalThis["pbFleet POST /api/fleet/claim-next 5598998c2510"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3085,6 +3349,79 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -3099,7 +3436,7 @@ function flowRowsQuery(scopes) {
   return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
 }
 function heldBackScopesQuery(nowMs, limit) {
-  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND j.status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
+  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND ${statusInSql(HELD_STATUSES, "j.status")} AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
   const groupHeld = held("j.group_key != '' AND j.group_key = f.name");
   const queueHeld = held("j.queue IN (f.name, CASE WHEN f.name = {:defaultQueue} THEN '' ELSE f.name END)");
   const inWindow = `(SELECT COUNT(*) FROM ${FLOW_CLAIMS_TABLE} c WHERE c.scope = f.scope AND c.name = f.name AND c.at > {:nowMs} - f.rate_period * 1000)`;
@@ -3125,7 +3462,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -3247,7 +3584,7 @@ function startByPassed(row, nowMs) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -3433,34 +3770,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -3596,23 +3905,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -3622,11 +3919,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -3665,7 +3962,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -3690,7 +3987,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -3808,7 +4105,7 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -3828,6 +4125,7 @@ function compareClaimOrder(a, b) {
 function firstInClaimOrder(candidates, limit) {
   return candidates.slice().sort(compareClaimOrder).slice(0, limit);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -4135,6 +4433,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -4180,34 +4547,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -4268,7 +4607,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -4293,7 +4632,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -4302,7 +4641,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -4324,7 +4664,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep b8ee8bef7ade"] || (globalThis["pbFleet POST /api/fleet/sweep b8ee8bef7ade"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep fec3cd0ebadf"] || (globalThis["pbFleet POST /api/fleet/sweep fec3cd0ebadf"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4485,6 +4825,79 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -4496,7 +4909,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -4636,34 +5049,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -4768,23 +5153,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -4794,11 +5167,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -4837,7 +5210,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -4862,7 +5235,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -4915,7 +5288,7 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -4925,6 +5298,7 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
   });
   return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -5150,6 +5524,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -5195,34 +5638,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -5283,7 +5698,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -5308,7 +5723,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -5317,7 +5732,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -5339,7 +5755,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 35516c661124"] || (globalThis["pbFleet GET /api/fleet/stats 35516c661124"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats a52ea272e109"] || (globalThis["pbFleet GET /api/fleet/stats a52ea272e109"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5440,6 +5856,75 @@ function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -5497,34 +5982,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
@@ -5639,7 +6096,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -5664,7 +6121,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -5705,7 +6162,7 @@ function queueInTerm(queue, params) {
 }
 function liveCountsByQueueQuery(limit) {
   return {
-    sql: "SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE status IN ('pending', 'claimed', 'running') GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}",
+    sql: `SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE ${statusInSql(LIVE_STATUSES)} GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}`,
     params: { defaultQueue: DEFAULT_QUEUE, limit }
   };
 }
@@ -5716,7 +6173,8 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 function statsQuery(nowMs, orphanCap2) {
   const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
   return {
@@ -5959,6 +6417,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -6004,34 +6531,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -6092,7 +6591,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6117,7 +6616,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6126,7 +6625,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -6148,7 +6648,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 39acc32de5ab"] || (globalThis["pbFleet GET /api/fleet/completions 39acc32de5ab"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 955c1fff7f01"] || (globalThis["pbFleet GET /api/fleet/completions 955c1fff7f01"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6218,6 +6718,75 @@ function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -6275,34 +6844,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
@@ -6398,7 +6939,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6423,7 +6964,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6454,7 +6995,8 @@ function prefixUpperBound(prefix) {
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/pocketbase-0.23.ts
@@ -6540,7 +7082,7 @@ function completionsQuery(window, probeKeyPrefix) {
     bucketSeconds: window.bucketSeconds
   };
   const where = withPrefix(
-    `status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
+    `${statusInSql(COMPLETED_STATUSES)} AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
     params,
     probeKeyPrefix
   ).sql;
@@ -6635,6 +7177,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -6680,34 +7291,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -6768,7 +7351,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6793,7 +7376,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6802,7 +7385,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -6824,7 +7408,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 9cb9b5ca8842"] || (globalThis["pbFleet POST /api/fleet/enqueue 9cb9b5ca8842"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue a27291847357"] || (globalThis["pbFleet POST /api/fleet/enqueue a27291847357"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7071,6 +7655,76 @@ function parseZonedInstant(text) {
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/schedules.ts
 var SCHEDULE_KEY_PREFIX = "pb-fleet-schedule:";
 
@@ -7152,36 +7806,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -7292,7 +7916,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -7317,7 +7941,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -7326,7 +7950,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -7334,7 +7958,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -7561,6 +8185,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -7606,34 +8299,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -7694,7 +8359,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -7719,7 +8384,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -7728,7 +8393,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -7750,7 +8416,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 42b4da1dd10b"] || (globalThis["pbFleet POST /api/fleet/cancel 42b4da1dd10b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 49dd52294cb5"] || (globalThis["pbFleet POST /api/fleet/cancel 49dd52294cb5"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7875,6 +8541,79 @@ function validateJobIdRequest(data) {
   return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -7886,7 +8625,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function decideCancel(row, nowMs) {
   if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
@@ -7958,34 +8697,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8136,7 +8847,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -8161,7 +8872,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -8170,10 +8881,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -8353,6 +9065,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -8398,34 +9179,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -8486,7 +9239,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -8511,7 +9264,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -8520,7 +9273,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -8542,7 +9296,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 79a0e5a34193"] || (globalThis["pbFleet POST /api/fleet/retry 79a0e5a34193"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry fa429daa528f"] || (globalThis["pbFleet POST /api/fleet/retry fa429daa528f"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8667,6 +9421,80 @@ function validateJobIdRequest(data) {
   return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var RETRYABLE_STATUSES = ["failed", "cancelled"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -8678,10 +9506,10 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isRetryable(status) {
-  return status === "failed" || status === "cancelled";
+  return inStatusClass(RETRYABLE_STATUSES, status);
 }
 function retryJobPatch(row, nowMs) {
   if (!isRetryable(row.status)) return null;
@@ -8760,34 +9588,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8938,7 +9738,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -8963,7 +9763,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -8972,7 +9772,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -8983,7 +9783,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var ID_SHAPE = { id: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -9167,6 +9967,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -9212,34 +10081,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -9300,7 +10141,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -9325,7 +10166,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -9334,7 +10175,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -9356,7 +10198,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 89c5a6c1cf12"] || (globalThis["pbFleet POST /api/fleet/maintenance 89c5a6c1cf12"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 909fef80f3aa"] || (globalThis["pbFleet POST /api/fleet/maintenance 909fef80f3aa"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9488,6 +10330,79 @@ function utf8ByteLength(text) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -9517,7 +10432,7 @@ var START_BY_BATCH = 500;
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function notStartedPatch(row, nowMs) {
   var _a;
@@ -9751,34 +10666,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -9891,23 +10778,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -9917,11 +10792,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -9960,7 +10835,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -9985,7 +10860,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 function pruneCompletionsStatement(nowMs) {
   return {
@@ -10001,7 +10876,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -10009,7 +10884,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -10300,8 +11175,8 @@ function enqueueDueSchedules(batch, nowMs) {
   let after = "";
   for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
     const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
-    for (const columns of rows) {
-      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
+    for (const columns2 of rows) {
+      const row = Object.assign({}, columns2, { payload: parseJsonField(columns2.payload) });
       const decision = decideScheduleTick(row, nowMs);
       if (decision.kind === "skip") {
         if (decision.error !== void 0) tick2.errors.push(decision.error);
@@ -10451,6 +11326,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -10496,34 +11440,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -10584,7 +11500,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -10609,7 +11525,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -10618,7 +11534,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -10640,7 +11557,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 0837efb417e8"] || (globalThis["pbFleet POST /api/fleet/heartbeat 0837efb417e8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 55fb567b0b0f"] || (globalThis["pbFleet POST /api/fleet/heartbeat 55fb567b0b0f"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10875,6 +11792,76 @@ function batchItems(body, field) {
   return items;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -10945,34 +11932,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -11074,23 +12033,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -11100,11 +12047,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -11143,7 +12090,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -11168,7 +12115,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -11177,7 +12124,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -11327,7 +12275,7 @@ function updateJobsBulk(source, work) {
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
 var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
-var HELD = "('claimed', 'running')";
+var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -11414,7 +12362,7 @@ var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
 var RELEASE = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
-  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
   writes: RELEASES,
   columns: {
     status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
@@ -11527,6 +12475,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -11572,34 +12589,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -11660,7 +12649,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -11685,7 +12674,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -11694,7 +12683,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -11716,7 +12706,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 048c31dc25fc"] || (globalThis["pbFleet POST /api/fleet/complete 048c31dc25fc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 0eaad9b098be"] || (globalThis["pbFleet POST /api/fleet/complete 0eaad9b098be"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11993,6 +12983,79 @@ function batchItems(body, field) {
   return items;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -12016,7 +13079,7 @@ function rateLimitedUntilMs(nowMs, seconds) {
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 
 // src/lib/identity.ts
@@ -12089,34 +13152,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -12221,23 +13256,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -12247,11 +13270,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -12290,7 +13313,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12315,7 +13338,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12324,7 +13347,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -12475,7 +13499,7 @@ function updateJobsBulk(source, work) {
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
 var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
-var HELD = "('claimed', 'running')";
+var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -12541,7 +13565,7 @@ var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
 var RELEASE = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
-  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
   writes: RELEASES,
   columns: {
     status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
@@ -12776,6 +13800,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -12821,34 +13914,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -12909,7 +13974,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12934,7 +13999,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12943,7 +14008,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -12965,7 +14031,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 33762bebbd15"] || (globalThis["pbFleet POST /api/fleet/flow 33762bebbd15"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow c08b4a414532"] || (globalThis["pbFleet POST /api/fleet/flow c08b4a414532"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -13092,6 +14158,76 @@ function parseZonedInstant(text) {
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -13124,10 +14260,10 @@ function isParked(row, nowMs) {
   return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
 }
 var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
-function upsertFlowStatement(s, columns, nowMs) {
-  const names = Object.keys(columns);
+function upsertFlowStatement(s, columns2, nowMs) {
+  const names = Object.keys(columns2);
   const params = { scope: s.scope, name: s.name, stamp: formatPbDate(nowMs) };
-  for (const c of names) params[c] = columns[c];
+  for (const c of names) params[c] = columns2[c];
   const insertColumns = names.map((c) => `, ${c}`).join("");
   const insertValues = names.map((c) => `, {:${c}}`).join("");
   const updates = names.map((c) => `${c} = excluded.${c}, `).join("");
@@ -13160,25 +14296,25 @@ function validateFlowRequest(data, nowMs) {
   if (!FLOW_SETTINGS.some((k) => body[k] !== void 0)) {
     return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
   }
-  const columns = {};
+  const columns2 = {};
   const paused = body["paused"];
   if (paused !== void 0) {
     if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
-    columns.paused = paused === true ? 1 : 0;
+    columns2.paused = paused === true ? 1 : 0;
   }
   const concurrency = body["concurrency"];
   if (concurrency !== void 0) {
     if (concurrency !== null && !isIntegerIn(concurrency, 1, MAX_FLOW_CONCURRENCY)) {
       return fail(`concurrency must be an integer from 1 to ${MAX_FLOW_CONCURRENCY}, or null`);
     }
-    columns.concurrency = concurrency === null ? 0 : concurrency;
+    columns2.concurrency = concurrency === null ? 0 : concurrency;
   }
   const rateLimit = body["rateLimit"];
   if (rateLimit !== void 0) {
     const rate = readRateLimit(rateLimit);
     if (typeof rate === "string") return fail(rate);
-    columns.rate_limit = rate === null ? 0 : rate.limit;
-    columns.rate_period = rate === null ? 0 : rate.periodSeconds;
+    columns2.rate_limit = rate === null ? 0 : rate.limit;
+    columns2.rate_period = rate === null ? 0 : rate.periodSeconds;
   }
   const parkSeconds = body["parkSeconds"];
   const parkUntil = body["parkUntil"];
@@ -13187,20 +14323,20 @@ function validateFlowRequest(data, nowMs) {
     if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
       return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
     }
-    columns.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
+    columns2.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
   }
   if (parkUntil !== void 0) {
     if (parkUntil === null) {
-      columns.parked_until = "";
+      columns2.parked_until = "";
     } else {
       const ms = typeof parkUntil === "string" ? parseZonedInstant(parkUntil) : null;
       if (ms === null || ms <= nowMs || ms > nowMs + MAX_PARK_SECONDS * 1e3) {
         return fail(`parkUntil must be a date with a zone, after now and at most ${MAX_PARK_SECONDS / 86400} days ahead, or null`);
       }
-      columns.parked_until = formatPbDate(ms);
+      columns2.parked_until = formatPbDate(ms);
     }
   }
-  return { ok: true, value: { scope, columns } };
+  return { ok: true, value: { scope, columns: columns2 } };
 }
 function readRateLimit(value) {
   const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;
@@ -13272,36 +14408,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -13412,7 +14518,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -13437,7 +14543,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -13446,7 +14552,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -13620,6 +14727,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -13665,34 +14841,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -13753,7 +14901,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -13778,7 +14926,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -13787,7 +14935,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -13809,7 +14958,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow cedc04bd6ee6"] || (globalThis["pbFleet GET /api/fleet/flow cedc04bd6ee6"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 1f4b18765afb"] || (globalThis["pbFleet GET /api/fleet/flow 1f4b18765afb"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -13893,6 +15042,75 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/validate.ts
 var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -13919,7 +15137,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -13962,7 +15180,7 @@ function nextQueueQuery(after) {
 var NAME_SHAPE = { name: "" };
 function unfinishedInQueueQuery(stored) {
   return {
-    sql: "SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND status IN ('pending', 'claimed', 'running') LIMIT 1)",
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND ${statusInSql(LIVE_STATUSES)} LIMIT 1)`,
     params: { queue: stored }
   };
 }
@@ -14084,34 +15302,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
@@ -14209,7 +15399,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -14234,7 +15424,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -14243,7 +15433,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function serve(e, handler, access) {
@@ -14349,6 +15540,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -14394,34 +15654,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -14482,7 +15714,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -14507,7 +15739,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -14516,7 +15748,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -14538,7 +15771,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json e6a8eae38bf5"] || (globalThis["pbFleet GET /api/fleet/openapi.json e6a8eae38bf5"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 36d89e65eedf"] || (globalThis["pbFleet GET /api/fleet/openapi.json 36d89e65eedf"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14646,6 +15879,75 @@ var RETRY_REFUSALS = ["unique_key_taken"];
 // src/lib/validate.ts
 var MAX_CLAIM_NEXT_LIMIT = 100;
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -14703,34 +16005,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -14815,7 +16089,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -14840,7 +16114,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -14849,7 +16123,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function serve(e, handler, access) {
@@ -15389,6 +16664,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -15434,34 +16778,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -15522,7 +16838,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -15547,7 +16863,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -15556,7 +16872,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -15578,7 +16895,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created 713310d4a261"] || (globalThis["pbFleet onRecordCreate job-created 713310d4a261"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created 77c165f225e1"] || (globalThis["pbFleet onRecordCreate job-created 77c165f225e1"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -15606,6 +16923,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
   return runAt === "" ? formatPbDate(nowMs) : null;
@@ -15616,34 +17002,6 @@ function queueOnCreate(queue) {
 
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -15684,7 +17042,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -15709,7 +17067,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -15718,7 +17076,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function stampDueTime(e) {
@@ -15733,7 +17092,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 122c62049ab5"] = (() => {
+return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account bb673ec36727"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account bb673ec36727"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -15757,37 +17116,78 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -15828,7 +17228,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -15853,7 +17253,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -15862,7 +17262,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function refuseAccountRequest() {
@@ -15873,7 +17274,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 122c62049ab5"] = (() => {
+return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account bb673ec36727"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account bb673ec36727"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -15897,37 +17298,78 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -15968,7 +17410,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -15993,7 +17435,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -16002,7 +17444,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function refuseAccountRequest() {
@@ -16013,7 +17456,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 122c62049ab5"] = (() => {
+return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account bb673ec36727"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account bb673ec36727"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -16037,37 +17480,78 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -16108,7 +17592,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -16133,7 +17617,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -16142,7 +17626,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function refuseAccountRequest() {
@@ -16197,6 +17682,75 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 // src/lib/types.ts
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
 
 // src/lib/cron.ts
 var MACROS = {
@@ -16275,34 +17829,6 @@ function addCronPart(values, part, min, max) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -16353,7 +17879,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -16378,7 +17904,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -16387,7 +17913,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/sweep.ts
 function sweeperScheduleAtLoad() {
@@ -16530,6 +18057,79 @@ function hasAttemptsLeft(attempts, maxAttempts) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -16541,7 +18141,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -16626,34 +18226,6 @@ function giveUpPatch(row, nowMs) {
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -16727,23 +18299,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -16753,11 +18313,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -16796,7 +18356,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -16821,7 +18381,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -16874,7 +18434,7 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -16884,6 +18444,7 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
   });
   return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -17063,36 +18624,77 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -17133,7 +18735,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -17158,7 +18760,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -17167,7 +18769,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/maintenance.ts
 var MAINTENANCE_SCHEDULE = "* * * * *";
@@ -17307,6 +18910,79 @@ function utf8ByteLength(text) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function columns(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = columns(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -17336,7 +19012,7 @@ var START_BY_BATCH = 500;
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function notStartedPatch(row, nowMs) {
   var _a;
@@ -17515,34 +19191,6 @@ function scheduleFieldError(row, payload) {
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -17624,23 +19272,11 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns = [];
+  const columns2 = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -17650,11 +19286,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns.indexOf(field) === -1) columns.push(field);
+      if (columns2.indexOf(field) === -1) columns2.push(field);
     }
     return item;
   });
-  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -17693,7 +19329,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -17718,7 +19354,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 function pruneCompletionsStatement(nowMs) {
   return {
@@ -17734,7 +19370,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -17742,7 +19378,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -17995,8 +19631,8 @@ function enqueueDueSchedules(batch, nowMs) {
   let after = "";
   for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
     const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
-    for (const columns of rows) {
-      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
+    for (const columns2 of rows) {
+      const row = Object.assign({}, columns2, { payload: parseJsonField(columns2.payload) });
       const decision = decideScheduleTick(row, nowMs);
       if (decision.kind === "skip") {
         if (decision.error !== void 0) tick2.errors.push(decision.error);

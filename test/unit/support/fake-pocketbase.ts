@@ -35,6 +35,7 @@ import { deleteOldEventsStatement, JOB_EVENTS_COLLECTION } from "../../../src/li
 import {
   JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch,
 } from "../../../src/lib/job-row";
+import { jobColumnsOfKind, JOBS_COLLECTION } from "../../../src/lib/job-schema";
 import { stampLastSeenStatement, WORKERS_COLLECTION } from "../../../src/lib/identity";
 import { formatPbDate, isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
 import { DEFAULT_QUEUE } from "../../../src/lib/queue-names";
@@ -53,7 +54,7 @@ import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../.
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
 import { HOOKS_BUNDLES } from "../../../scripts/build/bundles.mjs";
 
-const COLLECTION = "probe_jobs";
+const COLLECTION = JOBS_COLLECTION;
 
 /** The fields of each collection a record can be made of, by type. */
 interface FieldTypes {
@@ -63,15 +64,12 @@ interface FieldTypes {
   json: Set<string>;
 }
 const FIELDS: Record<string, FieldTypes> = {
+  // The schema's columns (src/lib/job-schema.ts): a select is text, an autodate a date.
   [COLLECTION]: {
-    date: new Set([
-      "created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "run_at", "dead_lettered_at", "start_by",
-    ]),
-    number: new Set([
-      "version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index", "timeout_seconds",
-    ]),
-    text: new Set(["probe_key", "status", "claimed_by", "lease_token", "last_error", "unique_key", "queue", "group_key"]),
-    json: new Set(["result", "payload", "progress"]),
+    date: new Set(jobColumnsOfKind("date", "autodate")),
+    number: new Set(jobColumnsOfKind("number")),
+    text: new Set(jobColumnsOfKind("text", "select")),
+    json: new Set(jobColumnsOfKind("json")),
   },
   // What the batch endpoints save once per transaction (src/lib/bulk.ts).
   [JOB_EVENTS_COLLECTION]: {
