@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim f014cff3faab"] || (globalThis["pbFleet POST /api/fleet/claim f014cff3faab"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 2169a8fa5535"] || (globalThis["pbFleet POST /api/fleet/claim 2169a8fa5535"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -217,22 +217,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -905,7 +902,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 2e2d855443a4"] || (globalThis["pbFleet POST /api/fleet/renew 2e2d855443a4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 7927fd34f08a"] || (globalThis["pbFleet POST /api/fleet/renew 7927fd34f08a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1103,22 +1100,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -1535,7 +1529,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 3c9ec4de50af"] || (globalThis["pbFleet POST /api/fleet/release 3c9ec4de50af"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 8c2fcdf376d7"] || (globalThis["pbFleet POST /api/fleet/release 8c2fcdf376d7"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1801,22 +1795,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -2369,7 +2360,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 3d1b7c777f0d"] || (globalThis["pbFleet POST /api/fleet/claim-next 3d1b7c777f0d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 9aa444c89a0d"] || (globalThis["pbFleet POST /api/fleet/claim-next 9aa444c89a0d"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2618,22 +2609,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -3135,7 +3126,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -3145,11 +3136,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -3632,7 +3623,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 4ad6b505f7c6"] || (globalThis["pbFleet POST /api/fleet/sweep 4ad6b505f7c6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep f525c9297ebc"] || (globalThis["pbFleet POST /api/fleet/sweep f525c9297ebc"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -3836,22 +3827,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -4125,7 +4116,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -4135,11 +4126,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -4465,7 +4456,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats dc73fa47dc32"] || (globalThis["pbFleet GET /api/fleet/stats dc73fa47dc32"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 8f342ee44cc4"] || (globalThis["pbFleet GET /api/fleet/stats 8f342ee44cc4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4608,22 +4599,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -5085,7 +5071,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 1bff85817ccb"] || (globalThis["pbFleet GET /api/fleet/completions 1bff85817ccb"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 4d4d6d0fff34"] || (globalThis["pbFleet GET /api/fleet/completions 4d4d6d0fff34"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5197,22 +5183,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -5572,7 +5553,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue ff69b11a2cc9"] || (globalThis["pbFleet POST /api/fleet/enqueue ff69b11a2cc9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 7ca430aa8ebd"] || (globalThis["pbFleet POST /api/fleet/enqueue 7ca430aa8ebd"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5862,22 +5843,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -6322,7 +6300,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 1a1d481ee609"] || (globalThis["pbFleet POST /api/fleet/cancel 1a1d481ee609"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel aec8c7744f8f"] || (globalThis["pbFleet POST /api/fleet/cancel aec8c7744f8f"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6490,22 +6468,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -6944,7 +6919,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 5b35b1d9a3b5"] || (globalThis["pbFleet POST /api/fleet/retry 5b35b1d9a3b5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 553734800f6d"] || (globalThis["pbFleet POST /api/fleet/retry 553734800f6d"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7112,22 +7087,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -7588,7 +7560,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 09e41d10bb62"] || (globalThis["pbFleet POST /api/fleet/maintenance 09e41d10bb62"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 105064f7044b"] || (globalThis["pbFleet POST /api/fleet/maintenance 105064f7044b"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7763,22 +7735,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -8172,7 +8144,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -8182,11 +8154,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -8564,8 +8536,8 @@ function enqueueDueSchedules(batch, nowMs) {
   let after = "";
   for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
     const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
-    for (const columns2 of rows) {
-      const row = Object.assign({}, columns2, { payload: parseJsonField(columns2.payload) });
+    for (const columns of rows) {
+      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
       const decision = decideScheduleTick(row, nowMs);
       if (decision.kind === "skip") {
         if (decision.error !== void 0) tick2.errors.push(decision.error);
@@ -8689,7 +8661,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 11059193a6b8"] || (globalThis["pbFleet POST /api/fleet/heartbeat 11059193a6b8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 663e06317b85"] || (globalThis["pbFleet POST /api/fleet/heartbeat 663e06317b85"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8967,22 +8939,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -9169,7 +9141,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -9179,11 +9151,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -9580,7 +9552,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete c565a0fa677d"] || (globalThis["pbFleet POST /api/fleet/complete c565a0fa677d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 78d4a9b4a1bb"] || (globalThis["pbFleet POST /api/fleet/complete 78d4a9b4a1bb"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9900,22 +9872,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -10134,7 +10106,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -10144,11 +10116,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -10647,7 +10619,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 2d2885c803d4"] || (globalThis["pbFleet POST /api/fleet/flow 2d2885c803d4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow f002d21e6b96"] || (globalThis["pbFleet POST /api/fleet/flow f002d21e6b96"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10817,22 +10789,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -10876,10 +10845,10 @@ function isParked(row, nowMs) {
   return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
 }
 var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
-function upsertFlowStatement(s, columns2, nowMs) {
-  const names = Object.keys(columns2);
+function upsertFlowStatement(s, columns, nowMs) {
+  const names = Object.keys(columns);
   const params = { scope: s.scope, name: s.name, stamp: formatPbDate(nowMs) };
-  for (const c of names) params[c] = columns2[c];
+  for (const c of names) params[c] = columns[c];
   const insertColumns = names.map((c) => `, ${c}`).join("");
   const insertValues = names.map((c) => `, {:${c}}`).join("");
   const updates = names.map((c) => `${c} = excluded.${c}, `).join("");
@@ -10912,25 +10881,25 @@ function validateFlowRequest(data, nowMs) {
   if (!FLOW_SETTINGS.some((k) => body[k] !== void 0)) {
     return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
   }
-  const columns2 = {};
+  const columns = {};
   const paused = body["paused"];
   if (paused !== void 0) {
     if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
-    columns2.paused = paused === true ? 1 : 0;
+    columns.paused = paused === true ? 1 : 0;
   }
   const concurrency = body["concurrency"];
   if (concurrency !== void 0) {
     if (concurrency !== null && !isIntegerIn(concurrency, 1, MAX_FLOW_CONCURRENCY)) {
       return fail(`concurrency must be an integer from 1 to ${MAX_FLOW_CONCURRENCY}, or null`);
     }
-    columns2.concurrency = concurrency === null ? 0 : concurrency;
+    columns.concurrency = concurrency === null ? 0 : concurrency;
   }
   const rateLimit = body["rateLimit"];
   if (rateLimit !== void 0) {
     const rate = readRateLimit(rateLimit);
     if (typeof rate === "string") return fail(rate);
-    columns2.rate_limit = rate === null ? 0 : rate.limit;
-    columns2.rate_period = rate === null ? 0 : rate.periodSeconds;
+    columns.rate_limit = rate === null ? 0 : rate.limit;
+    columns.rate_period = rate === null ? 0 : rate.periodSeconds;
   }
   const parkSeconds = body["parkSeconds"];
   const parkUntil = body["parkUntil"];
@@ -10939,20 +10908,20 @@ function validateFlowRequest(data, nowMs) {
     if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
       return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
     }
-    columns2.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
+    columns.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
   }
   if (parkUntil !== void 0) {
     if (parkUntil === null) {
-      columns2.parked_until = "";
+      columns.parked_until = "";
     } else {
       const ms = typeof parkUntil === "string" ? parseZonedInstant(parkUntil) : null;
       if (ms === null || ms <= nowMs || ms > nowMs + MAX_PARK_SECONDS * 1e3) {
         return fail(`parkUntil must be a date with a zone, after now and at most ${MAX_PARK_SECONDS / 86400} days ahead, or null`);
       }
-      columns2.parked_until = formatPbDate(ms);
+      columns.parked_until = formatPbDate(ms);
     }
   }
-  return { ok: true, value: { scope, columns: columns2 } };
+  return { ok: true, value: { scope, columns } };
 }
 function readRateLimit(value) {
   const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;
@@ -11316,7 +11285,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 9a20b40fb994"] || (globalThis["pbFleet GET /api/fleet/flow 9a20b40fb994"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 4efb6a055270"] || (globalThis["pbFleet GET /api/fleet/flow 4efb6a055270"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11442,22 +11411,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -11856,7 +11820,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 2b55d16a840d"] || (globalThis["pbFleet GET /api/fleet/openapi.json 2b55d16a840d"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 860e6001057e"] || (globalThis["pbFleet GET /api/fleet/openapi.json 860e6001057e"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -12006,22 +11970,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -12707,7 +12666,7 @@ return route;
 });
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created 78702d859641"] || (globalThis["pbFleet onModelBeforeCreate job-created 78702d859641"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created cd52a511d161"] || (globalThis["pbFleet onModelBeforeCreate job-created cd52a511d161"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12777,22 +12736,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -12904,7 +12858,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordBeforeRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 3b01d648fbcf"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 3b01d648fbcf"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 8730cbaefa73"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 8730cbaefa73"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12970,22 +12924,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -13086,7 +13035,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 3b01d648fbcf"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 3b01d648fbcf"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 8730cbaefa73"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 8730cbaefa73"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -13152,22 +13101,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -13268,7 +13212,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 3b01d648fbcf"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 3b01d648fbcf"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 8730cbaefa73"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 8730cbaefa73"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -13334,22 +13278,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -13537,22 +13476,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -13912,22 +13846,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -14115,7 +14049,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -14125,11 +14059,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -14493,22 +14427,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -14780,22 +14709,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -15103,7 +15032,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -15113,11 +15042,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -15473,8 +15402,8 @@ function enqueueDueSchedules(batch, nowMs) {
   let after = "";
   for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
     const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
-    for (const columns2 of rows) {
-      const row = Object.assign({}, columns2, { payload: parseJsonField(columns2.payload) });
+    for (const columns of rows) {
+      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
       const decision = decideScheduleTick(row, nowMs);
       if (decision.kind === "skip") {
         if (decision.error !== void 0) tick2.errors.push(decision.error);

@@ -297,22 +297,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 4b8908cbc7ce"] || (globalThis["pbFleet POST /api/fleet/claim 4b8908cbc7ce"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 90af8f51acb0"] || (globalThis["pbFleet POST /api/fleet/claim 90af8f51acb0"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -217,22 +217,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -974,22 +971,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -1163,7 +1155,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew dbda973dc12c"] || (globalThis["pbFleet POST /api/fleet/renew dbda973dc12c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew def8d7a3ec6f"] || (globalThis["pbFleet POST /api/fleet/renew def8d7a3ec6f"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1361,22 +1353,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -1862,22 +1851,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -2051,7 +2035,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release fe3d024a20f6"] || (globalThis["pbFleet POST /api/fleet/release fe3d024a20f6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 855c4e1e1339"] || (globalThis["pbFleet POST /api/fleet/release 855c4e1e1339"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2317,22 +2301,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -2954,22 +2935,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -3143,7 +3119,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 5598998c2510"] || (globalThis["pbFleet POST /api/fleet/claim-next 5598998c2510"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next b1dae46672d4"] || (globalThis["pbFleet POST /api/fleet/claim-next b1dae46672d4"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3392,22 +3368,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -3909,7 +3885,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -3919,11 +3895,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -4475,22 +4451,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -4664,7 +4635,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep fec3cd0ebadf"] || (globalThis["pbFleet POST /api/fleet/sweep fec3cd0ebadf"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep cbc84afd3bd9"] || (globalThis["pbFleet POST /api/fleet/sweep cbc84afd3bd9"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4868,22 +4839,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -5157,7 +5128,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -5167,11 +5138,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -5566,22 +5537,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -5755,7 +5721,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats a52ea272e109"] || (globalThis["pbFleet GET /api/fleet/stats a52ea272e109"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats e391c22fa93f"] || (globalThis["pbFleet GET /api/fleet/stats e391c22fa93f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5898,22 +5864,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -6459,22 +6420,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -6648,7 +6604,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 955c1fff7f01"] || (globalThis["pbFleet GET /api/fleet/completions 955c1fff7f01"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions b6f72e89fd59"] || (globalThis["pbFleet GET /api/fleet/completions b6f72e89fd59"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6760,22 +6716,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -7219,22 +7170,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -7408,7 +7354,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue a27291847357"] || (globalThis["pbFleet POST /api/fleet/enqueue a27291847357"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue b245b914aad1"] || (globalThis["pbFleet POST /api/fleet/enqueue b245b914aad1"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7698,22 +7644,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -8227,22 +8170,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -8416,7 +8354,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 49dd52294cb5"] || (globalThis["pbFleet POST /api/fleet/cancel 49dd52294cb5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 34dfb444e1be"] || (globalThis["pbFleet POST /api/fleet/cancel 34dfb444e1be"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8584,22 +8522,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -9107,22 +9042,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -9296,7 +9226,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry fa429daa528f"] || (globalThis["pbFleet POST /api/fleet/retry fa429daa528f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 3830019cf3c1"] || (globalThis["pbFleet POST /api/fleet/retry 3830019cf3c1"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9464,22 +9394,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -10009,22 +9936,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -10198,7 +10120,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 909fef80f3aa"] || (globalThis["pbFleet POST /api/fleet/maintenance 909fef80f3aa"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 3f928f4b11ec"] || (globalThis["pbFleet POST /api/fleet/maintenance 3f928f4b11ec"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10373,22 +10295,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -10782,7 +10704,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -10792,11 +10714,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -11175,8 +11097,8 @@ function enqueueDueSchedules(batch, nowMs) {
   let after = "";
   for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
     const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
-    for (const columns2 of rows) {
-      const row = Object.assign({}, columns2, { payload: parseJsonField(columns2.payload) });
+    for (const columns of rows) {
+      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
       const decision = decideScheduleTick(row, nowMs);
       if (decision.kind === "skip") {
         if (decision.error !== void 0) tick2.errors.push(decision.error);
@@ -11368,22 +11290,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -11557,7 +11474,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 55fb567b0b0f"] || (globalThis["pbFleet POST /api/fleet/heartbeat 55fb567b0b0f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 17aa194ddf1a"] || (globalThis["pbFleet POST /api/fleet/heartbeat 17aa194ddf1a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11835,22 +11752,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -12037,7 +11954,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -12047,11 +11964,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -12517,22 +12434,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -12706,7 +12618,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 0eaad9b098be"] || (globalThis["pbFleet POST /api/fleet/complete 0eaad9b098be"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete ec909979a5a9"] || (globalThis["pbFleet POST /api/fleet/complete ec909979a5a9"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -13026,22 +12938,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -13260,7 +13172,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -13270,11 +13182,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -13842,22 +13754,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -14031,7 +13938,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow c08b4a414532"] || (globalThis["pbFleet POST /api/fleet/flow c08b4a414532"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow cde1c74a6a98"] || (globalThis["pbFleet POST /api/fleet/flow cde1c74a6a98"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -14201,22 +14108,19 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -14260,10 +14164,10 @@ function isParked(row, nowMs) {
   return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
 }
 var NEW_ID_SQL = "substr(lower(hex(randomblob(8))), 1, 15)";
-function upsertFlowStatement(s, columns2, nowMs) {
-  const names = Object.keys(columns2);
+function upsertFlowStatement(s, columns, nowMs) {
+  const names = Object.keys(columns);
   const params = { scope: s.scope, name: s.name, stamp: formatPbDate(nowMs) };
-  for (const c of names) params[c] = columns2[c];
+  for (const c of names) params[c] = columns[c];
   const insertColumns = names.map((c) => `, ${c}`).join("");
   const insertValues = names.map((c) => `, {:${c}}`).join("");
   const updates = names.map((c) => `${c} = excluded.${c}, `).join("");
@@ -14296,25 +14200,25 @@ function validateFlowRequest(data, nowMs) {
   if (!FLOW_SETTINGS.some((k) => body[k] !== void 0)) {
     return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
   }
-  const columns2 = {};
+  const columns = {};
   const paused = body["paused"];
   if (paused !== void 0) {
     if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
-    columns2.paused = paused === true ? 1 : 0;
+    columns.paused = paused === true ? 1 : 0;
   }
   const concurrency = body["concurrency"];
   if (concurrency !== void 0) {
     if (concurrency !== null && !isIntegerIn(concurrency, 1, MAX_FLOW_CONCURRENCY)) {
       return fail(`concurrency must be an integer from 1 to ${MAX_FLOW_CONCURRENCY}, or null`);
     }
-    columns2.concurrency = concurrency === null ? 0 : concurrency;
+    columns.concurrency = concurrency === null ? 0 : concurrency;
   }
   const rateLimit = body["rateLimit"];
   if (rateLimit !== void 0) {
     const rate = readRateLimit(rateLimit);
     if (typeof rate === "string") return fail(rate);
-    columns2.rate_limit = rate === null ? 0 : rate.limit;
-    columns2.rate_period = rate === null ? 0 : rate.periodSeconds;
+    columns.rate_limit = rate === null ? 0 : rate.limit;
+    columns.rate_period = rate === null ? 0 : rate.periodSeconds;
   }
   const parkSeconds = body["parkSeconds"];
   const parkUntil = body["parkUntil"];
@@ -14323,20 +14227,20 @@ function validateFlowRequest(data, nowMs) {
     if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
       return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
     }
-    columns2.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
+    columns.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
   }
   if (parkUntil !== void 0) {
     if (parkUntil === null) {
-      columns2.parked_until = "";
+      columns.parked_until = "";
     } else {
       const ms = typeof parkUntil === "string" ? parseZonedInstant(parkUntil) : null;
       if (ms === null || ms <= nowMs || ms > nowMs + MAX_PARK_SECONDS * 1e3) {
         return fail(`parkUntil must be a date with a zone, after now and at most ${MAX_PARK_SECONDS / 86400} days ahead, or null`);
       }
-      columns2.parked_until = formatPbDate(ms);
+      columns.parked_until = formatPbDate(ms);
     }
   }
-  return { ok: true, value: { scope, columns: columns2 } };
+  return { ok: true, value: { scope, columns } };
 }
 function readRateLimit(value) {
   const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;
@@ -14769,22 +14673,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -14958,7 +14857,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 1f4b18765afb"] || (globalThis["pbFleet GET /api/fleet/flow 1f4b18765afb"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 7da6a5f67ed4"] || (globalThis["pbFleet GET /api/fleet/flow 7da6a5f67ed4"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -15084,22 +14983,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -15582,22 +15476,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -15771,7 +15660,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 36d89e65eedf"] || (globalThis["pbFleet GET /api/fleet/openapi.json 36d89e65eedf"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 8aa96e003e92"] || (globalThis["pbFleet GET /api/fleet/openapi.json 8aa96e003e92"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -15921,22 +15810,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -16706,22 +16590,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -16895,7 +16774,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created 77c165f225e1"] || (globalThis["pbFleet onRecordCreate job-created 77c165f225e1"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created 3ca4c9e7c16a"] || (globalThis["pbFleet onRecordCreate job-created 3ca4c9e7c16a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -16965,22 +16844,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -17092,7 +16966,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account bb673ec36727"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account bb673ec36727"] = (() => {
+return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 9f140585ccbe"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -17158,22 +17032,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -17274,7 +17143,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account bb673ec36727"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account bb673ec36727"] = (() => {
+return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 9f140585ccbe"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -17340,22 +17209,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -17456,7 +17320,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account bb673ec36727"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account bb673ec36727"] = (() => {
+return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 9f140585ccbe"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -17522,22 +17386,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -17725,22 +17584,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -18100,22 +17954,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -18303,7 +18157,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -18313,11 +18167,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -18666,22 +18520,17 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -18953,22 +18802,22 @@ var JOB_COLUMNS = {
   timeout_seconds: { kind: "number", row: "when_set", insert: true },
   start_by: { kind: "date", row: "when_set", patch: true, insert: true }
 };
-function columns(test) {
+function jobColumnsWhere(test) {
   const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name])) out.push(name);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
   return out;
 }
 var isNumber = (c) => c.kind === "number";
 var isJson = (c) => c.kind === "json";
 var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = columns((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = columns((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = columns((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = columns((c) => c.row === "when_set" && isNumber(c));
-var JOB_PATCH_TEXT_FIELDS = columns((c) => c.patch === true && isText(c) && !isJson(c));
-var JOB_PATCH_NUMBER_FIELDS = columns((c) => c.patch === true && isNumber(c));
-var JOB_PATCH_JSON_FIELDS = columns((c) => c.patch === true && isJson(c));
-var JOB_JSON_FIELDS = columns(isJson);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
 var HELD_STATUSES = ["claimed", "running"];
 var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
 var COMPLETED_STATUSES = ["done", "failed"];
@@ -19276,7 +19125,7 @@ var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
 var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
 var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
-  const columns2 = [];
+  const columns = [];
   const items = patches.map(({ id, patch }) => {
     const item = { id };
     for (const field in patch) {
@@ -19286,11 +19135,11 @@ function bulkPatchStatement(patches, updated) {
         throw new Error(`pb-fleet: the bulk write has no column for ${field}`);
       }
       item[field] = PATCH_JSON.indexOf(field) === -1 ? value : JSON.stringify(value);
-      if (columns2.indexOf(field) === -1) columns2.push(field);
+      if (columns.indexOf(field) === -1) columns.push(field);
     }
     return item;
   });
-  const sets = columns2.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
+  const sets = columns.map((c) => `${c} = CASE WHEN json_type(p.value, '$.${c}') IS NULL THEN probe_jobs.${c} ELSE json_extract(p.value, '$.${c}') END`);
   sets.push("updated = {:updated}");
   return {
     sql: `UPDATE probe_jobs SET ${sets.join(", ")} FROM json_each({:patches}) AS p WHERE probe_jobs.id = json_extract(p.value, '$.id')`,
@@ -19631,8 +19480,8 @@ function enqueueDueSchedules(batch, nowMs) {
   let after = "";
   for (let page = 0; page < SCHEDULE_PAGES_PER_TICK; page++) {
     const rows = batch.queryAll(enabledSchedulesQuery(nowMs, SCHEDULES_PER_TICK, after), SCHEDULE_COLUMNS_SHAPE);
-    for (const columns2 of rows) {
-      const row = Object.assign({}, columns2, { payload: parseJsonField(columns2.payload) });
+    for (const columns of rows) {
+      const row = Object.assign({}, columns, { payload: parseJsonField(columns.payload) });
       const decision = decideScheduleTick(row, nowMs);
       if (decision.kind === "skip") {
         if (decision.error !== void 0) tick2.errors.push(decision.error);

@@ -85,7 +85,7 @@ type Where<P extends object> = { [K in JobColumnName]: Columns[K] extends P ? K 
 type KindOf<K extends JobColumnName> = Columns[K]["kind"];
 /** A column's value as read (JSON as its text). */
 type ReadValue<K extends JobColumnName> = KindOf<K> extends "number" ? number : string;
-/** A column's value as written (JSON as a value, which the adapter serializes). */
+/** A column's value as written (JSON as a value, which the adapter serializes), and as the record API answers it. */
 type WriteValue<K extends JobColumnName> =
   KindOf<K> extends "number" ? number : KindOf<K> extends "json" ? unknown : KindOf<K> extends "select" ? JobStatus : string;
 
@@ -99,13 +99,17 @@ export type JobRowFields =
   & { id: string }
   & { [K in JobRowColumn]: ReadValue<K> }
   & { [K in JobRowOptionalColumn]?: ReadValue<K> };
+/** Every column as stored, as read (a test fake's row): dates and JSON as their text. */
+export type JobStoredFields = { id: string } & { [K in JobColumnName]: ReadValue<K> };
+/** A probe_jobs record as PocketBase's record API answers it (JSON parsed; the status taken as one of JOB_STATUSES). */
+export type JobRecordFields = { id: string } & { [K in JobColumnName]: WriteValue<K> };
 export type JobPatchFields = { [K in JobPatchColumn]?: WriteValue<K> };
 export type JobInsertFields = { [K in JobInsertColumn]: WriteValue<K> };
 
-/** The columns of a kind, in the table's order, with some role. */
-function columns<K extends JobColumnName>(test: (column: JobColumn) => boolean): K[] {
+/** The columns a test holds for (by kind, by role), in the table's order. */
+export function jobColumnsWhere<K extends JobColumnName = JobColumnName>(test: (column: JobColumn, name: JobColumnName) => boolean): K[] {
   const out: K[] = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name as JobColumnName])) out.push(name as K);
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name as JobColumnName], name as JobColumnName)) out.push(name as K);
   return out;
 }
 const isNumber = (c: JobColumn) => c.kind === "number";
@@ -114,20 +118,25 @@ const isJson = (c: JobColumn) => c.kind === "json";
 const isText = (c: JobColumn) => !isNumber(c);
 
 /** The JobRow columns a record is read into, by type. */
-export const JOB_ROW_TEXT_FIELDS = columns<JobRowColumn>((c) => c.row === "always" && isText(c));
-export const JOB_ROW_NUMBER_FIELDS = columns<JobRowColumn>((c) => c.row === "always" && isNumber(c));
+export const JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere<JobRowColumn>((c) => c.row === "always" && isText(c));
+export const JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere<JobRowColumn>((c) => c.row === "always" && isNumber(c));
 /** Flow control's JobRow columns, by type (read whole by a record load; left out by the bulk read when empty). */
-export const JOB_ROW_FLOW_TEXT_FIELDS = columns<JobRowOptionalColumn>((c) => c.row === "when_set" && isText(c));
-export const JOB_ROW_FLOW_NUMBER_FIELDS = columns<JobRowOptionalColumn>((c) => c.row === "when_set" && isNumber(c));
+export const JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere<JobRowOptionalColumn>((c) => c.row === "when_set" && isText(c));
+export const JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere<JobRowOptionalColumn>((c) => c.row === "when_set" && isNumber(c));
 
 /** The columns a JobPatch may write, by how the bulk statement reads them back from JSON (bulk.ts). */
-export const JOB_PATCH_TEXT_FIELDS = columns<JobPatchColumn>((c) => c.patch === true && isText(c) && !isJson(c));
-export const JOB_PATCH_NUMBER_FIELDS = columns<JobPatchColumn>((c) => c.patch === true && isNumber(c));
-export const JOB_PATCH_JSON_FIELDS = columns<JobPatchColumn>((c) => c.patch === true && isJson(c));
+export const JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere<JobPatchColumn>((c) => c.patch === true && isText(c) && !isJson(c));
+export const JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere<JobPatchColumn>((c) => c.patch === true && isNumber(c));
+export const JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere<JobPatchColumn>((c) => c.patch === true && isJson(c));
+
+/** A column's value before anything writes it, as read: 0 or "" (a NULL json or date column reads as ""). */
+export function blankJobValue(column: JobColumnName): string | number {
+  return JOB_COLUMNS[column].kind === "number" ? 0 : "";
+}
 
 /** The columns stored as some kinds (a test fake's record fields, by type). */
 export function jobColumnsOfKind(...kinds: JobColumnKind[]): JobColumnName[] {
-  return columns((c) => kinds.indexOf(c.kind) !== -1);
+  return jobColumnsWhere((c) => kinds.indexOf(c.kind) !== -1);
 }
 
 /**
@@ -135,7 +144,7 @@ export function jobColumnsOfKind(...kinds: JobColumnKind[]): JobColumnName[] {
  * PocketBase re-parses a plain string set on a json field (`"123"` would
  * become the number 123).
  */
-export const JOB_JSON_FIELDS: readonly string[] = columns(isJson);
+export const JOB_JSON_FIELDS: readonly string[] = /* @__PURE__ */ jobColumnsWhere(isJson);
 
 // ---- Status classes (docs/protocol.md, docs/queue.md) ------------------------------------
 

@@ -1,4 +1,5 @@
 /** Rows and instants for the pure-decision tests, and an in-memory JobBatch for the transaction logic. */
+import { blankJobValue, jobColumnsWhere, type JobStoredFields } from "../../../src/lib/job-schema";
 import { JOB_JSON_FIELDS, type JobBatch, type JobInsert, type JobPatch, type JobRow } from "../../../src/lib/job-row";
 import { formatPbDate } from "../../../src/lib/lease";
 import type { WhereClause } from "../../../src/lib/queries";
@@ -65,17 +66,15 @@ export function held(
   return row({ status: "claimed", claimed_by: workerId, lease_expires_at: lease, lease_token: "tok-current", ...overrides });
 }
 
-/** A row in the in-memory batch: a JobRow plus the columns only the server writes. */
-export interface MemoryRow extends JobRow {
-  finished_at: string;
-  requeued_at: string;
-  result: string;
-  // A stored row always has flow control's columns (only the bulk read leaves them out).
-  group_key: string;
-  timeout_seconds: number;
-  start_by: string;
-  claimed_at: string;
-}
+/**
+ * A row in the in-memory batch: every column but `updated` (src/lib/job-schema.ts), so a JobRow plus the
+ * columns only the server writes; a stored row always has flow control's columns (only the bulk read leaves them out).
+ */
+export type MemoryRow = Omit<JobStoredFields, "updated">;
+/** The columns a MemoryRow has beyond a JobRow, blank. */
+const BEYOND_JOB_ROW = Object.fromEntries(
+  jobColumnsWhere((c, name) => name !== "updated" && c.row !== "always").map((name) => [name, blankJobValue(name)]),
+);
 
 export interface BatchCall {
   op: "find" | "queryOne" | "queryAll" | "execute";
@@ -108,7 +107,7 @@ export interface MemoryBatch extends JobBatch {
 }
 
 export function memoryRow(from: JobRow): MemoryRow {
-  return { finished_at: "", requeued_at: "", result: "", group_key: "", timeout_seconds: 0, start_by: "", claimed_at: "", ...from };
+  return { ...BEYOND_JOB_ROW, ...from } as MemoryRow;
 }
 
 export function memoryBatch(
