@@ -11820,7 +11820,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 860e6001057e"] || (globalThis["pbFleet GET /api/fleet/openapi.json 860e6001057e"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json c4a411a54887"] || (globalThis["pbFleet GET /api/fleet/openapi.json c4a411a54887"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -12257,15 +12257,16 @@ var releaseFields = {
   error: nullable(bytes("Stored in `last_error`", MAX_ERROR_BYTES)),
   rateLimitedFor
 };
-var JOB_VIEW = answer({
+var JOB_VIEW_MEMBERS = {
   id: text(),
   probe_key: text(),
   status: { type: "string", enum: [...JOB_STATUSES] },
   claimed_by: text(),
   lease_expires_at: pbDate(`The lease's end, or "" when the row has no lease.`),
   version: { type: "integer" }
-});
-var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW["properties"]), {
+};
+var JOB_VIEW = answer(JOB_VIEW_MEMBERS);
+var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW_MEMBERS), {
   queue: text(`The job's queue; "${DEFAULT_QUEUE}" for a job enqueued without one.`),
   payload: anyJson("Any JSON; null when none."),
   priority: { type: "integer" },

@@ -15660,7 +15660,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 8aa96e003e92"] || (globalThis["pbFleet GET /api/fleet/openapi.json 8aa96e003e92"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 09cb167b9c74"] || (globalThis["pbFleet GET /api/fleet/openapi.json 09cb167b9c74"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -16113,15 +16113,16 @@ var releaseFields = {
   error: nullable(bytes("Stored in `last_error`", MAX_ERROR_BYTES)),
   rateLimitedFor
 };
-var JOB_VIEW = answer({
+var JOB_VIEW_MEMBERS = {
   id: text(),
   probe_key: text(),
   status: { type: "string", enum: [...JOB_STATUSES] },
   claimed_by: text(),
   lease_expires_at: pbDate(`The lease's end, or "" when the row has no lease.`),
   version: { type: "integer" }
-});
-var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW["properties"]), {
+};
+var JOB_VIEW = answer(JOB_VIEW_MEMBERS);
+var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW_MEMBERS), {
   queue: text(`The job's queue; "${DEFAULT_QUEUE}" for a job enqueued without one.`),
   payload: anyJson("Any JSON; null when none."),
   priority: { type: "integer" },
