@@ -134,6 +134,13 @@ export function blankJobValue(column: JobColumnName): string | number {
   return JOB_COLUMNS[column].kind === "number" ? 0 : "";
 }
 
+/** Every JobRow column (flow control's too) blank: a test's row before its own values. */
+export function blankJobRow(): Omit<JobRowFields, "id"> {
+  const row: { [column: string]: string | number } = {};
+  for (const name of jobColumnsWhere((c) => c.row !== undefined)) row[name] = blankJobValue(name);
+  return row as Omit<JobRowFields, "id">;
+}
+
 /** The columns stored as some kinds (a test fake's record fields, by type). */
 export function jobColumnsOfKind(...kinds: JobColumnKind[]): JobColumnName[] {
   return jobColumnsWhere((c) => kinds.indexOf(c.kind) !== -1);

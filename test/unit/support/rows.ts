@@ -1,5 +1,5 @@
 /** Rows and instants for the pure-decision tests, and an in-memory JobBatch for the transaction logic. */
-import { blankJobValue, jobColumnsWhere, type JobStoredFields } from "../../../src/lib/job-schema";
+import { blankJobRow, blankJobValue, jobColumnsWhere, type JobStoredFields } from "../../../src/lib/job-schema";
 import { JOB_JSON_FIELDS, type JobBatch, type JobInsert, type JobPatch, type JobRow } from "../../../src/lib/job-row";
 import { formatPbDate } from "../../../src/lib/lease";
 import type { WhereClause } from "../../../src/lib/queries";
@@ -18,36 +18,21 @@ export const EXPIRED = formatPbDate(NOW - 10_000);
 export const ENDS_NOW = formatPbDate(NOW);
 
 export function row(overrides: Partial<JobRow> = {}): JobRow {
+  // Every other column blank (src/lib/job-schema.ts): no payload, no cap, no lease; flow control's
+  // fields (docs/flow-control.md) none: no group, no timeout, no start_by, never claimed.
   return {
+    ...blankJobRow(),
     id: "job-1",
     created: formatPbDate(NOW - 60_000),
     probe_key: "probe-a",
     status: "pending",
-    claimed_by: "",
-    lease_expires_at: "",
     version: 3,
     reclaim_count: 2,
     consecutive_orphan_count: 1,
-    lease_token: "",
-    // The queue's fields (docs/queue.md) as a bare record-API row has them once the
-    // create hook stamped it: due at its creation, no payload, no cap.
-    payload: "",
-    progress: "",
-    priority: 0,
+    // As a bare record-API row has it once the create hook stamped it: due at its creation.
     run_at: formatPbDate(NOW - 60_000),
-    attempts: 0,
-    max_attempts: 0,
-    last_error: "",
-    dead_lettered_at: "",
-    unique_key: "",
-    enqueue_index: 0,
     // As the migration backfilled it (a row written around enqueue and the create hook has "": tests say so).
     queue: "default",
-    // Flow control's fields (docs/flow-control.md): no group, no timeout, no start_by, never claimed.
-    group_key: "",
-    timeout_seconds: 0,
-    start_by: "",
-    claimed_at: "",
     ...overrides,
   };
 }
