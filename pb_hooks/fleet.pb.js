@@ -7560,7 +7560,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 105064f7044b"] || (globalThis["pbFleet POST /api/fleet/maintenance 105064f7044b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 7ebb311252e4"] || (globalThis["pbFleet POST /api/fleet/maintenance 7ebb311252e4"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8463,7 +8463,7 @@ function enqueueJobs(batch, items) {
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
@@ -9552,7 +9552,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 78d4a9b4a1bb"] || (globalThis["pbFleet POST /api/fleet/complete 78d4a9b4a1bb"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 846fd303d6a1"] || (globalThis["pbFleet POST /api/fleet/complete 846fd303d6a1"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10506,7 +10506,7 @@ function inRounds(items, run) {
 
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
@@ -15330,7 +15330,7 @@ function enqueueJobs(batch, items) {
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]

@@ -10120,7 +10120,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 3f928f4b11ec"] || (globalThis["pbFleet POST /api/fleet/maintenance 3f928f4b11ec"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 02eed7de45dd"] || (globalThis["pbFleet POST /api/fleet/maintenance 02eed7de45dd"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11024,7 +11024,7 @@ function enqueueJobs(batch, items) {
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
@@ -12618,7 +12618,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete ec909979a5a9"] || (globalThis["pbFleet POST /api/fleet/complete ec909979a5a9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete e2eda8dfb211"] || (globalThis["pbFleet POST /api/fleet/complete e2eda8dfb211"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -13573,7 +13573,7 @@ function inRounds(items, run) {
 
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
@@ -19408,7 +19408,7 @@ function enqueueJobs(batch, items) {
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
