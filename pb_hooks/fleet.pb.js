@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 53f5c51c3a9f"] || (globalThis["pbFleet POST /api/fleet/claim 53f5c51c3a9f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 2169a8fa5535"] || (globalThis["pbFleet POST /api/fleet/claim 2169a8fa5535"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -174,6 +174,76 @@ function validateClaimRequest(data) {
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -195,7 +265,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -312,7 +382,7 @@ function startByPassed(row, nowMs) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -490,34 +560,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -643,7 +685,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -668,7 +710,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -677,10 +719,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -859,7 +902,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew b6ae5abdde76"] || (globalThis["pbFleet POST /api/fleet/renew b6ae5abdde76"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 7927fd34f08a"] || (globalThis["pbFleet POST /api/fleet/renew 7927fd34f08a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1014,6 +1057,76 @@ function readLeaseToken(data) {
   return tooLong === null ? { token } : { error: tooLong };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -1025,7 +1138,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
@@ -1119,34 +1232,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -1269,7 +1354,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -1294,7 +1379,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -1303,10 +1388,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -1443,7 +1529,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release f7db5311c097"] || (globalThis["pbFleet POST /api/fleet/release f7db5311c097"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 8c2fcdf376d7"] || (globalThis["pbFleet POST /api/fleet/release 8c2fcdf376d7"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1666,6 +1752,76 @@ function isReleaseTarget(value) {
   return RELEASE_TARGETS.indexOf(value) !== -1;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -1696,10 +1852,10 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
@@ -1875,34 +2031,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -2025,7 +2153,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -2050,7 +2178,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -2059,10 +2187,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -2231,7 +2360,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 7ff7eb5042e5"] || (globalThis["pbFleet POST /api/fleet/claim-next 7ff7eb5042e5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 9aa444c89a0d"] || (globalThis["pbFleet POST /api/fleet/claim-next 9aa444c89a0d"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2437,6 +2566,79 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -2451,7 +2653,7 @@ function flowRowsQuery(scopes) {
   return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
 }
 function heldBackScopesQuery(nowMs, limit) {
-  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND j.status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
+  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND ${statusInSql(HELD_STATUSES, "j.status")} AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
   const groupHeld = held("j.group_key != '' AND j.group_key = f.name");
   const queueHeld = held("j.queue IN (f.name, CASE WHEN f.name = {:defaultQueue} THEN '' ELSE f.name END)");
   const inWindow = `(SELECT COUNT(*) FROM ${FLOW_CLAIMS_TABLE} c WHERE c.scope = f.scope AND c.name = f.name AND c.at > {:nowMs} - f.rate_period * 1000)`;
@@ -2477,7 +2679,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -2599,7 +2801,7 @@ function startByPassed(row, nowMs) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -2785,34 +2987,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -2948,21 +3122,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -3017,7 +3179,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -3042,7 +3204,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -3160,7 +3322,7 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -3180,6 +3342,7 @@ function compareClaimOrder(a, b) {
 function firstInClaimOrder(candidates, limit) {
   return candidates.slice().sort(compareClaimOrder).slice(0, limit);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -3460,7 +3623,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 050425418d6a"] || (globalThis["pbFleet POST /api/fleet/sweep 050425418d6a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep f525c9297ebc"] || (globalThis["pbFleet POST /api/fleet/sweep f525c9297ebc"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -3621,6 +3784,79 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -3632,7 +3868,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -3772,34 +4008,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -3904,21 +4112,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -3973,7 +4169,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -3998,7 +4194,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -4051,7 +4247,7 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -4061,6 +4257,7 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
   });
   return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -4259,7 +4456,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats a72f3e2023d7"] || (globalThis["pbFleet GET /api/fleet/stats a72f3e2023d7"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 8f342ee44cc4"] || (globalThis["pbFleet GET /api/fleet/stats 8f342ee44cc4"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4360,6 +4557,70 @@ function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -4417,34 +4678,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
@@ -4559,7 +4792,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -4584,7 +4817,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -4625,7 +4858,7 @@ function queueInTerm(queue, params) {
 }
 function liveCountsByQueueQuery(limit) {
   return {
-    sql: "SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE status IN ('pending', 'claimed', 'running') GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}",
+    sql: `SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE ${statusInSql(LIVE_STATUSES)} GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}`,
     params: { defaultQueue: DEFAULT_QUEUE, limit }
   };
 }
@@ -4636,7 +4869,8 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 function statsQuery(nowMs, orphanCap2) {
   const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
   return {
@@ -4837,7 +5071,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions efdd84c28aaa"] || (globalThis["pbFleet GET /api/fleet/completions efdd84c28aaa"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 4d4d6d0fff34"] || (globalThis["pbFleet GET /api/fleet/completions 4d4d6d0fff34"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4907,6 +5141,70 @@ function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -4964,34 +5262,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
@@ -5087,7 +5357,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -5112,7 +5382,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -5143,7 +5413,8 @@ function prefixUpperBound(prefix) {
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/pocketbase-0.22.ts
@@ -5213,7 +5484,7 @@ function completionsQuery(window, probeKeyPrefix) {
     bucketSeconds: window.bucketSeconds
   };
   const where = withPrefix(
-    `status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
+    `${statusInSql(COMPLETED_STATUSES)} AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
     params,
     probeKeyPrefix
   ).sql;
@@ -5282,7 +5553,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 23cd452edde9"] || (globalThis["pbFleet POST /api/fleet/enqueue 23cd452edde9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 7ca430aa8ebd"] || (globalThis["pbFleet POST /api/fleet/enqueue 7ca430aa8ebd"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5529,6 +5800,73 @@ function parseZonedInstant(text) {
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/schedules.ts
 var SCHEDULE_KEY_PREFIX = "pb-fleet-schedule:";
 
@@ -5610,36 +5948,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -5750,7 +6058,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -5775,7 +6083,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -5784,7 +6092,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -5792,7 +6100,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -5992,7 +6300,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel d6fdff20e041"] || (globalThis["pbFleet POST /api/fleet/cancel d6fdff20e041"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel aec8c7744f8f"] || (globalThis["pbFleet POST /api/fleet/cancel aec8c7744f8f"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6117,6 +6425,76 @@ function validateJobIdRequest(data) {
   return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -6128,7 +6506,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function decideCancel(row, nowMs) {
   if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
@@ -6200,34 +6578,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -6378,7 +6728,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6403,7 +6753,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6412,10 +6762,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -6568,7 +6919,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 6399ef5f6310"] || (globalThis["pbFleet POST /api/fleet/retry 6399ef5f6310"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 553734800f6d"] || (globalThis["pbFleet POST /api/fleet/retry 553734800f6d"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6693,6 +7044,77 @@ function validateJobIdRequest(data) {
   return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var RETRYABLE_STATUSES = ["failed", "cancelled"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -6704,10 +7126,10 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isRetryable(status) {
-  return status === "failed" || status === "cancelled";
+  return inStatusClass(RETRYABLE_STATUSES, status);
 }
 function retryJobPatch(row, nowMs) {
   if (!isRetryable(row.status)) return null;
@@ -6786,34 +7208,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -6964,7 +7358,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6989,7 +7383,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6998,7 +7392,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -7009,7 +7403,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var ID_SHAPE = { id: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -7166,7 +7560,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 257c41c99b7b"] || (globalThis["pbFleet POST /api/fleet/maintenance 257c41c99b7b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 7ebb311252e4"] || (globalThis["pbFleet POST /api/fleet/maintenance 7ebb311252e4"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7298,6 +7692,79 @@ function utf8ByteLength(text) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -7327,7 +7794,7 @@ var START_BY_BATCH = 500;
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function notStartedPatch(row, nowMs) {
   var _a;
@@ -7561,34 +8028,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -7701,21 +8140,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -7770,7 +8197,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -7795,7 +8222,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 function pruneCompletionsStatement(nowMs) {
   return {
@@ -7811,7 +8238,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -7819,7 +8246,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -8036,7 +8463,7 @@ function enqueueJobs(batch, items) {
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
@@ -8234,7 +8661,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 9c3c1c57a64a"] || (globalThis["pbFleet POST /api/fleet/heartbeat 9c3c1c57a64a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 663e06317b85"] || (globalThis["pbFleet POST /api/fleet/heartbeat 663e06317b85"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8469,6 +8896,76 @@ function batchItems(body, field) {
   return items;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -8539,34 +9036,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8668,21 +9137,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -8737,7 +9194,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -8762,7 +9219,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -8771,7 +9228,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -8920,7 +9378,7 @@ function forgetCollections() {
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
 var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
-var HELD = "('claimed', 'running')";
+var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -9007,7 +9465,7 @@ var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
 var RELEASE = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
-  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
   writes: RELEASES,
   columns: {
     status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
@@ -9094,7 +9552,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 262215bee4f9"] || (globalThis["pbFleet POST /api/fleet/complete 262215bee4f9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 846fd303d6a1"] || (globalThis["pbFleet POST /api/fleet/complete 846fd303d6a1"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9371,6 +9829,79 @@ function batchItems(body, field) {
   return items;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -9394,7 +9925,7 @@ function rateLimitedUntilMs(nowMs, seconds) {
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 
 // src/lib/identity.ts
@@ -9467,34 +9998,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -9599,21 +10102,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -9668,7 +10159,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -9693,7 +10184,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -9702,7 +10193,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -9852,7 +10344,7 @@ function forgetCollections() {
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
 var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
-var HELD = "('claimed', 'running')";
+var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -9918,7 +10410,7 @@ var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
 var RELEASE = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
-  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
   writes: RELEASES,
   columns: {
     status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
@@ -10014,7 +10506,7 @@ function inRounds(items, run) {
 
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
@@ -10127,7 +10619,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow d702f9c3b782"] || (globalThis["pbFleet POST /api/fleet/flow d702f9c3b782"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow f002d21e6b96"] || (globalThis["pbFleet POST /api/fleet/flow f002d21e6b96"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10252,6 +10744,73 @@ function parseZonedInstant(text) {
   if (offH > 23 || offM > 59) return null;
   const instant = local - sign * (offH * 60 + offM) * 6e4;
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
+}
+
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
 }
 
 // src/lib/flow.ts
@@ -10435,36 +10994,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -10574,7 +11103,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -10599,7 +11128,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -10608,7 +11137,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -10755,7 +11285,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 156641ba8d40"] || (globalThis["pbFleet GET /api/fleet/flow 156641ba8d40"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 4efb6a055270"] || (globalThis["pbFleet GET /api/fleet/flow 4efb6a055270"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -10839,6 +11369,70 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/validate.ts
 var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -10865,7 +11459,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -10908,7 +11502,7 @@ function nextQueueQuery(after) {
 var NAME_SHAPE = { name: "" };
 function unfinishedInQueueQuery(stored) {
   return {
-    sql: "SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND status IN ('pending', 'claimed', 'running') LIMIT 1)",
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND ${statusInSql(LIVE_STATUSES)} LIMIT 1)`,
     params: { queue: stored }
   };
 }
@@ -11030,34 +11624,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
@@ -11155,7 +11721,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -11180,7 +11746,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -11189,7 +11755,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler, access) {
@@ -11253,7 +11820,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 43d2a51c5b2d"] || (globalThis["pbFleet GET /api/fleet/openapi.json 43d2a51c5b2d"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json c4a411a54887"] || (globalThis["pbFleet GET /api/fleet/openapi.json c4a411a54887"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11361,6 +11928,70 @@ var RETRY_REFUSALS = ["unique_key_taken"];
 // src/lib/validate.ts
 var MAX_CLAIM_NEXT_LIMIT = 100;
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -11418,34 +12049,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -11530,7 +12133,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -11555,7 +12158,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -11564,7 +12167,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function serve(c, handler, access) {
@@ -11653,15 +12257,16 @@ var releaseFields = {
   error: nullable(bytes("Stored in `last_error`", MAX_ERROR_BYTES)),
   rateLimitedFor
 };
-var JOB_VIEW = answer({
+var JOB_VIEW_MEMBERS = {
   id: text(),
   probe_key: text(),
   status: { type: "string", enum: [...JOB_STATUSES] },
   claimed_by: text(),
   lease_expires_at: pbDate(`The lease's end, or "" when the row has no lease.`),
   version: { type: "integer" }
-});
-var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW["properties"]), {
+};
+var JOB_VIEW = answer(JOB_VIEW_MEMBERS);
+var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW_MEMBERS), {
   queue: text(`The job's queue; "${DEFAULT_QUEUE}" for a job enqueued without one.`),
   payload: anyJson("Any JSON; null when none."),
   priority: { type: "integer" },
@@ -12062,7 +12667,7 @@ return route;
 });
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created d6d2dc925658"] || (globalThis["pbFleet onModelBeforeCreate job-created d6d2dc925658"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created cd52a511d161"] || (globalThis["pbFleet onModelBeforeCreate job-created cd52a511d161"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12090,6 +12695,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
   return runAt === "" ? formatPbDate(nowMs) : null;
@@ -12100,34 +12769,6 @@ function queueOnCreate(queue) {
 
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -12168,7 +12809,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12193,7 +12834,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12202,7 +12843,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function stampDueTime(e) {
@@ -12217,7 +12859,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordBeforeRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 70e3612073d6"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 8730cbaefa73"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 8730cbaefa73"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12241,37 +12883,73 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -12312,7 +12990,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12337,7 +13015,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12346,7 +13024,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function refuseAccountRequest() {
@@ -12357,7 +13036,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 70e3612073d6"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 8730cbaefa73"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 8730cbaefa73"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12381,37 +13060,73 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -12452,7 +13167,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12477,7 +13192,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12486,7 +13201,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function refuseAccountRequest() {
@@ -12497,7 +13213,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 70e3612073d6"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 70e3612073d6"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 8730cbaefa73"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 8730cbaefa73"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -12521,37 +13237,73 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -12592,7 +13344,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12617,7 +13369,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12626,7 +13378,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
 function refuseAccountRequest() {
@@ -12681,6 +13434,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 // src/lib/types.ts
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
 
 // src/lib/cron.ts
 var MACROS = {
@@ -12759,34 +13576,6 @@ function addCronPart(values, part, min, max) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -12837,7 +13626,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12862,7 +13651,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12871,7 +13660,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/sweep.ts
 function sweeperScheduleAtLoad() {
@@ -13014,6 +13804,79 @@ function hasAttemptsLeft(attempts, maxAttempts) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -13025,7 +13888,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -13110,34 +13973,6 @@ function giveUpPatch(row, nowMs) {
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -13211,21 +14046,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -13280,7 +14103,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -13305,7 +14128,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -13358,7 +14181,7 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -13368,6 +14191,7 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
   });
   return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -13562,36 +14386,72 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -13632,7 +14492,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -13657,7 +14517,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -13666,7 +14526,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/maintenance.ts
 var MAINTENANCE_SCHEDULE = "* * * * *";
@@ -13806,6 +14667,79 @@ function utf8ByteLength(text) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -13835,7 +14769,7 @@ var START_BY_BATCH = 500;
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function notStartedPatch(row, nowMs) {
   var _a;
@@ -14014,34 +14948,6 @@ function scheduleFieldError(row, payload) {
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -14123,21 +15029,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -14192,7 +15086,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -14217,7 +15111,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 function pruneCompletionsStatement(nowMs) {
   return {
@@ -14233,7 +15127,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -14241,7 +15135,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -14436,7 +15330,7 @@ function enqueueJobs(batch, items) {
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]

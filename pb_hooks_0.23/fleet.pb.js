@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 7e78a38f5029"] || (globalThis["pbFleet POST /api/fleet/claim 7e78a38f5029"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 90af8f51acb0"] || (globalThis["pbFleet POST /api/fleet/claim 90af8f51acb0"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -174,6 +174,76 @@ function validateClaimRequest(data) {
   return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -195,7 +265,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -312,7 +382,7 @@ function startByPassed(row, nowMs) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -490,34 +560,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -643,7 +685,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -668,7 +710,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -677,10 +719,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -886,6 +929,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -931,34 +1038,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -1019,7 +1098,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -1044,7 +1123,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -1053,7 +1132,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -1075,7 +1155,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew a069857ae1af"] || (globalThis["pbFleet POST /api/fleet/renew a069857ae1af"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew def8d7a3ec6f"] || (globalThis["pbFleet POST /api/fleet/renew def8d7a3ec6f"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1230,6 +1310,76 @@ function readLeaseToken(data) {
   return tooLong === null ? { token } : { error: tooLong };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -1241,7 +1391,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
@@ -1335,34 +1485,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -1485,7 +1607,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -1510,7 +1632,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -1519,10 +1641,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -1686,6 +1809,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -1731,34 +1918,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -1819,7 +1978,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -1844,7 +2003,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -1853,7 +2012,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -1875,7 +2035,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 17c52d662158"] || (globalThis["pbFleet POST /api/fleet/release 17c52d662158"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 855c4e1e1339"] || (globalThis["pbFleet POST /api/fleet/release 855c4e1e1339"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2098,6 +2258,76 @@ function isReleaseTarget(value) {
   return RELEASE_TARGETS.indexOf(value) !== -1;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -2128,10 +2358,10 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function isStaleToken(row, req) {
   return req.leaseToken !== void 0 && req.leaseToken !== row.lease_token;
@@ -2307,34 +2537,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -2457,7 +2659,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -2482,7 +2684,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -2491,10 +2693,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -2690,6 +2893,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -2735,34 +3002,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -2823,7 +3062,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -2848,7 +3087,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -2857,7 +3096,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -2879,7 +3119,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 012c0f0f68d6"] || (globalThis["pbFleet POST /api/fleet/claim-next 012c0f0f68d6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next b1dae46672d4"] || (globalThis["pbFleet POST /api/fleet/claim-next b1dae46672d4"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3085,6 +3325,79 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -3099,7 +3412,7 @@ function flowRowsQuery(scopes) {
   return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
 }
 function heldBackScopesQuery(nowMs, limit) {
-  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND j.status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
+  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND ${statusInSql(HELD_STATUSES, "j.status")} AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
   const groupHeld = held("j.group_key != '' AND j.group_key = f.name");
   const queueHeld = held("j.queue IN (f.name, CASE WHEN f.name = {:defaultQueue} THEN '' ELSE f.name END)");
   const inWindow = `(SELECT COUNT(*) FROM ${FLOW_CLAIMS_TABLE} c WHERE c.scope = f.scope AND c.name = f.name AND c.at > {:nowMs} - f.rate_period * 1000)`;
@@ -3125,7 +3438,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -3247,7 +3560,7 @@ function startByPassed(row, nowMs) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -3433,34 +3746,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -3596,21 +3881,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -3665,7 +3938,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -3690,7 +3963,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -3808,7 +4081,7 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -3828,6 +4101,7 @@ function compareClaimOrder(a, b) {
 function firstInClaimOrder(candidates, limit) {
   return candidates.slice().sort(compareClaimOrder).slice(0, limit);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -4135,6 +4409,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -4180,34 +4518,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -4268,7 +4578,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -4293,7 +4603,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -4302,7 +4612,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -4324,7 +4635,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep b8ee8bef7ade"] || (globalThis["pbFleet POST /api/fleet/sweep b8ee8bef7ade"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep cbc84afd3bd9"] || (globalThis["pbFleet POST /api/fleet/sweep cbc84afd3bd9"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4485,6 +4796,79 @@ function readPrefix(data) {
   return typeof prefix === "string" ? prefix : INVALID;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -4496,7 +4880,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -4636,34 +5020,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -4768,21 +5124,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -4837,7 +5181,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -4862,7 +5206,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -4915,7 +5259,7 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -4925,6 +5269,7 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
   });
   return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -5150,6 +5495,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -5195,34 +5604,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -5283,7 +5664,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -5308,7 +5689,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -5317,7 +5698,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -5339,7 +5721,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 35516c661124"] || (globalThis["pbFleet GET /api/fleet/stats 35516c661124"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats e391c22fa93f"] || (globalThis["pbFleet GET /api/fleet/stats e391c22fa93f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5440,6 +5822,70 @@ function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -5497,34 +5943,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
@@ -5639,7 +6057,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -5664,7 +6082,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -5705,7 +6123,7 @@ function queueInTerm(queue, params) {
 }
 function liveCountsByQueueQuery(limit) {
   return {
-    sql: "SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE status IN ('pending', 'claimed', 'running') GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}",
+    sql: `SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n FROM probe_jobs WHERE ${statusInSql(LIVE_STATUSES)} GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}`,
     params: { defaultQueue: DEFAULT_QUEUE, limit }
   };
 }
@@ -5716,7 +6134,8 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 function statsQuery(nowMs, orphanCap2) {
   const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
   return {
@@ -5959,6 +6378,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -6004,34 +6487,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -6092,7 +6547,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6117,7 +6572,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6126,7 +6581,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -6148,7 +6604,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 39acc32de5ab"] || (globalThis["pbFleet GET /api/fleet/completions 39acc32de5ab"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions b6f72e89fd59"] || (globalThis["pbFleet GET /api/fleet/completions b6f72e89fd59"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6218,6 +6674,70 @@ function prefixError(prefix) {
   return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -6275,34 +6795,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
@@ -6398,7 +6890,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6423,7 +6915,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6454,7 +6946,8 @@ function prefixUpperBound(prefix) {
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/pocketbase-0.23.ts
@@ -6540,7 +7033,7 @@ function completionsQuery(window, probeKeyPrefix) {
     bucketSeconds: window.bucketSeconds
   };
   const where = withPrefix(
-    `status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
+    `${statusInSql(COMPLETED_STATUSES)} AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
     params,
     probeKeyPrefix
   ).sql;
@@ -6635,6 +7128,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -6680,34 +7237,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -6768,7 +7297,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -6793,7 +7322,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -6802,7 +7331,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -6824,7 +7354,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 9cb9b5ca8842"] || (globalThis["pbFleet POST /api/fleet/enqueue 9cb9b5ca8842"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue b245b914aad1"] || (globalThis["pbFleet POST /api/fleet/enqueue b245b914aad1"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7071,6 +7601,73 @@ function parseZonedInstant(text) {
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/schedules.ts
 var SCHEDULE_KEY_PREFIX = "pb-fleet-schedule:";
 
@@ -7152,36 +7749,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
@@ -7292,7 +7859,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -7317,7 +7884,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -7326,7 +7893,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -7334,7 +7901,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -7561,6 +8128,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -7606,34 +8237,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -7694,7 +8297,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -7719,7 +8322,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -7728,7 +8331,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -7750,7 +8354,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 42b4da1dd10b"] || (globalThis["pbFleet POST /api/fleet/cancel 42b4da1dd10b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 34dfb444e1be"] || (globalThis["pbFleet POST /api/fleet/cancel 34dfb444e1be"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7875,6 +8479,76 @@ function validateJobIdRequest(data) {
   return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -7886,7 +8560,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function decideCancel(row, nowMs) {
   if (row.status !== "pending" && !isHeldStatus(row.status)) return null;
@@ -7958,34 +8632,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8136,7 +8782,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -8161,7 +8807,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -8170,10 +8816,11 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -8353,6 +9000,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -8398,34 +9109,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -8486,7 +9169,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -8511,7 +9194,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -8520,7 +9203,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -8542,7 +9226,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 79a0e5a34193"] || (globalThis["pbFleet POST /api/fleet/retry 79a0e5a34193"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 3830019cf3c1"] || (globalThis["pbFleet POST /api/fleet/retry 3830019cf3c1"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8667,6 +9351,77 @@ function validateJobIdRequest(data) {
   return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var RETRYABLE_STATUSES = ["failed", "cancelled"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -8678,10 +9433,10 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isRetryable(status) {
-  return status === "failed" || status === "cancelled";
+  return inStatusClass(RETRYABLE_STATUSES, status);
 }
 function retryJobPatch(row, nowMs) {
   if (!isRetryable(row.status)) return null;
@@ -8760,34 +9515,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -8938,7 +9665,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -8963,7 +9690,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -8972,7 +9699,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -8983,7 +9710,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var ID_SHAPE = { id: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -9167,6 +9894,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -9212,34 +10003,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -9300,7 +10063,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -9325,7 +10088,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -9334,7 +10097,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -9356,7 +10120,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 89c5a6c1cf12"] || (globalThis["pbFleet POST /api/fleet/maintenance 89c5a6c1cf12"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 02eed7de45dd"] || (globalThis["pbFleet POST /api/fleet/maintenance 02eed7de45dd"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9488,6 +10252,79 @@ function utf8ByteLength(text) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -9517,7 +10354,7 @@ var START_BY_BATCH = 500;
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function notStartedPatch(row, nowMs) {
   var _a;
@@ -9751,34 +10588,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -9891,21 +10700,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -9960,7 +10757,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -9985,7 +10782,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 function pruneCompletionsStatement(nowMs) {
   return {
@@ -10001,7 +10798,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -10009,7 +10806,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -10227,7 +11024,7 @@ function enqueueJobs(batch, items) {
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
@@ -10451,6 +11248,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -10496,34 +11357,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -10584,7 +11417,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -10609,7 +11442,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -10618,7 +11451,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -10640,7 +11474,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 0837efb417e8"] || (globalThis["pbFleet POST /api/fleet/heartbeat 0837efb417e8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 17aa194ddf1a"] || (globalThis["pbFleet POST /api/fleet/heartbeat 17aa194ddf1a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10875,6 +11709,76 @@ function batchItems(body, field) {
   return items;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -10945,34 +11849,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -11074,21 +11950,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -11143,7 +12007,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -11168,7 +12032,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -11177,7 +12041,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -11327,7 +12192,7 @@ function updateJobsBulk(source, work) {
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
 var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
-var HELD = "('claimed', 'running')";
+var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -11414,7 +12279,7 @@ var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
 var RELEASE = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
-  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
   writes: RELEASES,
   columns: {
     status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
@@ -11527,6 +12392,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -11572,34 +12501,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -11660,7 +12561,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -11685,7 +12586,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -11694,7 +12595,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -11716,7 +12618,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 048c31dc25fc"] || (globalThis["pbFleet POST /api/fleet/complete 048c31dc25fc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete e2eda8dfb211"] || (globalThis["pbFleet POST /api/fleet/complete e2eda8dfb211"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11993,6 +12895,79 @@ function batchItems(body, field) {
   return items;
 }
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -12016,7 +12991,7 @@ function rateLimitedUntilMs(nowMs, seconds) {
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 
 // src/lib/identity.ts
@@ -12089,34 +13064,6 @@ function stampLastSeenStatement(id, nowMs) {
 }
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -12221,21 +13168,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -12290,7 +13225,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12315,7 +13250,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12324,7 +13259,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -12475,7 +13411,7 @@ function updateJobsBulk(source, work) {
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
 var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
-var HELD = "('claimed', 'running')";
+var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -12541,7 +13477,7 @@ var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
 var RELEASE = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
-  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
   writes: RELEASES,
   columns: {
     status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
@@ -12637,7 +13573,7 @@ function inRounds(items, run) {
 
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]
@@ -12776,6 +13712,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -12821,34 +13821,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -12909,7 +13881,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -12934,7 +13906,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -12943,7 +13915,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -12965,7 +13938,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 33762bebbd15"] || (globalThis["pbFleet POST /api/fleet/flow 33762bebbd15"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow cde1c74a6a98"] || (globalThis["pbFleet POST /api/fleet/flow cde1c74a6a98"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -13090,6 +14063,73 @@ function parseZonedInstant(text) {
   if (offH > 23 || offM > 59) return null;
   const instant = local - sign * (offH * 60 + offM) * 6e4;
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
+}
+
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
 }
 
 // src/lib/flow.ts
@@ -13273,36 +14313,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -13412,7 +14422,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -13437,7 +14447,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -13446,7 +14456,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -13620,6 +14631,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -13665,34 +14740,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -13753,7 +14800,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -13778,7 +14825,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -13787,7 +14834,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -13809,7 +14857,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow cedc04bd6ee6"] || (globalThis["pbFleet GET /api/fleet/flow cedc04bd6ee6"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 7da6a5f67ed4"] || (globalThis["pbFleet GET /api/fleet/flow 7da6a5f67ed4"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -13893,6 +14941,70 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/validate.ts
 var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -13919,7 +15031,7 @@ function scopeTerm(s, params) {
 function heldCountQuery(s, nowMs) {
   const params = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params
   };
 }
@@ -13962,7 +15074,7 @@ function nextQueueQuery(after) {
 var NAME_SHAPE = { name: "" };
 function unfinishedInQueueQuery(stored) {
   return {
-    sql: "SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND status IN ('pending', 'claimed', 'running') LIMIT 1)",
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND ${statusInSql(LIVE_STATUSES)} LIMIT 1)`,
     params: { queue: stored }
   };
 }
@@ -14084,34 +15196,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/contract.ts
 var QUERY_FAILED = "pb-fleet: query failed";
 function json(status, body) {
@@ -14209,7 +15293,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -14234,7 +15318,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -14243,7 +15327,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function serve(e, handler, access) {
@@ -14349,6 +15434,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -14394,34 +15543,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -14482,7 +15603,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -14507,7 +15628,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -14516,7 +15637,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -14538,7 +15660,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json e6a8eae38bf5"] || (globalThis["pbFleet GET /api/fleet/openapi.json e6a8eae38bf5"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 09cb167b9c74"] || (globalThis["pbFleet GET /api/fleet/openapi.json 09cb167b9c74"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14646,6 +15768,70 @@ var RETRY_REFUSALS = ["unique_key_taken"];
 // src/lib/validate.ts
 var MAX_CLAIM_NEXT_LIMIT = 100;
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -14703,34 +15889,6 @@ function stampLastSeenStatement(id, nowMs) {
     params: { id, now: formatPbDate(nowMs) }
   };
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -14815,7 +15973,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -14840,7 +15998,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -14849,7 +16007,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function serve(e, handler, access) {
@@ -14954,15 +16113,16 @@ var releaseFields = {
   error: nullable(bytes("Stored in `last_error`", MAX_ERROR_BYTES)),
   rateLimitedFor
 };
-var JOB_VIEW = answer({
+var JOB_VIEW_MEMBERS = {
   id: text(),
   probe_key: text(),
   status: { type: "string", enum: [...JOB_STATUSES] },
   claimed_by: text(),
   lease_expires_at: pbDate(`The lease's end, or "" when the row has no lease.`),
   version: { type: "integer" }
-});
-var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW["properties"]), {
+};
+var JOB_VIEW = answer(JOB_VIEW_MEMBERS);
+var QUEUE_JOB_VIEW = answer(__spreadProps(__spreadValues({}, JOB_VIEW_MEMBERS), {
   queue: text(`The job's queue; "${DEFAULT_QUEUE}" for a job enqueued without one.`),
   payload: anyJson("Any JSON; null when none."),
   priority: { type: "integer" },
@@ -15389,6 +16549,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
 var WORKER_FIELDS = {
@@ -15434,34 +16658,6 @@ function parseWorkerQueues(text) {
   for (const name of value) if (typeof name !== "string" || !isQueueName(name)) return null;
   return value;
 }
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/adapter/contract.ts
 function json(status, body) {
@@ -15522,7 +16718,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -15547,7 +16743,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -15556,7 +16752,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function callerAuth(e) {
@@ -15578,7 +16775,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created 713310d4a261"] || (globalThis["pbFleet onRecordCreate job-created 713310d4a261"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created 3ca4c9e7c16a"] || (globalThis["pbFleet onRecordCreate job-created 3ca4c9e7c16a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -15606,6 +16803,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
   return runAt === "" ? formatPbDate(nowMs) : null;
@@ -15616,34 +16877,6 @@ function queueOnCreate(queue) {
 
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -15684,7 +16917,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -15709,7 +16942,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -15718,7 +16951,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function stampDueTime(e) {
@@ -15733,7 +16967,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 122c62049ab5"] = (() => {
+return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 9f140585ccbe"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -15757,37 +16991,73 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -15828,7 +17098,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -15853,7 +17123,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -15862,7 +17132,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function refuseAccountRequest() {
@@ -15873,7 +17144,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 122c62049ab5"] = (() => {
+return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 9f140585ccbe"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -15897,37 +17168,73 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -15968,7 +17275,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -15993,7 +17300,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -16002,7 +17309,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function refuseAccountRequest() {
@@ -16013,7 +17321,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 122c62049ab5"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 122c62049ab5"] = (() => {
+return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 9f140585ccbe"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -16037,37 +17345,73 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -16108,7 +17452,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -16133,7 +17477,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -16142,7 +17486,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
 function refuseAccountRequest() {
@@ -16197,6 +17542,70 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 // src/lib/types.ts
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
 
 // src/lib/cron.ts
 var MACROS = {
@@ -16275,34 +17684,6 @@ function addCronPart(values, part, min, max) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
-
 // src/adapter/runtime.ts
 function getenv(name) {
   return $os.getenv(name);
@@ -16353,7 +17734,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -16378,7 +17759,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -16387,7 +17768,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/sweep.ts
 function sweeperScheduleAtLoad() {
@@ -16530,6 +17912,79 @@ function hasAttemptsLeft(attempts, maxAttempts) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -16541,7 +17996,7 @@ function deadlineMs(row) {
 
 // src/lib/transitions.ts
 function isHeldStatus(status) {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 function isDue(row, nowMs) {
   return row.run_at <= formatPbDate(nowMs);
@@ -16626,34 +18081,6 @@ function giveUpPatch(row, nowMs) {
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -16727,21 +18154,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -16796,7 +18211,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -16821,7 +18236,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -16874,7 +18289,7 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -16884,6 +18299,7 @@ function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HEL
   });
   return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
 }
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
 function jobStore(records, opener) {
@@ -17063,36 +18479,72 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/lib/job-row.ts
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -17133,7 +18585,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -17158,7 +18610,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
@@ -17167,7 +18619,8 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/maintenance.ts
 var MAINTENANCE_SCHEDULE = "* * * * *";
@@ -17307,6 +18760,79 @@ function utf8ByteLength(text) {
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
+}
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_PATCH_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isText(c) && !isJson(c));
+var JOB_PATCH_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isNumber(c));
+var JOB_PATCH_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.patch === true && isJson(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
+function inStatusClass(statuses, status) {
+  return statuses.indexOf(status) !== -1;
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -17336,7 +18862,7 @@ var START_BY_BATCH = 500;
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 function notStartedPatch(row, nowMs) {
   var _a;
@@ -17515,34 +19041,6 @@ function scheduleFieldError(row, payload) {
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
 // src/lib/job-row.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_JSON_FIELDS = ["payload", "progress", "result"];
-var JOB_ROW_TEXT_FIELDS = [
-  "created",
-  "probe_key",
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "lease_token",
-  "payload",
-  "progress",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "unique_key",
-  "queue"
-];
-var JOB_ROW_NUMBER_FIELDS = [
-  "version",
-  "reclaim_count",
-  "consecutive_orphan_count",
-  "priority",
-  "attempts",
-  "max_attempts",
-  "enqueue_index"
-];
-var JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"];
-var JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"];
 function jobView(row, patch) {
   var _a, _b, _c, _d;
   const p = patch != null ? patch : {};
@@ -17624,21 +19122,9 @@ var JOB_ROWS_SHAPE = { rows: "" };
 function parseJobRows(text) {
   return JSON.parse(text);
 }
-var PATCH_TEXT = [
-  "status",
-  "claimed_by",
-  "lease_expires_at",
-  "claimed_at",
-  "finished_at",
-  "requeued_at",
-  "lease_token",
-  "run_at",
-  "last_error",
-  "dead_lettered_at",
-  "start_by"
-];
-var PATCH_NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
-var PATCH_JSON = ["result", "progress"];
+var PATCH_TEXT = JOB_PATCH_TEXT_FIELDS;
+var PATCH_NUMBER = JOB_PATCH_NUMBER_FIELDS;
+var PATCH_JSON = JOB_PATCH_JSON_FIELDS;
 function bulkPatchStatement(patches, updated) {
   const columns = [];
   const items = patches.map(({ id, patch }) => {
@@ -17693,7 +19179,7 @@ function finishedSecond(row) {
   const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
   return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
 }
-var COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
 var OLD_BUCKET = bucket("OLD");
 var NEW_BUCKET = bucket("NEW");
@@ -17718,7 +19204,7 @@ var JOB_COUNTS_REBUILD = [
   `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
   // The kept seconds from the rows (a range of the finished index): each finished row once.
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE status IN ('done', 'failed') AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
 ];
 function pruneCompletionsStatement(nowMs) {
   return {
@@ -17734,7 +19220,7 @@ var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COU
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -17742,7 +19228,7 @@ function liveUniqueKeyQuery(uniqueKey) {
   };
 }
 var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
 // src/adapter/transactions.ts
@@ -17922,7 +19408,7 @@ function enqueueJobs(batch, items) {
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_BUDGET_MS = 15e3;
-var RETENTION_CLASSES = ["done", "failed"];
+var RETENTION_CLASSES = COMPLETED_STATUSES;
 var CLASS_STATUSES = {
   done: ["done", "cancelled"],
   failed: ["failed"]

@@ -9,6 +9,7 @@
  * a preview; "Show all" draws the rest in chunks the browser lays out only
  * when scrolled to (content-visibility), so the page does not freeze.
  */
+import { HELD_STATUSES, inStatusClass, RETRYABLE_STATUSES } from "../lib/job-schema.js";
 import { parsePbDate } from "../lib/lease.js";
 import { formatBytes, formatCount, formatDuration } from "./format.js";
 import {
@@ -248,7 +249,7 @@ export class JobDetail {
     status.className = `status-pill status-${job.status}`;
     this.drawActions(job);
     const leaseLive = (parsePbDate(job.lease_expires_at) ?? 0) > this.serverNow();
-    const held = job.status === "claimed" || job.status === "running";
+    const held = inStatusClass(HELD_STATUSES, job.status);
     const fields: [string, string | HTMLElement][] = [
       ["Status", statusExplained(job)],
       ["Attempts", job.max_attempts > 0 ? `${job.attempts} of ${job.max_attempts}` : String(job.attempts)],
@@ -285,8 +286,8 @@ export class JobDetail {
   private drawActions(job: JobRecord): void {
     const box = byId("detail-actions");
     const actions: [JobAction, string][] = [];
-    const held = job.status === "claimed" || job.status === "running";
-    if (job.status === "failed" || job.status === "cancelled") actions.push(["retry", "Retry"]);
+    const held = inStatusClass(HELD_STATUSES, job.status);
+    if (inStatusClass(RETRYABLE_STATUSES, job.status)) actions.push(["retry", "Retry"]);
     if (held && (parsePbDate(job.lease_expires_at) ?? 0) <= this.serverNow()) actions.push(["requeue", "Re-queue"]);
     if (job.status === "pending" || held) actions.push(["cancel", "Cancel job"]);
     const key = actions.map(([a]) => a).join(",");
@@ -402,7 +403,7 @@ function dateValue(text: string, kind: "" | "lease" = "", extra = ""): HTMLEleme
 
 function leaseCell(entry: HistoryEntry): HTMLTableCellElement {
   const td = element("td", "lease");
-  const held = entry.status === "claimed" || entry.status === "running";
+  const held = inStatusClass(HELD_STATUSES, entry.status);
   td.textContent = held && entry.lease_expires_at !== "" ? `until ${entry.lease_expires_at.slice(11, 19)}` : "–";
   return td;
 }

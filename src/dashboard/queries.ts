@@ -5,19 +5,24 @@
  */
 import { parseWorkerQueues, WORKER_FIELDS, WORKERS_COLLECTION } from "../lib/identity.js";
 import { JOB_EVENTS_COLLECTION, JOB_EVENTS_KEEP_MS } from "../lib/job-events.js";
+import { COMPLETED_STATUSES, HELD_STATUSES, inStatusClass, JOBS_COLLECTION, type JobRecordFields } from "../lib/job-schema.js";
 import { formatPbDate, parsePbDate } from "../lib/lease.js";
 import { prefixUpperBound } from "../lib/prefix.js";
-import type { JobStatus } from "../lib/types.js";
+import { statusRecordFilter } from "../lib/record-filters.js";
 
-export const JOBS_COLLECTION = "probe_jobs";
+export { JOBS_COLLECTION };
 /** One record per batch of the batch endpoints, listing each job as written (src/lib/bulk.ts). */
 export { JOB_EVENTS_COLLECTION };
 
+/** Columns of a probe_jobs record (src/lib/job-schema.ts): the compiler rejects a name that is not one. */
+type RecordColumns = readonly (keyof JobRecordFields)[];
+
 /** The columns the lists show (never `payload` or `result`, which may hold a megabyte each). */
-export const LIST_FIELDS = [
+const LIST_COLUMNS = [
   "id", "probe_key", "status", "claimed_by", "lease_expires_at", "claimed_at", "attempts", "max_attempts",
   "last_error", "dead_lettered_at", "finished_at", "reclaim_count",
-].join(",");
+] as const satisfies RecordColumns;
+export const LIST_FIELDS = LIST_COLUMNS.join(",");
 /**
  * A realtime event says which job changed and how (the numbers are re-read
  * from the server); the holder, lease and version let an open job detail
@@ -39,63 +44,32 @@ export const EXPIRED_LIMIT = 50;
 export const FAILED_LIMIT = 50;
 
 /** The in-flight list's columns: no error text (a held job's is its previous attempt's). */
-export const IN_FLIGHT_FIELDS = ["id", "probe_key", "status", "claimed_by", "lease_expires_at", "attempts", "max_attempts"].join(",");
+const IN_FLIGHT_COLUMNS = [
+  "id", "probe_key", "status", "claimed_by", "lease_expires_at", "attempts", "max_attempts",
+] as const satisfies readonly (typeof LIST_COLUMNS)[number][];
+export const IN_FLIGHT_FIELDS = IN_FLIGHT_COLUMNS.join(",");
 
-/** A probe_jobs row as the lists read it (LIST_FIELDS). */
-export interface JobRow {
-  id: string;
-  probe_key: string;
-  status: JobStatus;
-  claimed_by: string;
-  lease_expires_at: string;
-  attempts: number;
-  max_attempts: number;
-  /** Not read for the in-flight list (IN_FLIGHT_FIELDS): absent there. */
-  claimed_at?: string;
-  last_error?: string;
-  dead_lettered_at?: string;
-  finished_at?: string;
-  reclaim_count?: number;
-}
+type InFlightColumn = (typeof IN_FLIGHT_COLUMNS)[number];
+/** A probe_jobs row as the lists read it (LIST_FIELDS); the in-flight list's leaves out the columns IN_FLIGHT_FIELDS does not read. */
+export type JobRow =
+  & Pick<JobRecordFields, InFlightColumn>
+  & Partial<Pick<JobRecordFields, Exclude<(typeof LIST_COLUMNS)[number], InFlightColumn>>>;
 
 /**
  * A job's own record as the detail reads it: every field but `lease_token`
  * (the holder's secret) and, on refreshes, `payload` (written once, at
  * enqueue, and up to a megabyte).
  */
-export const DETAIL_FIELDS = [
+const DETAIL_COLUMNS = [
   "id", "probe_key", "status", "claimed_by", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "version",
   "reclaim_count", "consecutive_orphan_count", "priority", "run_at", "attempts", "max_attempts", "last_error",
   "dead_lettered_at", "unique_key", "progress", "result", "created", "updated",
-].join(",");
+] as const satisfies RecordColumns;
+export const DETAIL_FIELDS = DETAIL_COLUMNS.join(",");
 export const DETAIL_FIELDS_WITH_PAYLOAD = `${DETAIL_FIELDS},payload`;
 
-export interface JobRecord {
-  id: string;
-  probe_key: string;
-  status: JobStatus;
-  claimed_by: string;
-  lease_expires_at: string;
-  claimed_at: string;
-  finished_at: string;
-  requeued_at: string;
-  version: number;
-  reclaim_count: number;
-  consecutive_orphan_count: number;
-  priority: number;
-  run_at: string;
-  attempts: number;
-  max_attempts: number;
-  last_error: string;
-  dead_lettered_at: string;
-  unique_key: string;
-  progress: unknown;
-  result: unknown;
-  created: string;
-  updated: string;
-  /** Read when the detail opens, kept across refreshes. */
-  payload?: unknown;
-}
+/** The job's record as the detail reads it (DETAIL_FIELDS); `payload` read when the detail opens, kept across refreshes. */
+export type JobRecord = Pick<JobRecordFields, (typeof DETAIL_COLUMNS)[number]> & { payload?: unknown };
 
 /**
  * A filter string literal. Only text without quotes or backslashes is
@@ -132,7 +106,7 @@ function and(...terms: string[]): string {
   return terms.filter((t) => t !== "").map((t) => `(${t})`).join(" && ");
 }
 
-const HELD = "status = 'claimed' || status = 'running'";
+const HELD = statusRecordFilter(HELD_STATUSES);
 
 /** Held jobs whose lease is live at `serverNowMs` (the lease rule: stored text compared as text). */
 export function inFlightFilter(prefix: string, serverNowMs: number): string {
@@ -261,8 +235,8 @@ export function staleTopics(event: { action: string; record: { [field: string]: 
   const key = String(event.record["probe_key"] ?? "");
   if (!matchesPrefix(key, prefix)) return topics;
   topics.add("stats");
-  if (status === "done" || status === "failed" || event.action === "delete") topics.add("completions");
-  const held = status === "claimed" || status === "running";
+  if (inStatusClass(COMPLETED_STATUSES, status) || event.action === "delete") topics.add("completions");
+  const held = inStatusClass(HELD_STATUSES, status);
   // A claim or renew can move a job between in flight and expired (a renew revives a lapsed lease).
   if (held || shown.inFlight.has(id)) topics.add("inFlight");
   if (held || shown.expired.has(id)) topics.add("expired");

@@ -23,6 +23,7 @@ import type { WhereClause } from "./queries.js";
 import { hasAttemptsLeftSql, MAX_ATTEMPTS_ERROR, retryBackoffSql } from "./queue.js";
 import type { CompleteResult, HeartbeatResult, JobView } from "./types.js";
 import type { ReleaseRequestFields, RenewRequestFields } from "./validate.js";
+import { COMPLETED_STATUSES, HELD_STATUSES, statusInSql, statusListSql } from "./job-schema.js";
 
 /**
  * A retry's jitter as sent to SQLite: a whole number of 1/JITTER_STEPS, so
@@ -39,7 +40,7 @@ export function jitterOfStep(step: number): number {
 export const JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
 
 /** A held status, as isHeldStatus says. */
-const HELD = "('claimed', 'running')";
+const HELD = statusListSql(HELD_STATUSES);
 
 /**
  * The row's columns each rule reads, as the model reads a JobRow: text never
@@ -190,7 +191,7 @@ const RELEASE: Plan = {
   // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
   items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
   kind: "CASE WHEN r_id IS NULL THEN 'refused_not_holder' " +
-    `WHEN r_status NOT IN ${HELD} THEN (CASE WHEN r_status IN ('done', 'failed') AND r_claimed_by = i_w ` +
+    `WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w ` +
     `THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) ` +
     "WHEN r_claimed_by != i_w THEN 'refused_not_holder' " +
     `WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ` +

@@ -10,7 +10,10 @@
  */
 import { LEASE_AS_JUDGED_SQL } from "./lease.js";
 import type { JobPatch, JobRow } from "./job-row.js";
-import { JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS } from "./job-row.js";
+import {
+  JOB_PATCH_JSON_FIELDS, JOB_PATCH_NUMBER_FIELDS, JOB_PATCH_TEXT_FIELDS,
+  JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS,
+} from "./job-schema.js";
 import type { WhereClause } from "./queries.js";
 
 /** The lease column as the lease rule judges it (LEASE_AS_JUDGED_SQL without its alias). */
@@ -50,14 +53,11 @@ export function parseJobRows(text: string): JobRow[] {
   return JSON.parse(text) as JobRow[];
 }
 
-/** The columns a JobPatch may write, by how the statement reads them back from JSON. */
-const PATCH_TEXT: readonly string[] = [
-  "status", "claimed_by", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "lease_token", "run_at",
-  "last_error", "dead_lettered_at", "start_by",
-];
-const PATCH_NUMBER: readonly string[] = ["version", "reclaim_count", "consecutive_orphan_count", "attempts"];
+/** The columns a JobPatch may write (job-schema.ts), by how the statement reads them back from JSON. */
+const PATCH_TEXT: readonly string[] = JOB_PATCH_TEXT_FIELDS;
+const PATCH_NUMBER: readonly string[] = JOB_PATCH_NUMBER_FIELDS;
 /** Sent as their JSON text (a string), so the column stores JSON, as PocketBase's record save does. */
-const PATCH_JSON: readonly string[] = ["result", "progress"];
+const PATCH_JSON: readonly string[] = JOB_PATCH_JSON_FIELDS;
 
 /**
  * One statement writing every patch (at most one per id: merge them first).

@@ -9,6 +9,7 @@ import { formatPbDate } from "./lease.js";
 import { withPrefix } from "./prefix.js";
 import { JOB_COMPLETIONS_TABLE, JOB_COUNTS_READY_SQL } from "./job-counts.js";
 import { FINISHED_SQL, type WhereClause } from "./queries.js";
+import { COMPLETED_STATUSES, statusInSql } from "./job-schema.js";
 
 export const DEFAULT_WINDOW_SECONDS = 300;
 export const DEFAULT_BUCKET_SECONDS = 5;
@@ -93,7 +94,7 @@ export function completionsQuery(window: CompletionsWindow, probeKeyPrefix: stri
     fromSeconds: window.fromMs / 1000,
     bucketSeconds: window.bucketSeconds,
   };
-  const where = withPrefix(`status IN ('done', 'failed') AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
+  const where = withPrefix(`${statusInSql(COMPLETED_STATUSES)} AND ${FINISHED_SQL} AND finished_at >= {:from} AND finished_at < {:to}`,
     params, probeKeyPrefix).sql;
   return {
     sql: `SELECT COALESCE(group_concat(bucket || ':' || done || ':' || failed, ','), '') AS buckets, 1 AS counts_ready FROM (

@@ -18,6 +18,7 @@ import type { WhereClause } from "./queries.js";
 import { DEFAULT_QUEUE, isQueueName, storedQueueName } from "./queue-names.js";
 import type { ClaimRefusal, FlowRateLimit, FlowRequest, FlowScopeName, FlowSettings, FlowScopeState } from "./types.js";
 import { fail, isIntegerIn, parseZonedInstant, QUEUE_NAME_RULE, type Validated } from "./validate.js";
+import { HELD_STATUSES, LIVE_STATUSES, statusInSql } from "./job-schema.js";
 
 export const FLOW_COLLECTION = "probe_flow";
 export const FLOW_CLAIMS_TABLE = "probe_flow_claims";
@@ -65,7 +66,7 @@ export function flowRowsQuery(scopes: readonly Scope[]): WhereClause {
  */
 export function heldBackScopesQuery(nowMs: number, limit: number): WhereClause {
   const held = (match: string) =>
-    `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND j.status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
+    `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND ${statusInSql(HELD_STATUSES, "j.status")} AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
   const groupHeld = held("j.group_key != '' AND j.group_key = f.name");
   const queueHeld = held("j.queue IN (f.name, CASE WHEN f.name = {:defaultQueue} THEN '' ELSE f.name END)");
   const inWindow = `(SELECT COUNT(*) FROM ${FLOW_CLAIMS_TABLE} c WHERE c.scope = f.scope AND c.name = f.name AND c.at > {:nowMs} - f.rate_period * 1000)`;
@@ -117,7 +118,7 @@ function scopeTerm(s: Scope, params: WhereClause["params"]): string {
 export function heldCountQuery(s: Scope, nowMs: number): WhereClause {
   const params: WhereClause["params"] = { now: formatPbDate(nowMs) };
   return {
-    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND status IN ('claimed', 'running') AND ${LIVE_LEASE_SQL}`,
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
     params,
   };
 }
@@ -500,7 +501,7 @@ export const NAME_SHAPE = { name: "" };
 /** Whether a queue (as stored) has an unfinished job: one seek of its index. */
 export function unfinishedInQueueQuery(stored: string): WhereClause {
   return {
-    sql: "SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND status IN ('pending', 'claimed', 'running') LIMIT 1)",
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND ${statusInSql(LIVE_STATUSES)} LIMIT 1)`,
     params: { queue: stored },
   };
 }

@@ -20,6 +20,7 @@
  * transaction.
  */
 import type { WhereClause } from "./queries.js";
+import { COMPLETED_STATUSES, statusInSql } from "./job-schema.js";
 
 export const JOB_COUNTS_TABLE = "probe_job_counts";
 export const JOB_COMPLETIONS_TABLE = "probe_job_completions";
@@ -63,7 +64,7 @@ function finishedSecond(row: "NEW" | "probe_jobs"): string {
 }
 
 /** Whether a row just became done or failed at a readable finished_at: what the completions triggers count. */
-const COUNTS_AS_COMPLETED = `NEW.status IN ('done', 'failed') AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+const COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
 
 const ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) ` +
   `VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ` +
@@ -118,7 +119,7 @@ export const JOB_COUNTS_REBUILD: readonly string[] = [
   `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
   `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM ` +
     `(SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs ` +
-    "WHERE status IN ('done', 'failed') AND finished_at != '' AND " +
+    `WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND ` +
     `finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) ` +
     "WHERE s IS NOT NULL GROUP BY s",
 ];

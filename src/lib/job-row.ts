@@ -7,101 +7,29 @@ import { deadlineMs } from "./flow.js";
 import { formatPbDate } from "./lease.js";
 import { isHeldStatus } from "./transitions.js";
 import type { WhereClause } from "./queries.js";
+import type { JobInsertFields, JobPatchFields, JobRowFields } from "./job-schema.js";
 import { storedQueueName } from "./queue-names.js";
 import type { JobStatus, JobView, QueueJobView } from "./types.js";
 
-/** The collection of jobs: the server reads and writes no other (the client's record listing uses it too). */
-export const JOBS_COLLECTION = "probe_jobs";
-
-export interface JobRow {
-  id: string;
-  /** PocketBase's text form; what claim-next orders by. */
-  created: string;
-  probe_key: string;
-  /** As stored; a hand-edited row may hold anything, so it is not narrowed. */
-  status: string;
-  claimed_by: string;
-  /** PocketBase's text form, `""` when empty. */
-  lease_expires_at: string;
-  version: number;
-  reclaim_count: number;
-  consecutive_orphan_count: number;
-  /** Fencing token of the current claim (pb-fleet's addition); `""` when none. */
-  lease_token: string;
-  // The queue's fields (docs/queue.md). JSON fields are kept as their JSON text
-  // (`""` or `"null"` when empty): parsed only for an answer that shows them.
-  payload: string;
-  progress: string;
-  priority: number;
-  /** PocketBase's text form; `""` on a row no hook stamped (counts as due). */
-  run_at: string;
-  attempts: number;
-  /** 0: no cap. */
-  max_attempts: number;
-  last_error: string;
-  dead_lettered_at: string;
-  unique_key: string;
-  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
-  enqueue_index: number;
-  /** As stored: "" (a row written around enqueue) reads as the default queue. */
-  queue: string;
-  // Flow control's fields (docs/flow-control.md). Absent means empty: the batch endpoints' read leaves all four out
-  // of a row with no group, timeout or start_by (bulk.ts), which is most rows, so the common path does
-  // not pay for them.
-  /** "" or absent: none. */
-  group_key?: string;
-  /** 0 or absent: no timeout. */
-  timeout_seconds?: number;
-  /** PocketBase's text form; "" or absent: none. */
-  start_by?: string;
-  /** The last winning claim; with timeout_seconds, the current attempt's deadline. "" before any. */
-  claimed_at?: string;
-}
-
-/** Field values to write; dates in PocketBase's text form. */
-export interface JobPatch {
-  status?: JobStatus;
-  claimed_by?: string;
-  lease_expires_at?: string;
-  version?: number;
-  claimed_at?: string;
-  finished_at?: string;
-  requeued_at?: string;
-  reclaim_count?: number;
-  consecutive_orphan_count?: number;
-  lease_token?: string;
-  /** JSON: a release's result, or the server's own when it gives up on a job. */
-  result?: unknown;
-  progress?: unknown;
-  run_at?: string;
-  attempts?: number;
-  last_error?: string;
-  dead_lettered_at?: string;
-  start_by?: string;
-}
-
-/** A new row, as enqueue writes it (everything else takes the collection's defaults). */
-export interface JobInsert {
-  probe_key: string;
-  status: "pending";
-  payload: unknown;
-  run_at: string;
-  priority: number;
-  max_attempts: number;
-  unique_key: string;
-  enqueue_index: number;
-  queue: string;
-  group_key: string;
-  timeout_seconds: number;
-  start_by: string;
-}
+export { JOBS_COLLECTION } from "./job-schema.js";
 
 /**
- * Fields whose values are JSON: an adapter writes them as JSON text, since
- * PocketBase re-parses a plain string set on a json field (`"123"` would
- * become the number 123).
+ * A row as read: the JobRow columns of JOB_COLUMNS (./job-schema), dates in
+ * PocketBase's text form and `""` when empty, JSON columns as their JSON text
+ * (`""` or `"null"` when empty: parsed only for an answer that shows them).
+ * Flow control's columns (docs/flow-control.md) are optional: absent means
+ * empty, since the batch endpoints' read leaves them out of a row that does
+ * not use them (bulk.ts).
  */
-export const JOB_JSON_FIELDS: readonly string[] = ["payload", "progress", "result"];
+export type JobRow = JobRowFields;
+
+/** Field values to write; dates in PocketBase's text form, JSON columns as values. */
+export type JobPatch = JobPatchFields;
+
+/** A new row, as enqueue writes it (everything else takes the collection's defaults); always pending. */
+export type JobInsert = Omit<JobInsertFields, "status"> & { status: "pending" };
+
+export { JOB_JSON_FIELDS } from "./job-schema.js";
 
 /** One job's compare-and-set: the row as read inside the transaction, and what was decided on it. */
 export interface JobUpdate<D> {
@@ -134,17 +62,7 @@ export interface JobBatch {
   noteWritten(changes: readonly JobView[]): void;
 }
 
-/** The JobRow fields a record is read into, by type. */
-export const JOB_ROW_TEXT_FIELDS = [
-  "created", "probe_key", "status", "claimed_by", "lease_expires_at", "lease_token",
-  "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key", "queue",
-] as const;
-export const JOB_ROW_NUMBER_FIELDS = [
-  "version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index",
-] as const;
-/** Flow control's JobRow fields, by type (read whole by a record load; left out by the bulk read when empty). */
-export const JOB_ROW_FLOW_TEXT_FIELDS = ["group_key", "start_by", "claimed_at"] as const;
-export const JOB_ROW_FLOW_NUMBER_FIELDS = ["timeout_seconds"] as const;
+export { JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS } from "./job-schema.js";
 
 /**
  * The `job` object of an answer: the row as it is after the patch. Field by

@@ -26,6 +26,7 @@ import {
 import { DEFAULT_QUEUE, MAX_CLAIM_QUEUES, QUEUE_NAME_PATTERN } from "./queue-names.js";
 import {
   CLAIM_REFUSALS, JOB_STATUSES, RELEASE_REFUSALS, RELEASE_TARGETS, RENEW_REFUSALS, RETRY_REFUSALS, SWEEP_OUTCOMES,
+  type EnqueueItem, type JobView, type QueueJobView,
 } from "./types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "./validate.js";
 
@@ -94,17 +95,21 @@ const releaseFields: Json = {
 
 // ---- components ----------------------------------------------------------------------------
 
-const JOB_VIEW: Json = answer({
+/** A schema per member of a wire type: the compiler rejects a member the type has not, or one left out. */
+type Members<T> = { [K in keyof T]-?: Json };
+
+const JOB_VIEW_MEMBERS = {
   id: text(),
   probe_key: text(),
   status: { type: "string", enum: [...JOB_STATUSES] },
   claimed_by: text(),
   lease_expires_at: pbDate("The lease's end, or \"\" when the row has no lease."),
   version: { type: "integer" },
-});
+} satisfies Members<JobView>;
+const JOB_VIEW: Json = answer(JOB_VIEW_MEMBERS);
 
 const QUEUE_JOB_VIEW: Json = answer({
-  ...(JOB_VIEW["properties"] as Json),
+  ...JOB_VIEW_MEMBERS,
   queue: text(`The job's queue; "${DEFAULT_QUEUE}" for a job enqueued without one.`),
   payload: anyJson("Any JSON; null when none."),
   priority: { type: "integer" },
@@ -118,7 +123,7 @@ const QUEUE_JOB_VIEW: Json = answer({
   group_key: text("The job's group; \"\" when none."),
   timeout_seconds: int(0, undefined, "0: no timeout."),
   deadline: nullable(pbDate("The current attempt's deadline; null when none.")),
-});
+} satisfies Members<QueueJobView>);
 
 const FLOW_SETTINGS: Json = {
   paused: { type: "boolean" },
@@ -301,7 +306,7 @@ const OPERATIONS: { [route: string]: Operation } = {
         group: nullable(groupName),
         timeoutSeconds: int(1, MAX_TIMEOUT_SECONDS, "The longest one attempt may be held."),
         startWithinSeconds: int(1, MAX_START_WITHIN_SECONDS, "Never first started later than run_at + this."),
-      }, ["probeKey"]), 1, MAX_ENQUEUE_JOBS),
+      } satisfies Members<EnqueueItem>, ["probeKey"]), 1, MAX_ENQUEUE_JOBS),
     }, ["jobs"]),
     ok: answer({
       jobs: arrayOf(answer({

@@ -9,6 +9,7 @@ import { DEFAULT_QUEUE } from "./queue-names.js";
 import { JOB_STATUSES } from "./types.js";
 import { withPrefix, type PrefixUse } from "./prefix.js";
 import { STARTABLE_SQL } from "./flow.js";
+import { HELD_STATUSES, LIVE_STATUSES, statusInSql, TERMINAL_STATUSES } from "./job-schema.js";
 
 
 export interface WhereClause {
@@ -142,7 +143,7 @@ function queueInTerm(queue: string, params: WhereClause["params"]): string {
 export function liveCountsByQueueQuery(limit: number): WhereClause {
   return {
     sql: "SELECT CASE WHEN COALESCE(queue, '') = '' THEN {:defaultQueue} ELSE queue END AS queue, status, COUNT(*) AS n " +
-      "FROM probe_jobs WHERE status IN ('pending', 'claimed', 'running') GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}",
+      `FROM probe_jobs WHERE ${statusInSql(LIVE_STATUSES)} GROUP BY 1, 2 ORDER BY 1, 2 LIMIT {:limit}`,
     params: { defaultQueue: DEFAULT_QUEUE, limit },
   };
 }
@@ -221,7 +222,7 @@ export const CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER] as const;
  * Held rows whose lease has passed or is unreadable (isClaimable's held half,
  * in SQL): stealable by claim-next, and the sweeper's work.
  */
-const EXPIRED_LEASE_SQL = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+const EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
 
 export function expiredLeaseWhere(
   nowMs: number, probeKeyPrefix: string, queues: readonly string[] | null = null, held: HeldBack = NONE_HELD,
@@ -288,7 +289,7 @@ export const ID_SHAPE = { id: "" };
 export const LIVE_KEY_SHAPE = { id: "", queue: "" };
 
 /** The partial unique index's condition (the migration creates it with this text). */
-export const LIVE_UNIQUE_KEY_SQL = "unique_key != '' AND status != 'done' AND status != 'failed' AND status != 'cancelled'";
+export const LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 /**
  * GET /api/fleet/stats without a prefix, in time that does not grow with the

@@ -7,6 +7,7 @@
  */
 import type { JobRow } from "./job-row.js";
 export { JOBS_COLLECTION } from "./job-row.js";
+import { HELD_STATUSES } from "./job-schema.js";
 import { formatPbDate } from "./lease.js";
 import type { JobStatus } from "./types.js";
 
@@ -15,8 +16,6 @@ const STATUS: Column = "status";
 const RUN_AT: Column = "run_at";
 const LEASE_EXPIRES_AT: Column = "lease_expires_at";
 const PENDING: JobStatus = "pending";
-const CLAIMED: JobStatus = "claimed";
-const RUNNING: JobStatus = "running";
 
 /**
  * A filter with `{:name}` placeholders filled in as PocketBase's filter
@@ -42,9 +41,14 @@ function literal(text: string): string {
   return pbFilter("{:v}", { v: text });
 }
 
+/** A status class (job-schema.ts) as a record filter: `status = 'a' || status = 'b'`. */
+export function statusRecordFilter(statuses: readonly JobStatus[]): string {
+  return statuses.map((status) => `${STATUS} = ${literal(status)}`).join(" || ");
+}
+
 /** claimed/running whose lease has passed by `nowMs` (an empty lease_expires_at is "" and sorts before any date: expired). */
 export function expiredLeaseRecordFilter(nowMs: number): string {
-  return `(${STATUS} = ${literal(CLAIMED)} || ${STATUS} = ${literal(RUNNING)}) && ${LEASE_EXPIRES_AT} < ${literal(formatPbDate(nowMs))}`;
+  return `(${statusRecordFilter(HELD_STATUSES)}) && ${LEASE_EXPIRES_AT} < ${literal(formatPbDate(nowMs))}`;
 }
 
 /**

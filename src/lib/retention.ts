@@ -7,6 +7,7 @@
  */
 import { DEFAULT_KEEP_DONE, DEFAULT_KEEP_FAILED, KEEP_DONE_ENV, KEEP_EVENTS_ENV, KEEP_FAILED_ENV } from "./config.js";
 import { JOB_EVENTS_KEEP_MS } from "./job-events.js";
+import { COMPLETED_STATUSES, type TerminalStatus } from "./job-schema.js";
 import { formatPbDate } from "./lease.js";
 import { FINISHED_SQL, type WhereClause } from "./queries.js";
 import { isTerminalStatus } from "./transitions.js";
@@ -29,12 +30,12 @@ export const RETENTION_BATCH = 200;
  */
 export const RETENTION_BUDGET_MS = 15_000;
 
-/** A class of finished rows sharing one keep setting. */
-export type RetentionClass = "done" | "failed";
-export const RETENTION_CLASSES: readonly RetentionClass[] = ["done", "failed"];
+/** A class of finished rows sharing one keep setting, named after a completed status (cancelled rows go with done). */
+export type RetentionClass = (typeof COMPLETED_STATUSES)[number];
+export const RETENTION_CLASSES: readonly RetentionClass[] = COMPLETED_STATUSES;
 
 /** The statuses each class deletes: terminal ones only (statusesOf re-checks). */
-const CLASS_STATUSES: Readonly<Record<RetentionClass, readonly JobStatus[]>> = {
+const CLASS_STATUSES: Readonly<Record<RetentionClass, readonly TerminalStatus[]>> = {
   done: ["done", "cancelled"],
   failed: ["failed"],
 };

@@ -10,13 +10,14 @@ import type { JobPatch, JobRow } from "./job-row.js";
 import { DEFAULT_QUEUE } from "./queue-names.js";
 import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs } from "./queue.js";
 import type { ClaimRefusal, ReleaseRefusal, ReleaseTarget, RenewRefusal } from "./types.js";
+import { HELD_STATUSES, inStatusClass, RETRYABLE_STATUSES, TERMINAL_STATUSES } from "./job-schema.js";
 
 export function isHeldStatus(status: string): boolean {
-  return status === "claimed" || status === "running";
+  return inStatusClass(HELD_STATUSES, status);
 }
 
 export function isTerminalStatus(status: string): boolean {
-  return status === "done" || status === "failed" || status === "cancelled";
+  return inStatusClass(TERMINAL_STATUSES, status);
 }
 
 /**
@@ -326,7 +327,7 @@ export function decideCancel(row: JobRow, nowMs: number): JobPatch | null {
 
 /** Statuses POST /api/fleet/retry brings back. */
 export function isRetryable(status: string): boolean {
-  return status === "failed" || status === "cancelled";
+  return inStatusClass(RETRYABLE_STATUSES, status);
 }
 
 /**

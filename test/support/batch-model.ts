@@ -7,6 +7,9 @@ import { parkScopeOf, rateLimitedUntilMs, type Scope } from "../../src/lib/flow"
 import { formatPbDate, parsePbDate } from "../../src/lib/lease";
 import { jitterOfStep } from "../../src/lib/batch-plans";
 import { jobView, type JobPatch, type JobRow } from "../../src/lib/job-row";
+import {
+  JOB_PATCH_JSON_FIELDS, JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS,
+} from "../../src/lib/job-schema";
 import { decideRelease, decideRenew } from "../../src/lib/transitions";
 import type { CompleteResult, HeartbeatResult } from "../../src/lib/types";
 import type { ReleaseRequestFields, RenewRequestFields } from "../../src/lib/validate";
@@ -14,12 +17,11 @@ import type { ReleaseRequestFields, RenewRequestFields } from "../../src/lib/val
 /** A stored row: every column as SQLite holds it (text, number or null). */
 export type StoredRow = { id: string } & Record<string, string | number | null>;
 
-const TEXT = ["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at", "created", "payload",
-  "progress", "run_at", "last_error", "dead_lettered_at", "unique_key"] as const;
-const NUMBER = ["version", "reclaim_count", "consecutive_orphan_count", "attempts", "max_attempts", "timeout_seconds", "priority",
-  "enqueue_index"] as const;
+/** The JobRow columns (src/lib/job-schema.ts), flow control's always (a stored row has them). */
+const TEXT = [...JOB_ROW_TEXT_FIELDS, ...JOB_ROW_FLOW_TEXT_FIELDS];
+const NUMBER = [...JOB_ROW_NUMBER_FIELDS, ...JOB_ROW_FLOW_NUMBER_FIELDS];
 /** The columns a JobPatch writes whose values are JSON (stored as their JSON text). */
-const JSON_COLUMNS = ["result", "progress"];
+const JSON_COLUMNS: readonly string[] = JOB_PATCH_JSON_FIELDS;
 
 /** The row as the rules read it (bulk.ts's read): text never null, numbers 0 for null, the lease as judged. */
 export function judgedRow(stored: StoredRow): JobRow {

@@ -15,6 +15,8 @@ import { join } from "node:path";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { WORKER_FIELDS, WORKER_NAME_PATTERN, WORKERS_COLLECTION } from "../../src/lib/identity";
+import { JOB_COLUMNS, JOBS_COLLECTION } from "../../src/lib/job-schema";
+import { JOB_STATUSES } from "../../src/lib/types";
 import { JOB_COUNTS_REBUILD, JOB_COUNTS_SETUP, JOB_COUNTS_TEARDOWN } from "../../src/lib/job-counts";
 import { FINISHED_SQL, ORPHANED_SQL } from "../../src/lib/queries";
 
@@ -374,6 +376,18 @@ describe("the migrations of both PocketBase lines", () => {
     );
   });
 
+  // src/lib/job-schema.ts is what the code derives its columns from: a column
+  // added to the schema and not to a line (or to a line and not to the schema,
+  // or with another kind) fails here.
+  for (const [name, make] of Object.entries(lines)) {
+    it(`build probe_jobs with the schema's columns, each of its kind (${name})`, () => {
+      const line = make();
+      line.run("up");
+      const kinds = Object.fromEntries(Object.entries(line.shape(JOBS_COLLECTION)!.fields).map(([column, f]) => [column, f["type"]]));
+      expect(kinds).toEqual(Object.fromEntries(Object.entries(JOB_COLUMNS).map(([column, c]) => [column, c.kind])));
+    });
+  }
+
   it("build the same collections: fields, options, indexes, superuser-only rules", () => {
     const [old, modern] = [migrations022(), migrations023()];
     old.run("up");
@@ -387,7 +401,7 @@ describe("the migrations of both PocketBase lines", () => {
     expect(jobs.auth).toBeNull();
     expect(jobs.rules).toEqual([null, null, null, null, null]);
     expect(Object.keys(jobs.fields)).toEqual(expect.arrayContaining(["lease_token", "queue", ...QUEUE_FIELDS]));
-    expect(jobs.fields["status"]!["values"]).toEqual(["pending", "claimed", "running", "done", "failed", "cancelled"]);
+    expect(jobs.fields["status"]!["values"]).toEqual(JOB_STATUSES);
     expect(jobs.fields["priority"]).toEqual({ type: "number", required: false, min: -1000, max: 1000, onlyInt: true });
     for (const name of ["attempts", "max_attempts", "enqueue_index"]) {
       expect(jobs.fields[name]).toEqual({ type: "number", required: false, min: 0, max: null, onlyInt: true });

@@ -26,6 +26,7 @@ import type {
 } from "../../../src/client/fleet-client";
 import { DEFAULT_ORPHAN_CAP, SWEEP_BATCH } from "../../../src/lib/config";
 import { jobView, parseJsonField, queueJobView, type JobBatch, type JobPatch, type JobRow } from "../../../src/lib/job-row";
+import { blankJobRow } from "../../../src/lib/job-schema";
 import { formatPbDate } from "../../../src/lib/lease";
 import { firstInClaimOrder } from "../../../src/lib/queries";
 import { sweepExpired } from "../../../src/lib/sweep";
@@ -90,11 +91,7 @@ export class FakeFleet implements FleetApi {
     this.#lastCreatedMs = Math.max(Date.now(), this.#lastCreatedMs + 1);
     // JSON fields (payload, progress) are JSON text, as in JobRow: pass JSON.stringify(value).
     const row: JobRow = {
-      id, created: formatPbDate(this.#lastCreatedMs), probe_key: `key-${id}`, status: "pending", claimed_by: "",
-      lease_expires_at: "", version: 0, reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "",
-      payload: "", progress: "", priority: 0, run_at: "", attempts: 0, max_attempts: 0, last_error: "",
-      dead_lettered_at: "", unique_key: "", enqueue_index: 0, queue: "default",
-      group_key: "", timeout_seconds: 0, start_by: "", claimed_at: "", ...fields,
+      ...blankJobRow(), id, created: formatPbDate(this.#lastCreatedMs), probe_key: `key-${id}`, status: "pending", queue: "default", ...fields,
     };
     this.rows.set(id, row);
     return row;

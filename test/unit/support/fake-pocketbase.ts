@@ -35,6 +35,7 @@ import { deleteOldEventsStatement, JOB_EVENTS_COLLECTION } from "../../../src/li
 import {
   JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS, type JobPatch,
 } from "../../../src/lib/job-row";
+import { jobColumnsOfKind, JOBS_COLLECTION, type JobStoredFields } from "../../../src/lib/job-schema";
 import { stampLastSeenStatement, WORKERS_COLLECTION } from "../../../src/lib/identity";
 import { formatPbDate, isLeaseLive, LEASE_AS_JUDGED_SQL, parsePbDate } from "../../../src/lib/lease";
 import { DEFAULT_QUEUE } from "../../../src/lib/queue-names";
@@ -53,7 +54,7 @@ import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../.
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
 import { HOOKS_BUNDLES } from "../../../scripts/build/bundles.mjs";
 
-const COLLECTION = "probe_jobs";
+const COLLECTION = JOBS_COLLECTION;
 
 /** The fields of each collection a record can be made of, by type. */
 interface FieldTypes {
@@ -63,15 +64,12 @@ interface FieldTypes {
   json: Set<string>;
 }
 const FIELDS: Record<string, FieldTypes> = {
+  // The schema's columns (src/lib/job-schema.ts): a select is text, an autodate a date.
   [COLLECTION]: {
-    date: new Set([
-      "created", "updated", "lease_expires_at", "claimed_at", "finished_at", "requeued_at", "run_at", "dead_lettered_at", "start_by",
-    ]),
-    number: new Set([
-      "version", "reclaim_count", "consecutive_orphan_count", "priority", "attempts", "max_attempts", "enqueue_index", "timeout_seconds",
-    ]),
-    text: new Set(["probe_key", "status", "claimed_by", "lease_token", "last_error", "unique_key", "queue", "group_key"]),
-    json: new Set(["result", "payload", "progress"]),
+    date: new Set(jobColumnsOfKind("date", "autodate")),
+    number: new Set(jobColumnsOfKind("number")),
+    text: new Set(jobColumnsOfKind("text", "select")),
+    json: new Set(jobColumnsOfKind("json")),
   },
   // What the batch endpoints save once per transaction (src/lib/bulk.ts).
   [JOB_EVENTS_COLLECTION]: {
@@ -89,43 +87,13 @@ function fieldsOf(collection: string): FieldTypes {
 }
 
 /**
- * A probe_jobs row as stored: dates as PocketBase's text ("" when empty), JSON
- * fields as their JSON text ("" for a NULL column), any status text (tests
- * store odd ones).
+ * A probe_jobs row as stored: every column of src/lib/job-schema.ts, dates as
+ * PocketBase's text ("" when empty), JSON fields as their JSON text ("" for a
+ * NULL column), any status text (tests store odd ones). queue is "default"
+ * after the migration's backfill, "" on a row written around enqueue and the
+ * create hook; flow control's columns "" / 0 when unset.
  */
-export interface StoredRow {
-  id: string;
-  created: string;
-  updated: string;
-  probe_key: string;
-  status: string;
-  claimed_by: string;
-  lease_expires_at: string;
-  version: number;
-  claimed_at: string;
-  finished_at: string;
-  requeued_at: string;
-  reclaim_count: number;
-  consecutive_orphan_count: number;
-  lease_token: string;
-  result: string;
-  payload: string;
-  progress: string;
-  priority: number;
-  run_at: string;
-  attempts: number;
-  max_attempts: number;
-  last_error: string;
-  dead_lettered_at: string;
-  unique_key: string;
-  enqueue_index: number;
-  /** The job's queue as stored: "default" after the migration's backfill; "" on a row written around enqueue and the create hook. */
-  queue: string;
-  // Flow control's fields (docs/flow-control.md), as the migration adds them: "" / 0 when unset.
-  group_key: string;
-  timeout_seconds: number;
-  start_by: string;
-}
+export type StoredRow = JobStoredFields;
 
 /** A probe_job_events row as stored (changes: JSON text). */
 export interface StoredEvent {
@@ -214,12 +182,7 @@ function blankRecord(collection: string): Record<string, string | number> {
 }
 
 function blankRow(): Omit<StoredRow, "id"> {
-  return {
-    created: "", updated: "", probe_key: "", status: "", claimed_by: "", lease_expires_at: "", version: 0,
-    claimed_at: "", finished_at: "", requeued_at: "", reclaim_count: 0, consecutive_orphan_count: 0, lease_token: "",
-    result: "", payload: "", progress: "", priority: 0, run_at: "", attempts: 0, max_attempts: 0, last_error: "",
-    dead_lettered_at: "", unique_key: "", enqueue_index: 0, queue: "", group_key: "", timeout_seconds: 0, start_by: "",
-  };
+  return blankRecord(COLLECTION) as Omit<StoredRow, "id">;
 }
 
 /** What `findCollectionByNameOrId` returns: only the name matters to recordQuery and `new Record`. */

@@ -1,4 +1,5 @@
 /** Rows and instants for the pure-decision tests, and an in-memory JobBatch for the transaction logic. */
+import { blankJobRow, blankJobValue, jobColumnsWhere, type JobStoredFields } from "../../../src/lib/job-schema";
 import { JOB_JSON_FIELDS, type JobBatch, type JobInsert, type JobPatch, type JobRow } from "../../../src/lib/job-row";
 import { formatPbDate } from "../../../src/lib/lease";
 import type { WhereClause } from "../../../src/lib/queries";
@@ -17,36 +18,21 @@ export const EXPIRED = formatPbDate(NOW - 10_000);
 export const ENDS_NOW = formatPbDate(NOW);
 
 export function row(overrides: Partial<JobRow> = {}): JobRow {
+  // Every other column blank (src/lib/job-schema.ts): no payload, no cap, no lease; flow control's
+  // fields (docs/flow-control.md) none: no group, no timeout, no start_by, never claimed.
   return {
+    ...blankJobRow(),
     id: "job-1",
     created: formatPbDate(NOW - 60_000),
     probe_key: "probe-a",
     status: "pending",
-    claimed_by: "",
-    lease_expires_at: "",
     version: 3,
     reclaim_count: 2,
     consecutive_orphan_count: 1,
-    lease_token: "",
-    // The queue's fields (docs/queue.md) as a bare record-API row has them once the
-    // create hook stamped it: due at its creation, no payload, no cap.
-    payload: "",
-    progress: "",
-    priority: 0,
+    // As a bare record-API row has it once the create hook stamped it: due at its creation.
     run_at: formatPbDate(NOW - 60_000),
-    attempts: 0,
-    max_attempts: 0,
-    last_error: "",
-    dead_lettered_at: "",
-    unique_key: "",
-    enqueue_index: 0,
     // As the migration backfilled it (a row written around enqueue and the create hook has "": tests say so).
     queue: "default",
-    // Flow control's fields (docs/flow-control.md): no group, no timeout, no start_by, never claimed.
-    group_key: "",
-    timeout_seconds: 0,
-    start_by: "",
-    claimed_at: "",
     ...overrides,
   };
 }
@@ -65,17 +51,15 @@ export function held(
   return row({ status: "claimed", claimed_by: workerId, lease_expires_at: lease, lease_token: "tok-current", ...overrides });
 }
 
-/** A row in the in-memory batch: a JobRow plus the columns only the server writes. */
-export interface MemoryRow extends JobRow {
-  finished_at: string;
-  requeued_at: string;
-  result: string;
-  // A stored row always has flow control's columns (only the bulk read leaves them out).
-  group_key: string;
-  timeout_seconds: number;
-  start_by: string;
-  claimed_at: string;
-}
+/**
+ * A row in the in-memory batch: every column but `updated` (src/lib/job-schema.ts), so a JobRow plus the
+ * columns only the server writes; a stored row always has flow control's columns (only the bulk read leaves them out).
+ */
+export type MemoryRow = Omit<JobStoredFields, "updated">;
+/** The columns a MemoryRow has beyond a JobRow, blank. */
+const BEYOND_JOB_ROW = Object.fromEntries(
+  jobColumnsWhere((c, name) => name !== "updated" && c.row !== "always").map((name) => [name, blankJobValue(name)]),
+);
 
 export interface BatchCall {
   op: "find" | "queryOne" | "queryAll" | "execute";
@@ -108,7 +92,7 @@ export interface MemoryBatch extends JobBatch {
 }
 
 export function memoryRow(from: JobRow): MemoryRow {
-  return { finished_at: "", requeued_at: "", result: "", group_key: "", timeout_seconds: 0, start_by: "", claimed_at: "", ...from };
+  return { ...BEYOND_JOB_ROW, ...from } as MemoryRow;
 }
 
 export function memoryBatch(
