@@ -219,10 +219,12 @@ describe.each(["0.22", "0.23"] as const)("src/lib's SQL on real SQLite (schema o
 
     test("heartbeat's and complete's plans (batch-plans.ts): the judging query's answers, then the write", () => {
       const r = world.random;
-      const ids = [...world.tables.jobs.keys()];
-      const jobOf = (id: string) => world.tables.jobs.get(id) as StoredRow;
-      const renewals: RenewRequestFields[] = Array.from({ length: 10 }, () => {
-        const job = jobOf(r.pick(ids));
+      // Mostly held jobs, by their holder with their token: the plans' writing kinds, not only their refusals.
+      const jobs = [...world.tables.jobs.values()];
+      const heldJobs = jobs.filter((j) => j.status === "claimed" || j.status === "running");
+      const someJob = (): StoredRow => r.pick(r.chance(0.7) && heldJobs.length > 0 ? heldJobs : jobs);
+      const renewals: RenewRequestFields[] = Array.from({ length: 20 }, () => {
+        const job = someJob();
         return {
           jobId: r.chance(0.1) ? "missing-id" : job.id, workerId: r.chance(0.8) ? job.claimed_by : r.pick(WORKERS),
           leaseSeconds: r.pick([30, 600, "x"]), leaseToken: r.chance(0.7) ? job.lease_token : r.pick([undefined, "t9"]),
@@ -234,8 +236,8 @@ describe.each(["0.22", "0.23"] as const)("src/lib's SQL on real SQLite (schema o
       expect(judged.real.map(parsedPlan)).toEqual(judged.fake.map(parsedPlan));
       expectSameWrite(world, heartbeatWriteStatement(beat, NOW));
 
-      const releases: ReleaseRequestFields[] = Array.from({ length: 10 }, () => {
-        const job = jobOf(r.pick(ids));
+      const releases: ReleaseRequestFields[] = Array.from({ length: 20 }, () => {
+        const job = someJob();
         const target = r.pick(RELEASE_TARGETS);
         return {
           jobId: job.id, workerId: r.chance(0.8) ? job.claimed_by : r.pick(WORKERS), target,

@@ -25,10 +25,17 @@ export type HooksLine = "0.22" | "0.23";
 type Params = Record<string, unknown>;
 export type SqliteRow = Record<string, SqlValue>;
 
+/**
+ * sql.js registers the legacy extension-functions.c versions of floor, ceil,
+ * pow, ... over SQLite's own unless told not to; PocketBase's SQLite has only
+ * SQLite's own (math functions), which src/lib's SQL calls (batch-plans.ts).
+ */
+const SQL_JS_CONFIG = { useOldExtensionFunctions: false } as Parameters<typeof initSqlJs>[0];
+
 let sqlJs: Promise<SqlJsStatic> | undefined;
-/** The wasm module, compiled once per worker (vitest isolates test files, not the module cache of one file). */
+/** The wasm module, compiled once per worker (each test file gets its own module registry, so once per file). */
 function loadSqlJs(): Promise<SqlJsStatic> {
-  sqlJs ??= initSqlJs();
+  sqlJs ??= initSqlJs(SQL_JS_CONFIG);
   return sqlJs;
 }
 
