@@ -5,14 +5,20 @@
  * scripts/dump-sqlite-schema.mjs), running statements in PocketBase's dbx form
  * (`{:name}` placeholders, a params object).
  *
- * Why sql.js (measured on this machine, Node 20; see the commit that added it):
- * - install: one package, no dependencies, no install script; 30 MB unpacked
- *   (of which 0.7 MB is the wasm this file loads; the rest are other builds).
- * - load: ~20-25 ms to compile the wasm, once per worker (`sqlJs` below); a
- *   fresh database with the schema ~1 ms.
- * - fidelity: SQLite 3.54.1, against 3.46.0 in PocketBase 0.22.21 and 3.53.3 in
- *   0.40.4; RETURNING, UPDATE ... FROM, ->>, json1 and window functions are all
- *   older than 3.46.
+ * Why sql.js 1.16.0 (measured on this machine, Node 20, 2 shared cores; the
+ * reads and writes by `npx vitest bench --run --project unit test/unit/sqlite-vs-fake.bench.ts`):
+ * - install: one package, no dependencies, no install script (13.7 MB tarball,
+ *   30 MB unpacked, of which this loads the 0.7 MB wasm and its 48 KB loader).
+ * - load: 23-60 ms to compile the wasm, once per test file (`loadSqlJs`); a
+ *   fresh database with a line's schema then takes 0.1-0.7 ms (a copy of an
+ *   image made once; running the schema's statements took 6-10 ms).
+ * - speed: 2.5-5x slower than the fake's JS evaluator, well under a ms a query: four of
+ *   claim-next's and stats' reads over 200 jobs 1.9 ms against 0.76 ms, a bulk
+ *   patch of 10 jobs 0.10 ms against 0.02 ms (fastest runs); the first run of
+ *   each SQL text pays ~1 ms to prepare it, hence the statement cache.
+ * - fidelity: SQLite 3.54.1 (with SQLite's math functions, JSON, window
+ *   functions, RETURNING, UPDATE ... FROM), against 3.46.0 in PocketBase 0.22.21
+ *   and 3.53.3 in 0.40.4 (scripts/dump-sqlite-schema.mjs asks each).
  * better-sqlite3 (13.x fails on Node 20; 12.x needs prebuilt binaries from
  * GitHub) and node:sqlite (Node 22+) are out on this project's Node 20 floor.
  */
