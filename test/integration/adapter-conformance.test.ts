@@ -5,8 +5,8 @@
 // the adapter directly and are built for the line the way the real bundle is;
 // they run on a server of this file's own, beside the real bundle (whose
 // probe_jobs create hook is the adapter's stampDueTime).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NOT_SIGNED_IN } from "../../src/lib/identity";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ADMIN_ONLY, NOT_SIGNED_IN, WORKER_DISABLED } from "../../src/lib/identity";
 import type { JobInsert, JobPatch } from "../../src/lib/job-row";
 import { formatPbDate, isLeaseLive, parsePbDate } from "../../src/lib/lease";
 import { leaseTexts } from "../support/lease-texts";
@@ -21,8 +21,11 @@ import { eventually } from "./support/eventually";
 import { countJobsByPrefix, createJob, futureDate, get, getJob, post, randomKey, type JobRecord, type RequestOptions } from "./support/fleet-api";
 import { startOwnServer, type OwnServer } from "./support/own-server";
 import { pbLine } from "./support/pocketbase-line";
+import { createWorkerIdentity } from "./support/worker-identities";
 
 const ENV_NAME = "PB_FLEET_CONFORMANCE_ENV";
+/** PocketBase versions that read a chunked body past their limit (see "a body of unknown length" below). */
+const CHUNKED_BODY_UNBOUNDED = ["0.23.12"];
 const ENV_VALUE = "seen-by-getenv";
 
 let server: OwnServer;
@@ -102,6 +105,13 @@ describe(`the ${pbLine()} adapter`, () => {
       expect((await call("echo", {})).caller).toEqual({ kind: "admin" });
     });
 
+    it("refuses a worker identity on an admin-only route with its 403, and a disabled one with its 401", async () => {
+      const worker = await createWorkerIdentity({}, opts);
+      expect(await post(`${ADAPTER_TEST_PATH}/echo`, {}, { ...opts, token: worker.token })).toEqual({ status: 403, body: { error: ADMIN_ONLY } });
+      const disabled = await createWorkerIdentity({ disabled: true }, opts);
+      expect(await post(`${ADAPTER_TEST_PATH}/echo`, {}, { ...opts, token: disabled.token })).toEqual({ status: 401, body: WORKER_DISABLED });
+    });
+
     it("json() answers its status and body; query parameters read as sent, an absent one as empty", async () => {
       const res = await get(`${ADAPTER_TEST_PATH}/echo?status=201&q=${encodeURIComponent("a b&c")}`, opts);
       expect(res.status).toBe(201);
@@ -124,10 +134,44 @@ describe(`the ${pbLine()} adapter`, () => {
       }
     });
 
-    it("a declared body over PocketBase's limit is pb-fleet's 413 for an admin, and the 401 for anyone else", async () => {
+    it("a declared body over PocketBase's limit is pb-fleet's 413 for an admin; who may not call is refused first", async () => {
       const rawBody = "x".repeat(MAX_REQUEST_BODY_BYTES + 16);
       expect(await post(`${ADAPTER_TEST_PATH}/echo`, undefined, { ...opts, rawBody })).toEqual({ status: 413, body: { error: REQUEST_TOO_LARGE } });
-      expect((await post(`${ADAPTER_TEST_PATH}/echo`, undefined, { ...opts, rawBody, token: null })).status).toBe(401);
+      expect(await post(`${ADAPTER_TEST_PATH}/echo`, undefined, { ...opts, rawBody, token: null })).toEqual({ status: 401, body: NOT_SIGNED_IN });
+      const worker = await createWorkerIdentity({}, opts);
+      expect(await post(`${ADAPTER_TEST_PATH}/echo`, undefined, { ...opts, rawBody, token: worker.token })).toEqual({ status: 403, body: { error: ADMIN_ONLY } });
+    });
+  });
+
+  describe("a body of unknown length (chunked)", () => {
+    /** POSTs `text` without a Content-Length (chunked transfer) to the echo route, with `query`. */
+    async function postChunked(text: string, query = ""): Promise<{ status: number; body: any }> {
+      const bytes = new TextEncoder().encode(text);
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 1 << 20) controller.enqueue(bytes.subarray(at, at + (1 << 20)));
+          controller.close();
+        },
+      });
+      const res = await fetch(`${server.url}${ADAPTER_TEST_PATH}/echo${query}`, {
+        method: "POST", headers: { Authorization: server.token, "Content-Type": "application/json" }, body: stream, duplex: "half",
+      } as RequestInit);
+      return { status: res.status, body: await res.json() };
+    }
+
+    it("under the limit is read as sent", async () => {
+      expect(await postChunked(JSON.stringify({ a: 1, b: "ü" }))).toMatchObject({ status: 200, body: { body: { a: 1, b: "ü" } } });
+    });
+
+    // 0.22 reads such a body up to its limit and parses what it read (its adapter's bodyOverLimit is
+    // always false), so the handler gets {}; 0.40.4 stops at the limit and answers pb-fleet's 413.
+    // PocketBase 0.23.12 applies no limit to a chunked body: the handler gets all of it (a known
+    // disagreement, marked so: `fails` flips to an error once the adapter bounds it there too).
+    const unbounded = CHUNKED_BODY_UNBOUNDED.includes(inject("pbVersion"));
+    (unbounded ? it.fails : it)("over the limit never reaches the handler: pb-fleet's 413, or (0.22) the empty body", async () => {
+      const answer = await postChunked(JSON.stringify({ a: "x".repeat(MAX_REQUEST_BODY_BYTES + 16) }), "?bodyBytes=1");
+      if (answer.status === 413) expect(answer.body).toEqual({ error: REQUEST_TOO_LARGE });
+      else expect({ status: answer.status, bodyBytes: answer.body.body }).toEqual({ status: 200, bodyBytes: "{}".length });
     });
   });
 

@@ -109,10 +109,15 @@ export function handleRuntime(req: FleetRequest): Reply {
   });
 }
 
-/** What a handler sees of a request, answered as JSON (`?reply=text`: as plain text) with the status `?status=`. */
+/**
+ * What a handler sees of a request, answered as JSON (`?reply=text`: as plain
+ * text) with the status `?status=`; `?bodyBytes=1` answers the body's JSON
+ * length instead of the body (a big one need not travel back).
+ */
 export function handleEcho(req: FleetRequest): Reply {
   const status = Number(req.query("status")) || 200;
-  const seen = { body: req.body(), q: req.query("q"), missing: req.query("missing"), caller: req.caller };
+  const body = req.query("bodyBytes") === "" ? req.body() : JSON.stringify(req.body()).length;
+  const seen = { body, q: req.query("q"), missing: req.query("missing"), caller: req.caller };
   if (req.query("reply") === "text") return { status, text: JSON.stringify(seen) };
   return json(status, seen);
 }
