@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ADMIN_ONLY, NOT_SIGNED_IN, WORKER_DISABLED } from "../../src/lib/identity";
 import type { JobInsert, JobPatch } from "../../src/lib/job-row";
 import { formatPbDate, isLeaseLive, parsePbDate } from "../../src/lib/lease";
-import { leaseTexts } from "../support/lease-texts";
 import { DEFAULT_QUEUE } from "../../src/lib/queue-names";
 import { MAX_REQUEST_BODY_BYTES, REQUEST_TOO_LARGE } from "../../src/lib/queue";
 import type { JobView } from "../../src/lib/types";
 import { notInTransaction, QUERY_FAILED, ROLLED_BACK } from "../../src/adapter/contract";
+import { leaseTexts } from "../support/lease-texts";
 import { ADAPTER_TEST_HOOKS_FILE, buildAdapterTestHooks } from "./support/adapter-conformance/build";
 import { ADAPTER_TEST_PATH } from "./support/adapter-conformance/routes";
 import { CONFORMANCE_THROW, type BatchStep } from "./support/adapter-conformance/steps";
@@ -24,9 +24,9 @@ import { pbLine } from "./support/pocketbase-line";
 import { createWorkerIdentity } from "./support/worker-identities";
 
 const ENV_NAME = "PB_FLEET_CONFORMANCE_ENV";
+const ENV_VALUE = "seen-by-getenv";
 /** PocketBase versions that read a chunked body past their limit (see "a body of unknown length" below). */
 const CHUNKED_BODY_UNBOUNDED = ["0.23.12"];
-const ENV_VALUE = "seen-by-getenv";
 
 let server: OwnServer;
 let opts: RequestOptions;
