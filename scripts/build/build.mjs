@@ -46,7 +46,9 @@ export async function routeTable() {
   return { ROUTES, CRONS, JOB_CREATE_HOOKS, WORKER_ACCOUNT_HOOK };
 }
 
-const handlerModule = (name) => JSON.stringify(`./src/handlers/${name}.ts`);
+/** Where a route table's modules are, relative to the root: src/handlers for the bundles (a test's table names its own). */
+const HANDLERS_DIR = "src/handlers";
+const handlerModule = (name, dir = HANDLERS_DIR) => JSON.stringify(`./${dir}/${name}.ts`);
 
 /** An entry module, bundled alone with what it uses, as the body of a closure that calls its default export. */
 async function bundleEntry(bundle, contents) {
@@ -81,9 +83,9 @@ function builtOncePerRuntime(name, body) {
 }
 
 /** A route: the adapter's serve() running the handler on the request's context (echo.Context or core.RequestEvent). */
-function routeEntry({ module, handler, access }) {
+function routeEntry({ module, handler, access }, handlersDir) {
   return `import { serve } from ${JSON.stringify(ADAPTER)};\n` +
-    `import { ${handler} } from ${handlerModule(module)};\n` +
+    `import { ${handler} } from ${handlerModule(module, handlersDir)};\n` +
     `export default function route(context: Parameters<typeof serve>[0]): void { return serve(context, ${handler}, ${JSON.stringify(access)}); }\n`;
 }
 
@@ -92,23 +94,34 @@ function functionEntry(module, name) {
   return `export { ${name} as default } from ${handlerModule(module)};`;
 }
 
-/** The hooks file of one bundle (HOOKS_BUNDLES; the 0.22 one by default). */
-export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
-  const { ROUTES, CRONS, JOB_CREATE_HOOKS, WORKER_ACCOUNT_HOOK } = await routeTable();
-  const parts = [banner(bundle)];
+/**
+ * The routerAdd calls of a route table (RouteEntry of src/handlers/routes.ts,
+ * modules in `handlersDir`), each route a self-contained closure with the
+ * bundle's middlewares: what buildHooks writes for ROUTES, and what a test
+ * builds for routes of its own (test/integration/support/adapter-conformance).
+ */
+export async function buildRoutes(bundle, routes, handlersDir = HANDLERS_DIR) {
   const built = [];
   for (const m of bundle.builtMiddlewares ?? []) {
     const fn = await bundleEntry(bundle, `export { ${m.export} as default } from ${JSON.stringify(ADAPTER)};`);
     // Called with the route's access too: who may call decides before the 413, as in serve.
     built.push((route) => `new Middleware((${CONTEXT_PARAM}) => {\nreturn (() => {\n${fn}\n})()(${CONTEXT_PARAM}, ${JSON.stringify(route.access)});\n}, ${m.priority}, ${JSON.stringify(m.id)})`);
   }
-  for (const route of ROUTES) {
+  const parts = [];
+  for (const route of routes) {
     const middlewares = built.map((m) => m(route)).concat(bundle.routeMiddlewares).map((m) => `, ${m}`).join("");
-    const body = builtOncePerRuntime(`${route.method} ${route.path}`, await bundleEntry(bundle, routeEntry(route)));
+    const body = builtOncePerRuntime(`${route.method} ${route.path}`, await bundleEntry(bundle, routeEntry(route, handlersDir)));
     parts.push(
       `routerAdd(${JSON.stringify(route.method)}, ${JSON.stringify(route.path)}, (${CONTEXT_PARAM}) => {\n${body}(${CONTEXT_PARAM});\n}${middlewares});\n`,
     );
   }
+  return parts;
+}
+
+/** The hooks file of one bundle (HOOKS_BUNDLES; the 0.22 one by default). */
+export async function buildHooks(bundle = HOOKS_BUNDLES[0]) {
+  const { ROUTES, CRONS, JOB_CREATE_HOOKS, WORKER_ACCOUNT_HOOK } = await routeTable();
+  const parts = [banner(bundle), ...await buildRoutes(bundle, ROUTES)];
   for (const hook of JOB_CREATE_HOOKS) {
     const body = builtOncePerRuntime(`${bundle.jobCreateHook} ${hook.module}`,
       await bundleEntry(bundle, functionEntry(hook.module, hook.handler)));

@@ -3,7 +3,7 @@
 // a database a test may break, two processes on one database. Same version
 // and hooks line as the shared server: the line's bundle, migrations and
 // test-only hooks.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { inject } from "vitest";
@@ -28,11 +28,13 @@ export interface OwnServerOptions {
   hooksWatch?: boolean;
   /** Test-only hook files from the line's support/hooks* folder, besides the bundle. */
   testHooks?: string[];
+  /** Hook files a test built (file name to text: the conformance routes), besides the bundle. */
+  builtHooks?: Record<string, string>;
   /**
    * Start a second PocketBase process on this running own server's pb_data and
    * pb_hooks (same admin, its own port and log file): two servers of one
    * database. Its stop() leaves those folders to their owner, whose stop()
-   * removes them: stop the second one first. testHooks are ignored (the
+   * removes them: stop the second one first. testHooks and builtHooks are ignored (the
    * owner's hooks folder is served).
    */
   sameDataAs?: OwnServer;
@@ -60,6 +62,7 @@ export async function startOwnServer(opts: OwnServerOptions = {}): Promise<OwnSe
       // As `npx pb-fleet install` puts it beside the bundle: test hooks require() it.
       copyFileSync(files.enqueueModule, join(hooksDir, basename(files.enqueueModule)));
       for (const name of opts.testHooks ?? []) copyFileSync(join(files.testHooksDir, name), join(hooksDir, name));
+      for (const [name, text] of Object.entries(opts.builtHooks ?? {})) writeFileSync(join(hooksDir, name), text);
     }
     const server = await startPocketBase({
       binary: binary.path,

@@ -22,29 +22,32 @@ export interface WorkerIdentityFields {
   disabled?: boolean;
 }
 
-/** A new identity, signed in (before it is disabled, when `disabled` asks for that: a token that verifies). */
-export async function createWorkerIdentity(fields: WorkerIdentityFields = {}): Promise<WorkerIdentity> {
+/**
+ * A new identity, signed in (before it is disabled, when `disabled` asks for
+ * that: a token that verifies); on the shared server unless `opts` names another.
+ */
+export async function createWorkerIdentity(fields: WorkerIdentityFields = {}, opts?: RequestOptions): Promise<WorkerIdentity> {
   const name = randomKey("worker").replace(/[^\w.-]/g, "-");
   const password = `pw-${randomKey("secret")}`;
   const created = await post(`${WORKERS}/records`, {
     [WORKER_FIELDS.name]: name, password, passwordConfirm: password,
     [WORKER_FIELDS.queues]: fields.queues ?? [], [WORKER_FIELDS.canEnqueue]: fields.canEnqueue ?? false,
-  });
+  }, opts);
   expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const auth = await signInWorker(name, password);
+  const auth = await signInWorker(name, password, opts?.baseUrl);
   expect(auth.status, JSON.stringify(auth.body)).toBe(200);
   const identity = { id: created.body.id as string, name, password, token: auth.body.token as string };
-  if (fields.disabled) await updateWorkerIdentity(identity.id, { [WORKER_FIELDS.disabled]: true });
+  if (fields.disabled) await updateWorkerIdentity(identity.id, { [WORKER_FIELDS.disabled]: true }, opts);
   return identity;
 }
 
-export function signInWorker(name: string, password: string): Promise<ApiResponse> {
-  return post(`${WORKERS}/auth-with-password`, { identity: name, password }, { token: null });
+export function signInWorker(name: string, password: string, baseUrl?: string): Promise<ApiResponse> {
+  return post(`${WORKERS}/auth-with-password`, { identity: name, password }, { token: null, ...(baseUrl === undefined ? {} : { baseUrl }) });
 }
 
 /** Admin PATCH of an identity's fields (disable, queues, a new password). */
-export async function updateWorkerIdentity(id: string, fields: Record<string, unknown>): Promise<ApiResponse> {
-  const res = await send("PATCH", `${WORKERS}/records/${id}`, fields);
+export async function updateWorkerIdentity(id: string, fields: Record<string, unknown>, opts?: RequestOptions): Promise<ApiResponse> {
+  const res = await send("PATCH", `${WORKERS}/records/${id}`, fields, opts);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res;
 }
