@@ -3,6 +3,7 @@
  * calls take and answer, and FleetApi, what Worker and Sweeper need of a client.
  */
 import { WORKERS_COLLECTION } from "../../lib/identity.js";
+import type { JobRecordFields } from "../../lib/job-schema.js";
 import { JOBS_COLLECTION } from "../../lib/record-filters.js";
 import type {
   ClaimNextRequest,
@@ -99,41 +100,21 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** The columns of the first probe_jobs migration: every pb-fleet server has them. */
+type FirstMigrationColumn =
+  | "created" | "updated" | "probe_key" | "status" | "claimed_by" | "lease_expires_at" | "version"
+  | "claimed_at" | "finished_at" | "requeued_at" | "reclaim_count" | "consecutive_orphan_count" | "result";
+
 /**
- * A `probe_jobs` row as the record API returns it. (`created`/`updated` are
- * PocketBase 0.22's system fields; on 0.23+ the collection declares them.)
+ * A `probe_jobs` row as the record API returns it, from the schema
+ * (src/lib/job-schema.ts): JSON fields parsed. The columns later migrations
+ * added (the fencing token, the queue's, flow control's) are optional, since
+ * a server that has not applied them answers without them. (`created`/`updated`
+ * are PocketBase 0.22's system fields; on 0.23+ the collection declares them.)
  */
-export interface JobRecord {
-  id: string;
-  created: string;
-  updated: string;
-  probe_key: string;
-  status: JobStatus;
-  claimed_by: string;
-  lease_expires_at: string;
-  version: number;
-  claimed_at: string;
-  finished_at: string;
-  requeued_at: string;
-  reclaim_count: number;
-  consecutive_orphan_count: number;
-  result: unknown;
-  /** Present once the fencing migration is applied. */
-  lease_token?: string;
-  // The queue's fields (docs/queue.md), present once its migration is applied.
-  payload?: unknown;
-  priority?: number;
-  run_at?: string;
-  attempts?: number;
-  /** 0: no cap. */
-  max_attempts?: number;
-  last_error?: string;
-  dead_lettered_at?: string;
-  unique_key?: string;
-  progress?: unknown;
-  /** The job's queue ("" on a row from before queues: the default queue). */
-  queue?: string;
-}
+export type JobRecord =
+  & Pick<JobRecordFields, "id" | FirstMigrationColumn>
+  & Partial<Omit<JobRecordFields, "id" | FirstMigrationColumn>>;
 
 /**
  * The job of a claim answer: the reference's view, plus the queue's fields
