@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// node scripts/dump-sqlite-schema.mjs
+// node scripts/dump-sqlite-schema.mjs [--check]   (npm run schema:sqlite)
 // Writes test/unit/support/pocketbase-schema-<line>.sql: the tables, indexes and
 // triggers of pb-fleet's collections as PocketBase itself makes them (`migrate up`
 // of the line's migrations on the line's tested version, read back from
 // pb_data/data.db), so the unit tier runs its SQL on the real schema instead of
-// one written again by hand. Run it again after changing a migration.
+// one written again by hand. Run it again after changing a migration; with
+// --check it writes nothing and exits 1 when a committed file is stale (CI runs it).
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -12,6 +13,7 @@ import initSqlJs from "sql.js";
 import { ensurePocketBase, runCommand } from "./pocketbase/binary.mjs";
 import { DEFAULT_PB_VERSION, NEWEST_TESTED_MODERN_VERSION, PACKAGE_ROOT, lineLayout } from "./pocketbase/lines.mjs";
 import { devFlag } from "./pocketbase/server.mjs";
+import { committedIsStale } from "./build/committed.mjs";
 
 const COMMAND = "node scripts/dump-sqlite-schema.mjs";
 const LINE_VERSIONS = { "0.22": DEFAULT_PB_VERSION, "0.23": NEWEST_TESTED_MODERN_VERSION };
@@ -61,7 +63,8 @@ function schemaStatements(db) {
   return (result?.values ?? []).filter(([, , table]) => isFleetTable(String(table))).map(([, , , sql]) => `${withStableCollectionIds(db, String(sql))};`);
 }
 
-async function dumpLine(SQL, line) {
+/** Writes (or with `checkOnly` compares) a line's schema file; true when the committed one is stale (check only). */
+async function dumpLine(SQL, line, checkOnly) {
   const version = LINE_VERSIONS[line];
   const { path: binary } = await ensurePocketBase({ version, useEnvBinary: false });
   const dataDir = await mkdtemp(join(tmpdir(), "pb-fleet-schema-"));
@@ -83,13 +86,19 @@ async function dumpLine(SQL, line) {
       `-- read from its pb_data/data.db. PocketBase ${version} runs SQLite ${sqliteVersion}.`,
     ];
     const path = schemaPath(line);
-    await writeFile(path, `${[...banner, "", ...statements].join("\n")}\n`);
+    const text = `${[...banner, "", ...statements].join("\n")}\n`;
+    if (checkOnly) return committedIsStale(path, text, `${lineLayout(line).relative.migrationsDir}/ (on PocketBase ${version})`, COMMAND);
+    await writeFile(path, text);
     console.log(`${relative(PACKAGE_ROOT, path)}: ${statements.length} statements (PocketBase ${version}, SQLite ${sqliteVersion})`);
+    return false;
   } finally {
     await rm(dataDir, { recursive: true, force: true });
     await rm(hooksDir, { recursive: true, force: true });
   }
 }
 
+const checkOnly = process.argv.includes("--check");
 const SQL = await initSqlJs();
-for (const line of Object.keys(LINE_VERSIONS)) await dumpLine(SQL, line);
+let stale = false;
+for (const line of Object.keys(LINE_VERSIONS)) if (await dumpLine(SQL, line, checkOnly)) stale = true;
+process.exitCode = stale ? 1 : 0;

@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { root } from "./bundles.mjs";
 
-/** Compares the file at `path` with `text` and says which it is; true when it is stale (or missing). */
-export function committedIsStale(path, text, builtFrom) {
+/** Compares the file at `path` with `text` and says which it is; true when it is stale (or missing). `command` remakes it. */
+export function committedIsStale(path, text, builtFrom, command = "npm run build") {
   const name = relative(root, path);
   let committed = "";
   try { committed = readFileSync(path, "utf8"); } catch { /* missing counts as stale */ }
@@ -14,6 +14,6 @@ export function committedIsStale(path, text, builtFrom) {
     console.log(`${name} is up to date`);
     return false;
   }
-  console.error(`${name} is not what ${builtFrom} builds: run \`npm run build\` and commit the result.`);
+  console.error(`${name} is not what ${builtFrom} builds: run \`${command}\` and commit the result.`);
   return true;
 }
