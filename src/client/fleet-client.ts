@@ -369,7 +369,8 @@ export class FleetClient implements FleetApi {
    * control (paused queues, limits) is not judged.
    */
   listClaimable(opts: ListOptions = {}, req?: RequestOptions): Promise<JobRecord[]> {
-    return this.#records.listClaimable(opts, req);
+    // A server known to have no claim-next is from before the queue: it has no run_at.
+    return this.#records.listClaimable(opts, req, this.#protocol.hasClaimNext !== false);
   }
 
   /** claimed/running rows whose lease has expired (the sweeper's work), the longest-expired first. */

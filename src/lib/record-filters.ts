@@ -65,7 +65,11 @@ export function dueRecordFilter(nowMs: number): string {
  * claimed/running one whose lease has passed (claim-next's two candidate
  * sets: pendingDueWhere and expiredLeaseWhere; a steal does not wait on
  * run_at). Flow control (paused queues, limits) is not judged here.
+ * `hasRunAt: false` for a server from before the queue (docs/queue.md), which
+ * has no run_at column (its record API refuses a filter naming one) and
+ * whose every pending job is due.
  */
-export function claimableRecordFilter(nowMs: number): string {
-  return `((${STATUS} = ${literal(PENDING)} && ${dueRecordFilter(nowMs)}) || (${expiredLeaseRecordFilter(nowMs)}))`;
+export function claimableRecordFilter(nowMs: number, { hasRunAt = true }: { hasRunAt?: boolean } = {}): string {
+  const pending = hasRunAt ? `${STATUS} = ${literal(PENDING)} && ${dueRecordFilter(nowMs)}` : `${STATUS} = ${literal(PENDING)}`;
+  return `((${pending}) || (${expiredLeaseRecordFilter(nowMs)}))`;
 }

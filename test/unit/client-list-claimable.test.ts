@@ -79,3 +79,60 @@ describe("listClaimable leaves out jobs that are not yet due", () => {
     );
   });
 });
+
+// A server from before the queue (docs/queue.md) has neither claim-next nor a run_at column, and PocketBase's
+// record API refuses a filter that names a field the collection lacks (a 400): the claim-next fallback
+// and listClaimable against such a server list without the due-time term.
+describe("against a server from before the queue (no claim-next, no run_at)", () => {
+  beforeEach(() => { vi.useFakeTimers({ toFake: ["Date"] }); vi.setSystemTime(NOW); });
+  afterEach(() => { vi.useRealTimers(); });
+
+  const OLD_ROWS = ROWS.filter((r) => r.id !== "future").map(({ run_at: _runAt, ...row }) => row);
+
+  function oldServer() {
+    const filters: string[] = [];
+    const claims: string[] = [];
+    const fetchImpl = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = new URL(String(input));
+      if (url.pathname === AUTH_PATHS.superusers) return Response.json({ token: "t" });
+      if (url.pathname === `/api/collections/${JOBS_COLLECTION}/records`) {
+        const filter = url.searchParams.get("filter") ?? "";
+        filters.push(filter);
+        if (/\brun_at\b/.test(filter)) {
+          return Response.json({ code: 400, message: "Something went wrong while processing your request. Invalid filter parameters.", data: {} }, { status: 400 });
+        }
+        const test = filter === "" ? () => true : compileFilter(filter);
+        return Response.json({ items: OLD_ROWS.filter((r) => test(r)) });
+      }
+      if (url.pathname === "/api/fleet/claim") {
+        const { jobId, workerId } = JSON.parse(String(init?.body)) as { jobId: string; workerId: string };
+        claims.push(jobId);
+        const row = OLD_ROWS.find((r) => r.id === jobId)!;
+        return Response.json({
+          claimed: true, leaseToken: "tok",
+          job: { id: row.id, probe_key: row.probe_key, status: "claimed", claimed_by: workerId, lease_expires_at: at(30_000), version: row.version + 1 },
+        });
+      }
+      return Response.json({ code: 404, message: "The requested resource wasn't found.", data: {} }, { status: 404 });
+    }) as typeof fetch;
+    return { client: new FleetClient({ url: "http://fleet.test", email: "a@x.io", password: "secret123", fetch: fetchImpl }), filters, claims };
+  }
+
+  it("claim-next's fallback lists pending jobs and passed leases without naming run_at, and claims from them", async () => {
+    const { client, filters, claims } = oldServer();
+    const won = await client.claimNext({ workerId: "w-old", limit: 10 });
+    expect(client.hasClaimNext).toBe(false);
+    expect(filters.every((f) => !/\brun_at\b/.test(f))).toBe(true);
+    expect(new Set(claims)).toEqual(new Set(["due", "due-now", "unstamped", "stale", "other"]));
+    expect(won.map((h) => h.job.id).sort()).toEqual(["due", "due-now", "other", "stale", "unstamped"]);
+  });
+
+  it("listClaimable leaves the due-time term out once the server is known to have no claim-next", async () => {
+    const { client, filters } = oldServer();
+    await client.claimNext({ workerId: "w-old", limit: 1 });
+    filters.length = 0;
+    const rows = await client.listClaimable({ limit: 100 });
+    expect(filters).toEqual([claimableRecordFilter(NOW, { hasRunAt: false })]);
+    expect(rows.map((r) => r.id)).toEqual(["due", "due-now", "unstamped", "stale", "other"]);
+  });
+});

@@ -175,7 +175,9 @@ export class ProtocolCalls {
     const limit = Math.max(1, Math.min(opts.limit ?? 1, MAX_CLAIM_NEXT_LIMIT));
     // A window wider than `limit`, tried in random order: workers polling at
     // once then mostly try different rows instead of all racing for the oldest.
-    const candidates = shuffle(await this.#records.listClaimable({ limit: limit * 4 + 4, probeKeyPrefix: opts.probeKeyPrefix }, req));
+    // Only a server without claim-next comes here, and claim-next came before run_at: it has no run_at to filter on.
+    const listed = await this.#records.listClaimable({ limit: limit * 4 + 4, probeKeyPrefix: opts.probeKeyPrefix }, req, false);
+    const candidates = shuffle(listed);
     const won: HeldJob[] = [];
     for (const row of candidates) {
       if (won.length >= limit) break;

@@ -74,8 +74,9 @@ export class JobRecords {
     return parseRecord("getJob", await this.#calls.call("getJob", { method: "GET", path: recordsPath(jobId) }, req));
   }
 
-  async listClaimable(opts: ListOptions, req?: RequestOptions): Promise<JobRecord[]> {
-    return this.#list("listClaimable", claimableRecordFilter(Date.now()), "created", opts, req);
+  /** `hasRunAt`: see claimableRecordFilter (false for a server from before the queue). */
+  async listClaimable(opts: ListOptions, req?: RequestOptions, hasRunAt = true): Promise<JobRecord[]> {
+    return this.#list("listClaimable", claimableRecordFilter(Date.now(), { hasRunAt }), "created", opts, req);
   }
 
   async listExpiredLeases(opts: ListOptions, req?: RequestOptions): Promise<JobRecord[]> {
