@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 2169a8fa5535"] || (globalThis["pbFleet POST /api/fleet/claim 2169a8fa5535"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim e8478a829c62"] || (globalThis["pbFleet POST /api/fleet/claim e8478a829c62"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -559,20 +559,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -599,6 +585,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -902,7 +902,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 7927fd34f08a"] || (globalThis["pbFleet POST /api/fleet/renew 7927fd34f08a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew d1cb5212a3d5"] || (globalThis["pbFleet POST /api/fleet/renew d1cb5212a3d5"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1231,20 +1231,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -1271,6 +1257,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -1529,7 +1529,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 8c2fcdf376d7"] || (globalThis["pbFleet POST /api/fleet/release 8c2fcdf376d7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release b0385d216110"] || (globalThis["pbFleet POST /api/fleet/release b0385d216110"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2030,20 +2030,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -2070,6 +2056,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -2360,7 +2360,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 9aa444c89a0d"] || (globalThis["pbFleet POST /api/fleet/claim-next 9aa444c89a0d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 75f5c1369f4f"] || (globalThis["pbFleet POST /api/fleet/claim-next 75f5c1369f4f"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2986,6 +2986,33 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -3027,33 +3054,6 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -3623,7 +3623,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep f525c9297ebc"] || (globalThis["pbFleet POST /api/fleet/sweep f525c9297ebc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 326487495653"] || (globalThis["pbFleet POST /api/fleet/sweep 326487495653"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4007,20 +4007,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -4047,6 +4033,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -6300,7 +6300,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel aec8c7744f8f"] || (globalThis["pbFleet POST /api/fleet/cancel aec8c7744f8f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel b9a7e7aed62d"] || (globalThis["pbFleet POST /api/fleet/cancel b9a7e7aed62d"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6577,6 +6577,33 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -6618,33 +6645,6 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -6919,7 +6919,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 553734800f6d"] || (globalThis["pbFleet POST /api/fleet/retry 553734800f6d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 2b0a706080f2"] || (globalThis["pbFleet POST /api/fleet/retry 2b0a706080f2"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7207,6 +7207,33 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -7248,33 +7275,6 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -7560,7 +7560,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 7ebb311252e4"] || (globalThis["pbFleet POST /api/fleet/maintenance 7ebb311252e4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance e734e15effed"] || (globalThis["pbFleet POST /api/fleet/maintenance e734e15effed"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8027,28 +8027,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-function parseJsonField(text) {
-  if (text === "" || text === "null") return null;
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    return null;
-  }
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -8075,6 +8053,28 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -8661,7 +8661,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 663e06317b85"] || (globalThis["pbFleet POST /api/fleet/heartbeat 663e06317b85"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat a9587a952a88"] || (globalThis["pbFleet POST /api/fleet/heartbeat a9587a952a88"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9035,20 +9035,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -9075,6 +9061,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -9552,7 +9552,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 846fd303d6a1"] || (globalThis["pbFleet POST /api/fleet/complete 846fd303d6a1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 3605f13d801d"] || (globalThis["pbFleet POST /api/fleet/complete 3605f13d801d"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9997,20 +9997,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -10037,6 +10023,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -13972,6 +13972,9 @@ function giveUpPatch(row, nowMs) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -13985,9 +13988,6 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -14947,6 +14947,9 @@ function scheduleFieldError(row, payload) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -14968,9 +14971,6 @@ function parseJsonField(text) {
     return null;
   }
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {

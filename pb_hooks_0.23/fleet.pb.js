@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 90af8f51acb0"] || (globalThis["pbFleet POST /api/fleet/claim 90af8f51acb0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 4b155fbfbb3b"] || (globalThis["pbFleet POST /api/fleet/claim 4b155fbfbb3b"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -559,20 +559,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -599,6 +585,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -1155,7 +1155,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew def8d7a3ec6f"] || (globalThis["pbFleet POST /api/fleet/renew def8d7a3ec6f"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 238ecb310a23"] || (globalThis["pbFleet POST /api/fleet/renew 238ecb310a23"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1484,20 +1484,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -1524,6 +1510,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -2035,7 +2035,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 855c4e1e1339"] || (globalThis["pbFleet POST /api/fleet/release 855c4e1e1339"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 5d40f2539680"] || (globalThis["pbFleet POST /api/fleet/release 5d40f2539680"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2536,20 +2536,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -2576,6 +2562,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -3119,7 +3119,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next b1dae46672d4"] || (globalThis["pbFleet POST /api/fleet/claim-next b1dae46672d4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 25c87d18965b"] || (globalThis["pbFleet POST /api/fleet/claim-next 25c87d18965b"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3745,6 +3745,33 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -3786,33 +3813,6 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function newLeaseToken() {
@@ -4635,7 +4635,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep cbc84afd3bd9"] || (globalThis["pbFleet POST /api/fleet/sweep cbc84afd3bd9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep ef1cf64d0240"] || (globalThis["pbFleet POST /api/fleet/sweep ef1cf64d0240"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5019,20 +5019,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -5059,6 +5045,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -8354,7 +8354,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 34dfb444e1be"] || (globalThis["pbFleet POST /api/fleet/cancel 34dfb444e1be"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel d53534aaf5d5"] || (globalThis["pbFleet POST /api/fleet/cancel d53534aaf5d5"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8631,6 +8631,33 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -8672,33 +8699,6 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -9226,7 +9226,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 3830019cf3c1"] || (globalThis["pbFleet POST /api/fleet/retry 3830019cf3c1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 4a138f4b5c4c"] || (globalThis["pbFleet POST /api/fleet/retry 4a138f4b5c4c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9514,6 +9514,33 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+function json(status, body) {
+  return { status, json: body };
+}
+function oversizedBodyReply(contentLength) {
+  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
+}
+function answerRequest(req, access, handler, logError2) {
+  var _a;
+  const verdict = authorize(req.auth, access);
+  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
+  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
+  if (tooLarge !== null) return tooLarge;
+  const auth = req.auth;
+  const now = Date.now();
+  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
+    try {
+      req.execute(stampLastSeenStatement(auth.id, now));
+    } catch (err) {
+      logError2(LAST_SEEN_FAILED, err);
+    }
+  }
+  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
+}
+var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -9555,33 +9582,6 @@ function queueJobView(row, patch) {
   view.deadline = deadline === null ? null : formatPbDate(deadline);
   return view;
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
-function json(status, body) {
-  return { status, json: body };
-}
-function oversizedBodyReply(contentLength) {
-  return contentLength > MAX_REQUEST_BODY_BYTES ? json(413, { error: REQUEST_TOO_LARGE }) : null;
-}
-function answerRequest(req, access, handler, logError2) {
-  var _a;
-  const verdict = authorize(req.auth, access);
-  if (!("caller" in verdict)) return json(verdict.status, verdict.body);
-  const tooLarge = (_a = oversizedBodyReply(req.contentLength)) != null ? _a : req.contentLength < 0 && req.bodyOverLimit() ? oversizedBodyReply(Infinity) : null;
-  if (tooLarge !== null) return tooLarge;
-  const auth = req.auth;
-  const now = Date.now();
-  if (auth.kind === "worker" && lastSeenIsStale(auth.lastSeenAt, now)) {
-    try {
-      req.execute(stampLastSeenStatement(auth.id, now));
-    } catch (err) {
-      logError2(LAST_SEEN_FAILED, err);
-    }
-  }
-  return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
-}
-var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -10120,7 +10120,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 02eed7de45dd"] || (globalThis["pbFleet POST /api/fleet/maintenance 02eed7de45dd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance fed1233fc080"] || (globalThis["pbFleet POST /api/fleet/maintenance fed1233fc080"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10587,28 +10587,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-function parseJsonField(text) {
-  if (text === "" || text === "null") return null;
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    return null;
-  }
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -10635,6 +10613,28 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -11474,7 +11474,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 17aa194ddf1a"] || (globalThis["pbFleet POST /api/fleet/heartbeat 17aa194ddf1a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat e3ee2bceb8b7"] || (globalThis["pbFleet POST /api/fleet/heartbeat e3ee2bceb8b7"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11848,20 +11848,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -11888,6 +11874,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function logError(message, err) {
@@ -12618,7 +12618,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete e2eda8dfb211"] || (globalThis["pbFleet POST /api/fleet/complete e2eda8dfb211"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 3e9565c67f95"] || (globalThis["pbFleet POST /api/fleet/complete 3e9565c67f95"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -13063,20 +13063,6 @@ function stampLastSeenStatement(id, nowMs) {
   };
 }
 
-// src/lib/job-row.ts
-function jobView(row, patch) {
-  var _a, _b, _c, _d;
-  const p = patch != null ? patch : {};
-  return {
-    id: row.id,
-    probe_key: row.probe_key,
-    status: (_a = p.status) != null ? _a : row.status,
-    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
-    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
-    version: (_d = p.version) != null ? _d : row.version
-  };
-}
-
 // src/adapter/contract.ts
 var ROLLED_BACK = "pb-fleet: transaction rolled back";
 function json(status, body) {
@@ -13103,6 +13089,20 @@ function answerRequest(req, access, handler, logError2) {
   return handler({ body: () => req.body(), query: (name) => req.query(name), caller: verdict.caller });
 }
 var LAST_SEEN_FAILED = "pb-fleet: could not stamp a worker identity's last_seen_at";
+
+// src/lib/job-row.ts
+function jobView(row, patch) {
+  var _a, _b, _c, _d;
+  const p = patch != null ? patch : {};
+  return {
+    id: row.id,
+    probe_key: row.probe_key,
+    status: (_a = p.status) != null ? _a : row.status,
+    claimed_by: (_b = p.claimed_by) != null ? _b : row.claimed_by,
+    lease_expires_at: (_c = p.lease_expires_at) != null ? _c : row.lease_expires_at,
+    version: (_d = p.version) != null ? _d : row.version
+  };
+}
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -18080,6 +18080,9 @@ function giveUpPatch(row, nowMs) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -18093,9 +18096,6 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {
@@ -19040,6 +19040,9 @@ function scheduleFieldError(row, payload) {
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
 
+// src/adapter/contract.ts
+var ROLLED_BACK = "pb-fleet: transaction rolled back";
+
 // src/lib/job-row.ts
 function jobView(row, patch) {
   var _a, _b, _c, _d;
@@ -19061,9 +19064,6 @@ function parseJsonField(text) {
     return null;
   }
 }
-
-// src/adapter/contract.ts
-var ROLLED_BACK = "pb-fleet: transaction rolled back";
 
 // src/adapter/runtime.ts
 function getenv(name) {

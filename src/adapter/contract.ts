@@ -10,7 +10,7 @@ import type { WhereClause } from "../lib/queries.js";
 import { authorize, lastSeenIsStale, stampLastSeenStatement, type Caller, type CallerAuth, type RouteAccess } from "../lib/identity.js";
 import { MAX_REQUEST_BODY_BYTES, REQUEST_TOO_LARGE } from "../lib/queue.js";
 
-export { JOBS_COLLECTION } from "../lib/job-row.js";
+export { JOBS_COLLECTION } from "../lib/job-schema.js";
 
 /** What an adapter logs (with the error) when a transaction rolled back, and when a plain read failed. */
 export const ROLLED_BACK = "pb-fleet: transaction rolled back";

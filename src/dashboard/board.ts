@@ -148,8 +148,12 @@ export class Board implements ActionContext {
     // Nothing of the old filter stays shown beside the new one's first answers (its reads answer in any order).
     this.stats = null;
     for (const value of byId("counts").querySelectorAll(".count-value")) setText(value, "–");
-    for (const note of ["filter-note", "in-flight-note", "expired-note", "failed-note"]) setText(byId(note), "");
-    for (const list of ["inFlight", "expired", "failed"] as const) this.showList(list, []);
+    for (const note of ["filter-note", "in-flight-note", "expired-note", "failed-note", "chart-rate", "chart-rate-note", "chart-note"]) setText(byId(note), "");
+    this.completions = null;
+    byId("chart-svg").replaceChildren();
+    byId("empty").hidden = true;
+    byId("panels").hidden = false;
+    for (const list of ["inFlight", "expired", "failed"] as const) this.showList(list, [], false);
     this.refreshAll();
   }
 
@@ -323,8 +327,10 @@ export class Board implements ActionContext {
     setText(byId("chart-note"), `${formatCount(summary.totalDone)} done, ${formatCount(summary.totalFailed)} failed in the window`);
   }
 
-  private showList(list: "inFlight" | "expired" | "failed", rows: JobRow[]): void {
-    const tbody = byId<HTMLTableElement>(list === "inFlight" ? "in-flight" : list).tBodies[0]!;
+  /** `answered` false: emptied for a new filter, so neither rows nor "none" until the list's own answer. */
+  private showList(list: "inFlight" | "expired" | "failed", rows: JobRow[], answered = true): void {
+    const table = list === "inFlight" ? "in-flight" : list;
+    const tbody = byId<HTMLTableElement>(table).tBodies[0]!;
     const ids =
       list === "inFlight"
         ? renderInFlight(tbody, rows, this.clock.now(), this.expandedWorkers, JOBS_SHOWN_PER_WORKER)
@@ -332,7 +338,7 @@ export class Board implements ActionContext {
           ? renderExpired(tbody, rows)
           : renderFailed(tbody, rows);
     this.lists[list] = { rows, ids };
-    byId(`${list === "inFlight" ? "in-flight" : list}-empty`).hidden = rows.length > 0;
+    byId(`${table}-empty`).hidden = !answered || rows.length > 0;
     tickAgo(tbody, this.clock.now(), parsePbDate);
     if (this.stats !== null) this.showStats(this.stats.value);
   }

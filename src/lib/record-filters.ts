@@ -6,7 +6,7 @@
  * form, never retyped.
  */
 import type { JobRow } from "./job-row.js";
-export { JOBS_COLLECTION } from "./job-row.js";
+export { JOBS_COLLECTION } from "./job-schema.js";
 import { HELD_STATUSES } from "./job-schema.js";
 import { formatPbDate } from "./lease.js";
 import type { JobStatus } from "./types.js";
