@@ -26,7 +26,7 @@ export const HOOKS_BUNDLES = [
     routeMiddlewares: [],
     // Fires before a probe_jobs record is inserted, `created` already set.
     jobCreateHook: "onModelBeforeCreate",
-    // PocketBase's own account requests a worker identity must not make (src/handlers/routes.ts WORKER_ACCOUNT_HOOKS).
+    // PocketBase's own account requests a worker identity must not make (src/handlers/routes.ts WORKER_ACCOUNT_HOOK).
     accountRequestHooks: [
       "onRecordBeforeRequestEmailChangeRequest", "onRecordBeforeRequestPasswordResetRequest", "onRecordBeforeRequestVerificationRequest",
     ],

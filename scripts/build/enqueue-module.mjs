@@ -30,7 +30,7 @@ function banner(bundle) {
 `;
 }
 
-/** The module's text for one bundle of esbuild.config.mjs's HOOKS_BUNDLES (it has `tsconfig`, `api`, `pocketbase`). */
+/** The module's text for one bundle of scripts/build/bundles.mjs's HOOKS_BUNDLES (it has `tsconfig`, `api`, `pocketbase`). */
 export async function buildEnqueueModule(bundle) {
   const result = await esbuild.build({
     ...GOJA_ESBUILD_OPTIONS,

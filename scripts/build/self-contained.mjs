@@ -65,7 +65,7 @@ export const PB_MODERN_LOADER_ONLY_GLOBALS = [
 ];
 
 /**
- * The globals of each hooks API pb-fleet builds a bundle for (esbuild.config.mjs's `api`).
+ * The globals of each hooks API pb-fleet builds a bundle for (scripts/build/bundles.mjs's `api`).
  * @type {Record<string, { runtime: string[], loaderOnly: string[] }>}
  */
 export const HOOKS_API_GLOBALS = {

@@ -79,6 +79,16 @@ export const JOB_COLUMNS = {
   start_by: { kind: "date", row: "when_set", patch: true, insert: true },
 } as const satisfies { readonly [name: string]: JobColumn };
 
+/**
+ * The columns of probe_jobs' first migration: every pb-fleet server has them,
+ * the later migrations' may be absent on an old one (the client's JobRecord
+ * makes those optional). test/unit/migrations-lines.test.ts checks both lines.
+ */
+export const FIRST_MIGRATION_COLUMNS = [
+  "created", "updated", "probe_key", "status", "claimed_by", "lease_expires_at", "version",
+  "claimed_at", "finished_at", "requeued_at", "reclaim_count", "consecutive_orphan_count", "result",
+] as const satisfies readonly (keyof typeof JOB_COLUMNS)[];
+
 type Columns = typeof JOB_COLUMNS;
 export type JobColumnName = keyof Columns;
 type Where<P extends object> = { [K in JobColumnName]: Columns[K] extends P ? K : never }[JobColumnName];

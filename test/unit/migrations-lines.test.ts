@@ -15,7 +15,7 @@ import { join } from "node:path";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { WORKER_FIELDS, WORKER_NAME_PATTERN, WORKERS_COLLECTION } from "../../src/lib/identity";
-import { JOB_COLUMNS, JOBS_COLLECTION } from "../../src/lib/job-schema";
+import { FIRST_MIGRATION_COLUMNS, JOB_COLUMNS, JOBS_COLLECTION } from "../../src/lib/job-schema";
 import { JOB_STATUSES } from "../../src/lib/types";
 import { JOB_COUNTS_REBUILD, JOB_COUNTS_SETUP, JOB_COUNTS_TEARDOWN } from "../../src/lib/job-counts";
 import { FINISHED_SQL, ORPHANED_SQL } from "../../src/lib/queries";
@@ -385,6 +385,15 @@ describe("the migrations of both PocketBase lines", () => {
       line.run("up");
       const kinds = Object.fromEntries(Object.entries(line.shape(JOBS_COLLECTION)!.fields).map(([column, f]) => [column, f["type"]]));
       expect(kinds).toEqual(Object.fromEntries(Object.entries(JOB_COLUMNS).map(([column, c]) => [column, c.kind])));
+    });
+  }
+
+  // The client's JobRecord requires these and makes the rest optional (an old server answers without them).
+  for (const [name, make] of Object.entries(lines)) {
+    it(`create probe_jobs in their first step with FIRST_MIGRATION_COLUMNS (${name})`, () => {
+      const line = make();
+      line.run("up", (file) => file.startsWith("1764460800_"));
+      expect(Object.keys(line.shape(JOBS_COLLECTION)!.fields).sort()).toEqual([...FIRST_MIGRATION_COLUMNS].sort());
     });
   }
 

@@ -120,7 +120,7 @@ describe("checkSelfContained", { timeout: 20_000 }, () => {
 
 // Spawns node and parses 40 kB: allow for a loaded 2-core machine.
 describe("scripts/check-self-contained.mjs", { timeout: 20_000 }, () => {
-  // Each line registers three account request hooks (esbuild.config.mjs accountRequestHooks).
+  // Each line registers three account request hooks (scripts/build/bundles.mjs accountRequestHooks).
   const HANDLERS = ROUTES.length + JOB_CREATE_HOOKS.length + HOOKS_BUNDLES[0]!.accountRequestHooks.length + CRONS.length;
   const dir = mkdtempSync(join(tmpdir(), "pb-fleet-check-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

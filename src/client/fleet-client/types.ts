@@ -3,7 +3,7 @@
  * calls take and answer, and FleetApi, what Worker and Sweeper need of a client.
  */
 import { WORKERS_COLLECTION } from "../../lib/identity.js";
-import type { JobRecordFields } from "../../lib/job-schema.js";
+import type { FIRST_MIGRATION_COLUMNS, JobRecordFields } from "../../lib/job-schema.js";
 import { JOBS_COLLECTION } from "../../lib/record-filters.js";
 import type {
   ClaimNextRequest,
@@ -100,10 +100,7 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** The columns of the first probe_jobs migration: every pb-fleet server has them. */
-type FirstMigrationColumn =
-  | "created" | "updated" | "probe_key" | "status" | "claimed_by" | "lease_expires_at" | "version"
-  | "claimed_at" | "finished_at" | "requeued_at" | "reclaim_count" | "consecutive_orphan_count" | "result";
+type FirstMigrationColumn = (typeof FIRST_MIGRATION_COLUMNS)[number];
 
 /**
  * A `probe_jobs` row as the record API returns it, from the schema

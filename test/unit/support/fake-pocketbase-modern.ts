@@ -167,7 +167,7 @@ export function modernGlobals(db: FakeDb): Record<string, unknown> {
 /** PocketBase 0.23 to 0.40: `(e) => ...` handlers on a core.RequestEvent; the bundle checks auth itself. */
 export const FAKE_POCKETBASE_0_23: FakePocketBase = {
   api: "0.23",
-  // pb-fleet's 413 before PocketBase's body limit (esbuild.config.mjs's builtMiddlewares).
+  // pb-fleet's 413 before PocketBase's body limit (scripts/build/bundles.mjs's builtMiddlewares).
   routeMiddlewares: [{ middleware: "pbFleetBodyLimit", check: () => null }],
   loadHooks(source, env = {}, db = new FakeDb()) {
     return loadHooksWith(source, {

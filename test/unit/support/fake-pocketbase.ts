@@ -1490,7 +1490,7 @@ export interface LoadedHooks {
   routes: CapturedRoute[];
   crons: CapturedCron[];
   createHooks: CapturedCreateHook[];
-  /** The account request hooks (esbuild.config.mjs accountRequestHooks), with the collections they are for. */
+  /** The account request hooks (scripts/build/bundles.mjs accountRequestHooks), with the collections they are for. */
   accountHooks: CapturedCreateHook[];
 }
 
@@ -1586,7 +1586,7 @@ export function runCronWith(cron: CapturedCron, runtime: vm.Context): void {
 
 /** One hooks API's fake: how it loads a hooks file and runs its routes and cron jobs over a FakeDb. */
 export interface FakePocketBase {
-  /** The hooks API, as esbuild.config.mjs's HOOKS_BUNDLES name it. */
+  /** The hooks API, as scripts/build/bundles.mjs's HOOKS_BUNDLES name it. */
   api: string;
   /** What every route registration of the bundle must carry. */
   routeMiddlewares: readonly FakeMiddleware[];
