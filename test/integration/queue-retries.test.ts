@@ -11,6 +11,9 @@ import { claimNext, enqueueOk, getQueueJob, post, randomKey } from "./support/fl
 import { claim, expectStampedDuring, timed } from "./support/protocol";
 import { sleep } from "./support/race";
 
+/** Backoff left below which the early claims are not sent (see the loop). */
+const EARLY_CHECK_MARGIN_MS = 500;
+
 /** claim-next under prefix, polled every 50 ms until it hands out something (or the deadline passes). */
 async function claimWhenDue(prefix: string, workerId: string, deadlineMs: number, extra: object = {}): Promise<{ claimed: ClaimedJob[]; at: number }> {
   const until = Date.now() + deadlineMs;
@@ -60,9 +63,14 @@ describe("retry releases, backoff and the dead letter", () => {
         // The release came after the previous run_at (the job was due), so run_at moved by at least the backoff.
         gaps.push(runAt - previousRunAt);
         previousRunAt = runAt;
-        // Not handed out, by claim-next or by id, before it is due.
-        expect((await claimNext({ workerId: "early", probeKeyPrefix: prefix })).body).toEqual({ jobs: [] });
-        expect((await claim(id, "early")).body).toEqual({ claimed: false });
+        // Not handed out, by claim-next or by id, before it is due: asked only while at least
+        // EARLY_CHECK_MARGIN_MS of the backoff is left, since on a loaded machine a claim arriving after
+        // run_at must win, and would take the job from the next attempt. (That a job is refused before its
+        // run_at and won after is queue-due-time.test.ts's, at any load.)
+        if (runAt - Date.now() >= EARLY_CHECK_MARGIN_MS) {
+          expect((await claimNext({ workerId: "early", probeKeyPrefix: prefix })).body).toEqual({ jobs: [] });
+          expect((await claim(id, "early")).body).toEqual({ claimed: false });
+        }
       } else {
         expect(res.body).toMatchObject({ released: true, job: { id, status: "failed", claimed_by: "" } });
         expect(row).toMatchObject({ status: "failed", attempts: 3, claimed_by: "", lease_token: "", last_error: "boom 3" });
