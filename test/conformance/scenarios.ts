@@ -121,9 +121,12 @@ export function conformanceSuite(name: ClientName): void {
   describe.concurrent(`the ${name} client's Worker`, () => {
     test("drains a queue exactly once across two processes", async (ctx) => {
       const l = await lane("drain", ctx);
-      const ids = await l.enqueue(Array.from({ length: 60 }, (_, i) => ({ payload: { op: "echo", value: { n: i } } })));
+      // Both signed in and polling before the jobs come, so that both race for them (and a process that
+      // got no job still stops as the contract says, not killed by a SIGTERM before its start-up ended).
       const a = l.worker();
       const b = l.worker();
+      await Promise.all([a.waitFor("ready", { timeoutMs: 60_000 }), b.waitFor("ready", { timeoutMs: 60_000 })]);
+      const ids = await l.enqueue(Array.from({ length: 60 }, (_, i) => ({ payload: { op: "echo", value: { n: i } } })));
       const rows = await until("every job done", () => l.rows(), (r) => settled(r, 60), SETTLE_MS, () => a.describe() + b.describe());
       for (const row of rows) {
         const n = ids.indexOf(row.id);
