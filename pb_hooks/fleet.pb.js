@@ -10619,8 +10619,10 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow f002d21e6b96"] || (globalThis["pbFleet POST /api/fleet/flow f002d21e6b96"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 9366ade1be95"] || (globalThis["pbFleet POST /api/fleet/flow 9366ade1be95"] = (() => {
 var __defProp = Object.defineProperty;
+var __defProps = Object.defineProperties;
+var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
 var __propIsEnum = Object.prototype.propertyIsEnumerable;
@@ -10636,6 +10638,7 @@ var __spreadValues = (a, b) => {
     }
   return a;
 };
+var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
 
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
@@ -10858,10 +10861,14 @@ function upsertFlowStatement(s, columns, nowMs) {
   };
 }
 function writeFlow(batch, change, nowMs) {
-  batch.execute(upsertFlowStatement(change.scope, change.columns, nowMs));
+  batch.execute(upsertFlowStatement(change.scope, flowColumnsAt(change, nowMs), nowMs));
   const period = change.columns.rate_period;
   if (period !== void 0 && period > 0) batch.execute(reExpireClaimsStatement(change.scope, period));
   return settingsOf(batch.queryOne(flowRowsQuery([change.scope]), FLOW_ROW_SHAPE), nowMs);
+}
+function flowColumnsAt(change, nowMs) {
+  if (change.parkForMs === void 0) return change.columns;
+  return __spreadProps(__spreadValues({}, change.columns), { parked_until: formatPbDate(nowMs + change.parkForMs) });
 }
 var FLOW_SETTINGS = ["paused", "concurrency", "rateLimit", "parkSeconds", "parkUntil"];
 function validateFlowRequest(data, nowMs) {
@@ -10882,6 +10889,7 @@ function validateFlowRequest(data, nowMs) {
     return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
   }
   const columns = {};
+  let parkForMs;
   const paused = body["paused"];
   if (paused !== void 0) {
     if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
@@ -10908,7 +10916,8 @@ function validateFlowRequest(data, nowMs) {
     if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
       return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
     }
-    columns.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1e3));
+    if (parkSeconds === 0) columns.parked_until = "";
+    else parkForMs = Math.round(parkSeconds * 1e3);
   }
   if (parkUntil !== void 0) {
     if (parkUntil === null) {
@@ -10921,7 +10930,7 @@ function validateFlowRequest(data, nowMs) {
       columns.parked_until = formatPbDate(ms);
     }
   }
-  return { ok: true, value: { scope, columns } };
+  return { ok: true, value: parkForMs === void 0 ? { scope, columns } : { scope, columns, parkForMs } };
 }
 function readRateLimit(value) {
   const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;

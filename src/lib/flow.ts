@@ -383,7 +383,7 @@ export function rateLimitedUntilMs(nowMs: number, seconds: number): number {
 
 /** POST /api/fleet/flow's transaction: the change written, and the scope's settings as stored after it. */
 export function writeFlow(batch: JobBatch, change: FlowChange, nowMs: number): FlowSettings {
-  batch.execute(upsertFlowStatement(change.scope, change.columns, nowMs));
+  batch.execute(upsertFlowStatement(change.scope, flowColumnsAt(change, nowMs), nowMs));
   const period = change.columns.rate_period;
   if (period !== undefined && period > 0) batch.execute(reExpireClaimsStatement(change.scope, period));
   return settingsOf(batch.queryOne(flowRowsQuery([change.scope]), FLOW_ROW_SHAPE), nowMs);
@@ -393,6 +393,18 @@ export function writeFlow(batch: JobBatch, change: FlowChange, nowMs: number): F
 export interface FlowChange {
   scope: Scope;
   columns: Partial<Omit<FlowRow, "scope" | "name">>;
+  /**
+   * parkSeconds > 0, in ms: the park is dated from the write's own instant,
+   * not the request's arrival, so a park of N seconds holds for N seconds
+   * after it is in force however long the call waited for the writer.
+   */
+  parkForMs?: number;
+}
+
+/** The columns a change writes at nowMs (the write transaction's instant). */
+export function flowColumnsAt(change: FlowChange, nowMs: number): FlowChange["columns"] {
+  if (change.parkForMs === undefined) return change.columns;
+  return { ...change.columns, parked_until: formatPbDate(nowMs + change.parkForMs) };
 }
 
 type Body = Record<string, unknown>;
@@ -418,6 +430,7 @@ export function validateFlowRequest(data: unknown, nowMs: number): Validated<Flo
     return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
   }
   const columns: FlowChange["columns"] = {};
+  let parkForMs: number | undefined;
   const paused = body["paused"];
   if (paused !== undefined) {
     if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
@@ -444,7 +457,8 @@ export function validateFlowRequest(data: unknown, nowMs: number): Validated<Flo
     if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
       return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
     }
-    columns.parked_until = parkSeconds === 0 ? "" : formatPbDate(nowMs + Math.round(parkSeconds * 1000));
+    if (parkSeconds === 0) columns.parked_until = "";
+    else parkForMs = Math.round(parkSeconds * 1000);
   }
   if (parkUntil !== undefined) {
     if (parkUntil === null) {
@@ -457,7 +471,7 @@ export function validateFlowRequest(data: unknown, nowMs: number): Validated<Flo
       columns.parked_until = formatPbDate(ms);
     }
   }
-  return { ok: true, value: { scope, columns } };
+  return { ok: true, value: parkForMs === undefined ? { scope, columns } : { scope, columns, parkForMs } };
 }
 
 function readRateLimit(value: unknown): FlowRateLimit | null | string {

@@ -9,7 +9,7 @@ import { QUEUE_NAME_RULE } from "../../src/lib/validate";
 import { describe, expect, it } from "vitest";
 import { claimNext } from "../../src/lib/claim-next";
 import {
-  FLOW_ROW_SHAPE, flowGate, flowRowsQuery, parkFor, parkScopeOf, reExpireClaimsStatement, scopesOf, settingsOf, startByPassed,
+  FLOW_ROW_SHAPE, flowColumnsAt, flowGate, flowRowsQuery, parkFor, parkScopeOf, reExpireClaimsStatement, scopesOf, settingsOf, startByPassed,
   upsertFlowStatement,
   validateFlowRequest, type FlowRow,
 } from "../../src/lib/flow";
@@ -48,7 +48,7 @@ describe("validateFlowRequest", () => {
   const columns = (body: Record<string, unknown>) => {
     const answer = valid(body);
     if (!answer.ok) throw new Error(answer.error);
-    return answer.value.columns;
+    return flowColumnsAt(answer.value, NOW);
   };
 
   it.each([undefined, null, [], "q", 5])("answers 400 for a body that is not an object (%j)", (body) => {
@@ -156,6 +156,15 @@ describe("validateFlowRequest", () => {
     expect(columns({ group: "g", parkSeconds: 604_800 })).toEqual({ parked_until: at(604_800_000) });
     expect(columns({ group: "g", parkSeconds: 0 })).toEqual({ parked_until: "" });
     for (const parkSeconds of [-1, 604_801, "30", null, true]) expect(error({ group: "g", parkSeconds })).toBe(PARK_SECONDS_RULE);
+  });
+
+  it("dates parkSeconds from the write's instant, not the request's (a call that waited for the writer still parks N seconds)", () => {
+    const answer = valid({ group: "g", parkSeconds: 1 });
+    if (!answer.ok) throw new Error(answer.error);
+    expect(flowColumnsAt(answer.value, NOW + 5000)).toEqual({ parked_until: at(6000) });
+    const cleared = valid({ group: "g", parkSeconds: 0 });
+    if (!cleared.ok) throw new Error(cleared.error);
+    expect(flowColumnsAt(cleared.value, NOW + 5000)).toEqual({ parked_until: "" });
   });
 
   it("parks until parkUntil (a zoned date after now, at most 7 days ahead), null clearing the park", () => {
