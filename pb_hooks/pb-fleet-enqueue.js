@@ -55,205 +55,6 @@ function jobEventChunks(changes) {
 }
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var MAX_TIMEOUT_SECONDS = 86400;
-var MAX_START_WITHIN_SECONDS = 2592e3;
-function isGroupName(value) {
-  if (typeof value !== "string" || value === "") return false;
-  let points = 0;
-  for (const ch of value) {
-    const code = ch.codePointAt(0);
-    if (code <= 31 || code >= 127 && code <= 159) return false;
-    if (++points > MAX_GROUP_KEY_CHARS) return false;
-  }
-  return true;
-}
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_ENQUEUE_JOBS = 1e3;
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_UNIQUE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_DELAY_SECONDS = 31536e5;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-var DEFAULT_MAX_ATTEMPTS = 25;
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
-function validateEnqueueRequest(data, nowMs) {
-  const jobs = asBody(data)["jobs"];
-  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
-    return fail(`jobs must be an array of 1 to ${MAX_ENQUEUE_JOBS} jobs`);
-  }
-  const items = [];
-  for (let i = 0; i < jobs.length; i++) {
-    const item = validateEnqueueItem(jobs[i], nowMs);
-    if (typeof item === "string") return fail(`jobs[${i}]: ${item}`);
-    items.push(item);
-  }
-  return { ok: true, value: items };
-}
-function validateEnqueueItem(data, nowMs) {
-  if (typeof data !== "object" || data === null || Array.isArray(data)) return "must be an object";
-  const item = data;
-  const { probeKey } = item;
-  if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
-  const badProbeKey = tooLongError("probeKey", probeKey, MAX_PROBE_KEY_BYTES);
-  if (badProbeKey !== null) return badProbeKey;
-  const payload = absentIfNull(item["payload"]);
-  if (payload !== void 0 && jsonLongerThan(payload, MAX_PAYLOAD_BYTES)) {
-    return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
-  }
-  const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
-  if (runAt.error !== void 0) return runAt.error;
-  const priority = absentIfNull(item["priority"]);
-  if (priority !== void 0 && !isIntegerIn(priority, MIN_PRIORITY, MAX_PRIORITY)) {
-    return `priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
-  }
-  const maxAttempts = absentIfNull(item["maxAttempts"]);
-  if (maxAttempts !== void 0 && !isIntegerIn(maxAttempts, 0, MAX_MAX_ATTEMPTS)) {
-    return `maxAttempts must be an integer from 0 to ${MAX_MAX_ATTEMPTS} (0: no cap)`;
-  }
-  const uniqueKey = absentIfNull(item["uniqueKey"]);
-  if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
-  const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
-  if (badUniqueKey !== null) return badUniqueKey;
-  const queue = absentIfNull(item["queue"]);
-  if (queue !== void 0 && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
-  const group = absentIfNull(item["group"]);
-  if (group !== void 0 && group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE}), or "" for none`;
-  const timeoutSeconds = absentIfNull(item["timeoutSeconds"]);
-  if (timeoutSeconds !== void 0 && !isIntegerIn(timeoutSeconds, 1, MAX_TIMEOUT_SECONDS)) {
-    return `timeoutSeconds must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`;
-  }
-  const startWithin = absentIfNull(item["startWithinSeconds"]);
-  if (startWithin !== void 0 && !isIntegerIn(startWithin, 1, MAX_START_WITHIN_SECONDS)) {
-    return `startWithinSeconds must be an integer from 1 to ${MAX_START_WITHIN_SECONDS}`;
-  }
-  const runAtMs = parsePbDate(runAt.value);
-  return {
-    probeKey,
-    queue: queue === void 0 ? DEFAULT_QUEUE : queue,
-    groupKey: typeof group === "string" ? group : "",
-    timeoutSeconds: timeoutSeconds === void 0 ? 0 : timeoutSeconds,
-    startBy: startWithin === void 0 ? "" : formatPbDate(runAtMs + startWithin * 1e3),
-    payload: payload === void 0 ? null : payload,
-    runAt: runAt.value,
-    priority: priority === void 0 ? 0 : priority,
-    maxAttempts: maxAttempts === void 0 ? DEFAULT_MAX_ATTEMPTS : maxAttempts,
-    uniqueKey: uniqueKey === void 0 ? "" : uniqueKey
-  };
-}
-function isIntegerIn(value, min, max) {
-  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
-}
-function readRunAt(runAt, delaySeconds, nowMs) {
-  if (runAt !== void 0 && delaySeconds !== void 0) return { value: "", error: "give runAt or delaySeconds, not both" };
-  if (delaySeconds !== void 0) {
-    if (typeof delaySeconds !== "number" || !(delaySeconds >= 0) || delaySeconds > MAX_DELAY_SECONDS) {
-      return { value: "", error: `delaySeconds must be a number from 0 to ${MAX_DELAY_SECONDS}` };
-    }
-    return { value: formatPbDate(nowMs + Math.round(delaySeconds * 1e3)) };
-  }
-  if (runAt === void 0) return { value: formatPbDate(nowMs) };
-  const ms = typeof runAt === "string" ? parseZonedInstant(runAt) : null;
-  if (ms === null) {
-    return {
-      value: "",
-      error: "runAt must be an ISO-8601 time with a zone (like 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00) or a PocketBase date (2026-12-01 09:30:00.000Z)"
-    };
-  }
-  return { value: formatPbDate(ms) };
-}
-var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
-function parseZonedInstant(text) {
-  const m = ZONED_ISO.exec(text);
-  if (m === null) return null;
-  const [, y, mo, d, h, mi, sec, frac, zone] = m;
-  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
-  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
-  if (local === null || zone === void 0) return null;
-  if (zone === "Z") return local;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const offH = Number(zone.slice(1, 3));
-  const offM = Number(zone.slice(4, 6));
-  if (offH > 23 || offM > 59) return null;
-  const instant = local - sign * (offH * 60 + offM) * 6e4;
-  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
-}
-
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
 var JOB_COLUMNS = {
@@ -319,6 +120,84 @@ function statusListSql(statuses) {
 }
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
+}
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_TIMEOUT_SECONDS = 86400;
+var MAX_START_WITHIN_SECONDS = 2592e3;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_ENQUEUE_JOBS = 1e3;
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_UNIQUE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_DELAY_SECONDS = 31536e5;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var DEFAULT_MAX_ATTEMPTS = 25;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/identity.ts
@@ -428,6 +307,10 @@ var JOB_COUNTS_REBUILD = [
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -558,6 +441,123 @@ function enqueueJobs(batch, items) {
     answer.push({ id, probeKey: item.probeKey, created: true });
   }
   return answer;
+}
+
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function validateEnqueueRequest(data, nowMs) {
+  const jobs = asBody(data)["jobs"];
+  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
+    return fail(`jobs must be an array of 1 to ${MAX_ENQUEUE_JOBS} jobs`);
+  }
+  const items = [];
+  for (let i = 0; i < jobs.length; i++) {
+    const item = validateEnqueueItem(jobs[i], nowMs);
+    if (typeof item === "string") return fail(`jobs[${i}]: ${item}`);
+    items.push(item);
+  }
+  return { ok: true, value: items };
+}
+function validateEnqueueItem(data, nowMs) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return "must be an object";
+  const item = data;
+  const { probeKey } = item;
+  if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
+  const badProbeKey = tooLongError("probeKey", probeKey, MAX_PROBE_KEY_BYTES);
+  if (badProbeKey !== null) return badProbeKey;
+  const payload = absentIfNull(item["payload"]);
+  if (payload !== void 0 && jsonLongerThan(payload, MAX_PAYLOAD_BYTES)) {
+    return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
+  }
+  const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
+  if (runAt.error !== void 0) return runAt.error;
+  const priority = absentIfNull(item["priority"]);
+  if (priority !== void 0 && !isIntegerIn(priority, MIN_PRIORITY, MAX_PRIORITY)) {
+    return `priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  const maxAttempts = absentIfNull(item["maxAttempts"]);
+  if (maxAttempts !== void 0 && !isIntegerIn(maxAttempts, 0, MAX_MAX_ATTEMPTS)) {
+    return `maxAttempts must be an integer from 0 to ${MAX_MAX_ATTEMPTS} (0: no cap)`;
+  }
+  const uniqueKey = absentIfNull(item["uniqueKey"]);
+  if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
+  const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
+  if (badUniqueKey !== null) return badUniqueKey;
+  const queue = absentIfNull(item["queue"]);
+  if (queue !== void 0 && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
+  const group = absentIfNull(item["group"]);
+  if (group !== void 0 && group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE}), or "" for none`;
+  const timeoutSeconds = absentIfNull(item["timeoutSeconds"]);
+  if (timeoutSeconds !== void 0 && !isIntegerIn(timeoutSeconds, 1, MAX_TIMEOUT_SECONDS)) {
+    return `timeoutSeconds must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`;
+  }
+  const startWithin = absentIfNull(item["startWithinSeconds"]);
+  if (startWithin !== void 0 && !isIntegerIn(startWithin, 1, MAX_START_WITHIN_SECONDS)) {
+    return `startWithinSeconds must be an integer from 1 to ${MAX_START_WITHIN_SECONDS}`;
+  }
+  const runAtMs = parsePbDate(runAt.value);
+  return {
+    probeKey,
+    queue: queue === void 0 ? DEFAULT_QUEUE : queue,
+    groupKey: typeof group === "string" ? group : "",
+    timeoutSeconds: timeoutSeconds === void 0 ? 0 : timeoutSeconds,
+    startBy: startWithin === void 0 ? "" : formatPbDate(runAtMs + startWithin * 1e3),
+    payload: payload === void 0 ? null : payload,
+    runAt: runAt.value,
+    priority: priority === void 0 ? 0 : priority,
+    maxAttempts: maxAttempts === void 0 ? DEFAULT_MAX_ATTEMPTS : maxAttempts,
+    uniqueKey: uniqueKey === void 0 ? "" : uniqueKey
+  };
+}
+function isIntegerIn(value, min, max) {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+function readRunAt(runAt, delaySeconds, nowMs) {
+  if (runAt !== void 0 && delaySeconds !== void 0) return { value: "", error: "give runAt or delaySeconds, not both" };
+  if (delaySeconds !== void 0) {
+    if (typeof delaySeconds !== "number" || !(delaySeconds >= 0) || delaySeconds > MAX_DELAY_SECONDS) {
+      return { value: "", error: `delaySeconds must be a number from 0 to ${MAX_DELAY_SECONDS}` };
+    }
+    return { value: formatPbDate(nowMs + Math.round(delaySeconds * 1e3)) };
+  }
+  if (runAt === void 0) return { value: formatPbDate(nowMs) };
+  const ms = typeof runAt === "string" ? parseZonedInstant(runAt) : null;
+  if (ms === null) {
+    return {
+      value: "",
+      error: "runAt must be an ISO-8601 time with a zone (like 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00) or a PocketBase date (2026-12-01 09:30:00.000Z)"
+    };
+  }
+  return { value: formatPbDate(ms) };
+}
+var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+function parseZonedInstant(text) {
+  const m = ZONED_ISO.exec(text);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, sec, frac, zone] = m;
+  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
+  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
+  if (local === null || zone === void 0) return null;
+  if (zone === "Z") return local;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const offH = Number(zone.slice(1, 3));
+  const offM = Number(zone.slice(4, 6));
+  if (offH > 23 || offM > 59) return null;
+  const instant = local - sign * (offH * 60 + offM) * 6e4;
+  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
 }
 
 // src/handlers/enqueue-in-transaction.ts

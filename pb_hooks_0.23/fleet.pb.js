@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 4b155fbfbb3b"] || (globalThis["pbFleet POST /api/fleet/claim 4b155fbfbb3b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 9fea28b13e4e"] || (globalThis["pbFleet POST /api/fleet/claim 9fea28b13e4e"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -51,128 +51,6 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-function timedOutError(timeoutSeconds) {
-  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
-}
-var TIMED_OUT_BEFORE = "timed out after ";
-var TIMED_OUT_AFTER = " s";
-
-// src/lib/lease.ts
-var DEFAULT_LEASE_SECONDS = 30;
-var MIN_LEASE_SECONDS = 1;
-var MAX_LEASE_SECONDS = 3600;
-function clampLeaseSeconds(raw) {
-  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
-  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
-}
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function storedQueueName(stored) {
-  return stored === "" ? DEFAULT_QUEUE : stored;
-}
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_ATTEMPTS_ERROR = "max attempts reached";
-var BACKOFF_BASE_MS = 1e3;
-var BACKOFF_CAP_MS = 36e5;
-var BACKOFF_JITTER = 0.25;
-var BACKOFF_MAX_EXPONENT = 32;
-function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
-  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
-  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
-}
-function hasAttemptsLeft(attempts, maxAttempts) {
-  return maxAttempts <= 0 || attempts < maxAttempts;
-}
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -242,6 +120,51 @@ function statusInSql(statuses, column = "status") {
 }
 function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
+}
+
+// src/lib/lease.ts
+var DEFAULT_LEASE_SECONDS = 30;
+var MIN_LEASE_SECONDS = 1;
+var MAX_LEASE_SECONDS = 3600;
+function clampLeaseSeconds(raw) {
+  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
+  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
+}
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
 
 // src/lib/flow.ts
@@ -378,6 +301,47 @@ function startByPassed(row, nowMs) {
   var _a;
   const startBy = (_a = row.start_by) != null ? _a : "";
   return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
+}
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+
+// src/lib/queue.ts
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -716,6 +680,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -884,6 +852,38 @@ function claimById(batch, req, nowMs, newLeaseToken2, mayTake) {
   return { row, decision };
 }
 
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+
 // src/handlers/claim.ts
 function handleClaim(req) {
   const valid = validateClaimRequest(req.body());
@@ -904,30 +904,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -992,6 +968,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -1129,6 +1125,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -1155,7 +1155,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 238ecb310a23"] || (globalThis["pbFleet POST /api/fleet/renew 238ecb310a23"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew d749b9cbce2a"] || (globalThis["pbFleet POST /api/fleet/renew d749b9cbce2a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1179,136 +1179,6 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var DEFAULT_LEASE_SECONDS = 30;
-var MIN_LEASE_SECONDS = 1;
-var MAX_LEASE_SECONDS = 3600;
-function clampLeaseSeconds(raw) {
-  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
-  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
-}
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_PROGRESS_BYTES = 4096;
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-function validateRenewRequest(data) {
-  const ids = validateClaimRequest(data);
-  if (!ids.ok) return ids;
-  const lease = readLeaseToken(data);
-  if (lease.error !== void 0) return fail(lease.error);
-  const leaseToken = lease.token;
-  const progress = absentIfNull(asBody(data)["progress"]);
-  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
-    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
-  }
-  const { jobId, workerId, leaseSeconds } = ids.value;
-  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
-function readLeaseToken(data) {
-  const token = asBody(data)["leaseToken"];
-  if (token === void 0) return { token: void 0 };
-  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
-  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
-  return tooLong === null ? { token } : { error: tooLong };
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -1380,6 +1250,47 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+var DEFAULT_LEASE_SECONDS = 30;
+var MIN_LEASE_SECONDS = 1;
+var MAX_LEASE_SECONDS = 3600;
+function clampLeaseSeconds(raw) {
+  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
+  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
+}
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -1387,6 +1298,35 @@ function deadlineMs(row) {
   if (!(timeout > 0)) return null;
   const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
   return claimed === null ? null : claimed + timeout * 1e3;
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_PROGRESS_BYTES = 4096;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -1638,6 +1578,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -1764,6 +1708,62 @@ function renewPatch(decision) {
   return decision.kind === "renew" ? decision.patch : null;
 }
 
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateRenewRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
+  const progress = absentIfNull(asBody(data)["progress"]);
+  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
+    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
+  }
+  const { jobId, workerId, leaseSeconds } = ids.value;
+  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
+}
+
 // src/handlers/renew.ts
 function handleRenew(req) {
   const valid = validateRenewRequest(req.body());
@@ -1784,30 +1784,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -1872,6 +1848,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -2009,6 +2005,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -2035,7 +2035,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 5d40f2539680"] || (globalThis["pbFleet POST /api/fleet/release 5d40f2539680"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 25caacd57f4c"] || (globalThis["pbFleet POST /api/fleet/release 25caacd57f4c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2081,182 +2081,6 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-function timedOutError(timeoutSeconds) {
-  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
-}
-var TIMED_OUT_BEFORE = "timed out after ";
-var TIMED_OUT_AFTER = " s";
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function storedQueueName(stored) {
-  return stored === "" ? DEFAULT_QUEUE : stored;
-}
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_RESULT_BYTES = 1048576;
-var MAX_ERROR_BYTES = 65536;
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_ATTEMPTS_ERROR = "max attempts reached";
-var BACKOFF_BASE_MS = 1e3;
-var BACKOFF_CAP_MS = 36e5;
-var BACKOFF_JITTER = 0.25;
-var BACKOFF_MAX_EXPONENT = 32;
-function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
-  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
-  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
-}
-function hasAttemptsLeft(attempts, maxAttempts) {
-  return maxAttempts <= 0 || attempts < maxAttempts;
-}
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-function validateReleaseRequest(data) {
-  const ids = validateClaimRequest(data);
-  if (!ids.ok) return ids;
-  const target = asBody(data)["status"];
-  if (!target) return fail("status is required (done|failed|pending)");
-  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
-  const lease = readLeaseToken(data);
-  if (lease.error !== void 0) return fail(lease.error);
-  const leaseToken = lease.token;
-  const result = absentIfNull(asBody(data)["result"]);
-  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
-    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
-  }
-  const error = absentIfNull(asBody(data)["error"]);
-  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
-  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
-    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
-  }
-  const rateLimitedFor = absentIfNull(asBody(data)["rateLimitedFor"]);
-  if (rateLimitedFor !== void 0) {
-    if (target !== "retry") return fail("rateLimitedFor is only for status retry");
-    if (typeof rateLimitedFor !== "number" || !(rateLimitedFor >= 1) || rateLimitedFor > MAX_RATE_LIMITED_FOR_SECONDS) {
-      return fail(`rateLimitedFor must be a number from 1 to ${MAX_RATE_LIMITED_FOR_SECONDS}`);
-    }
-  }
-  return {
-    ok: true,
-    value: {
-      jobId: ids.value.jobId,
-      workerId: ids.value.workerId,
-      target,
-      leaseToken,
-      result,
-      error,
-      rateLimitedFor
-    }
-  };
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
-function readLeaseToken(data) {
-  const token = asBody(data)["leaseToken"];
-  if (token === void 0) return { token: void 0 };
-  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
-  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
-  return tooLong === null ? { token } : { error: tooLong };
-}
-function isReleaseTarget(value) {
-  return RELEASE_TARGETS.indexOf(value) !== -1;
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -2328,6 +2152,44 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -2354,6 +2216,55 @@ function deadlineMs(row) {
   if (!(timeout > 0)) return null;
   const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
   return claimed === null ? null : claimed + timeout * 1e3;
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
+}
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+
+// src/lib/queue.ts
+var MAX_RESULT_BYTES = 1048576;
+var MAX_ERROR_BYTES = 65536;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -2690,6 +2601,11 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -2846,6 +2762,90 @@ function releaseById(batch, jobId, release, nowMs) {
   return { row, decision };
 }
 
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateReleaseRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const target = asBody(data)["status"];
+  if (!target) return fail("status is required (done|failed|pending)");
+  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
+  const result = absentIfNull(asBody(data)["result"]);
+  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
+    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
+  }
+  const error = absentIfNull(asBody(data)["error"]);
+  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
+  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
+    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
+  }
+  const rateLimitedFor = absentIfNull(asBody(data)["rateLimitedFor"]);
+  if (rateLimitedFor !== void 0) {
+    if (target !== "retry") return fail("rateLimitedFor is only for status retry");
+    if (typeof rateLimitedFor !== "number" || !(rateLimitedFor >= 1) || rateLimitedFor > MAX_RATE_LIMITED_FOR_SECONDS) {
+      return fail(`rateLimitedFor must be a number from 1 to ${MAX_RATE_LIMITED_FOR_SECONDS}`);
+    }
+  }
+  return {
+    ok: true,
+    value: {
+      jobId: ids.value.jobId,
+      workerId: ids.value.workerId,
+      target,
+      leaseToken,
+      result,
+      error,
+      rateLimitedFor
+    }
+  };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
+}
+function isReleaseTarget(value) {
+  return RELEASE_TARGETS.indexOf(value) !== -1;
+}
+
 // src/handlers/release.ts
 function handleRelease(req) {
   const valid = validateReleaseRequest(req.body());
@@ -2868,30 +2868,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -2956,6 +2932,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -3093,6 +3089,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -3119,7 +3119,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 25c87d18965b"] || (globalThis["pbFleet POST /api/fleet/claim-next 25c87d18965b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next ac3211c034ce"] || (globalThis["pbFleet POST /api/fleet/claim-next ac3211c034ce"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3173,156 +3173,6 @@ var SWEEPER_HOLDER = "pb-fleet-sweeper";
 function orphanCap(getenv2) {
   const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-function timedOutError(timeoutSeconds) {
-  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
-}
-var TIMED_OUT_BEFORE = "timed out after ";
-var TIMED_OUT_AFTER = " s";
-
-// src/lib/lease.ts
-var DEFAULT_LEASE_SECONDS = 30;
-var MIN_LEASE_SECONDS = 1;
-var MAX_LEASE_SECONDS = 3600;
-function clampLeaseSeconds(raw) {
-  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
-  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
-}
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function storedQueueName(stored) {
-  return stored === "" ? DEFAULT_QUEUE : stored;
-}
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_ATTEMPTS_ERROR = "max attempts reached";
-var BACKOFF_BASE_MS = 1e3;
-var BACKOFF_CAP_MS = 36e5;
-var BACKOFF_JITTER = 0.25;
-var BACKOFF_MAX_EXPONENT = 32;
-function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
-  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
-  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
-}
-function hasAttemptsLeft(attempts, maxAttempts) {
-  return maxAttempts <= 0 || attempts < maxAttempts;
-}
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-var MAX_CLAIM_NEXT_LIMIT = 100;
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-var INVALID = null;
-function validateClaimNextRequest(data) {
-  const body = asBody(data);
-  const { workerId, limit } = body;
-  if (!workerId) return fail("workerId is required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  if (limit !== void 0 && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
-    return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
-  }
-  const probeKeyPrefix = readPrefix(data);
-  if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
-  const badPrefix = prefixError(probeKeyPrefix);
-  if (badPrefix !== null) return fail(badPrefix);
-  const queues = readClaimQueues(body["queue"]);
-  if (typeof queues === "string") return fail(queues);
-  return {
-    ok: true,
-    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix, queues }
-  };
-}
-var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
-function readClaimQueues(value) {
-  if (value === void 0 || value === null) return null;
-  const names = Array.isArray(value) ? value : [value];
-  if (names.length < 1 || names.length > MAX_CLAIM_QUEUES) return `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
-  for (const name of names) if (!isQueueName(name)) return `queue must be a queue name or an array of them (${QUEUE_NAME_RULE})`;
-  return names.filter((name, i) => names.indexOf(name) === i);
-}
-function prefixError(prefix) {
-  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
-}
-var PREFIX_ERROR = "probeKeyPrefix must be a string";
-function readPrefix(data) {
-  const prefix = asBody(data)["probeKeyPrefix"];
-  if (prefix === void 0) return "";
-  return typeof prefix === "string" ? prefix : INVALID;
 }
 
 // src/lib/job-schema.ts
@@ -3396,6 +3246,51 @@ function statusInSql(statuses, column = "status") {
 }
 function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
+}
+
+// src/lib/lease.ts
+var DEFAULT_LEASE_SECONDS = 30;
+var MIN_LEASE_SECONDS = 1;
+var MAX_LEASE_SECONDS = 3600;
+function clampLeaseSeconds(raw) {
+  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
+  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
+}
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
 
 // src/lib/flow.ts
@@ -3556,6 +3451,47 @@ function startByPassed(row, nowMs) {
   var _a;
   const startBy = (_a = row.start_by) != null ? _a : "";
   return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
+}
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+
+// src/lib/queue.ts
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -3969,6 +3905,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
@@ -4353,6 +4293,66 @@ function prefixUse(batch, probeKeyPrefix) {
   return family !== null && family.n < FAMILY_PROBE_LIMIT ? "range" : "filter";
 }
 
+// src/lib/validate.ts
+var MAX_CLAIM_NEXT_LIMIT = 100;
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+var INVALID = null;
+function validateClaimNextRequest(data) {
+  const body = asBody(data);
+  const { workerId, limit } = body;
+  if (!workerId) return fail("workerId is required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  if (limit !== void 0 && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
+    return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
+  }
+  const probeKeyPrefix = readPrefix(data);
+  if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(probeKeyPrefix);
+  if (badPrefix !== null) return fail(badPrefix);
+  const queues = readClaimQueues(body["queue"]);
+  if (typeof queues === "string") return fail(queues);
+  return {
+    ok: true,
+    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix, queues }
+  };
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function readClaimQueues(value) {
+  if (value === void 0 || value === null) return null;
+  const names = Array.isArray(value) ? value : [value];
+  if (names.length < 1 || names.length > MAX_CLAIM_QUEUES) return `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
+  for (const name of names) if (!isQueueName(name)) return `queue must be a queue name or an array of them (${QUEUE_NAME_RULE})`;
+  return names.filter((name, i) => names.indexOf(name) === i);
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
+var PREFIX_ERROR = "probeKeyPrefix must be a string";
+function readPrefix(data) {
+  const prefix = asBody(data)["probeKeyPrefix"];
+  if (prefix === void 0) return "";
+  return typeof prefix === "string" ? prefix : INVALID;
+}
+
 // src/handlers/claim-next.ts
 function handleClaimNext(req) {
   var _a;
@@ -4384,30 +4384,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -4472,6 +4448,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -4609,6 +4605,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -4635,7 +4635,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep ef1cf64d0240"] || (globalThis["pbFleet POST /api/fleet/sweep ef1cf64d0240"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 6ddce1e0e62d"] || (globalThis["pbFleet POST /api/fleet/sweep 6ddce1e0e62d"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4687,113 +4687,6 @@ var SWEEP_BATCH = 500;
 function orphanCap(getenv2) {
   const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-function timedOutError(timeoutSeconds) {
-  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
-}
-var TIMED_OUT_BEFORE = "timed out after ";
-var TIMED_OUT_AFTER = " s";
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_ATTEMPTS_ERROR = "max attempts reached";
-var BACKOFF_BASE_MS = 1e3;
-var BACKOFF_CAP_MS = 36e5;
-var BACKOFF_JITTER = 0.25;
-var BACKOFF_MAX_EXPONENT = 32;
-function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
-  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
-  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
-}
-function hasAttemptsLeft(attempts, maxAttempts) {
-  return maxAttempts <= 0 || attempts < maxAttempts;
-}
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-var INVALID = null;
-function validateSweepRequest(data) {
-  const prefix = readPrefix(data);
-  if (prefix === INVALID) return fail(PREFIX_ERROR);
-  const badPrefix = prefixError(prefix);
-  return badPrefix !== null ? fail(badPrefix) : { ok: true, value: { probeKeyPrefix: prefix } };
-}
-function prefixError(prefix) {
-  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
-}
-var PREFIX_ERROR = "probeKeyPrefix must be a string";
-function readPrefix(data) {
-  const prefix = asBody(data)["probeKeyPrefix"];
-  if (prefix === void 0) return "";
-  return typeof prefix === "string" ? prefix : INVALID;
 }
 
 // src/lib/job-schema.ts
@@ -4869,6 +4762,41 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -4876,6 +4804,46 @@ function deadlineMs(row) {
   if (!(timeout > 0)) return null;
   const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
   return claimed === null ? null : claimed + timeout * 1e3;
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
+}
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+
+// src/lib/queue.ts
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -5212,6 +5180,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
@@ -5447,6 +5419,34 @@ function sweepExpired(batch, nowMs, cap, probeKeyPrefix, limit) {
 }
 var SWEEP_ORDER = ["lease_expires_at ASC"];
 
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+var INVALID = null;
+function validateSweepRequest(data) {
+  const prefix = readPrefix(data);
+  if (prefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(prefix);
+  return badPrefix !== null ? fail(badPrefix) : { ok: true, value: { probeKeyPrefix: prefix } };
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
+var PREFIX_ERROR = "probeKeyPrefix must be a string";
+function readPrefix(data) {
+  const prefix = asBody(data)["probeKeyPrefix"];
+  if (prefix === void 0) return "";
+  return typeof prefix === "string" ? prefix : INVALID;
+}
+
 // src/handlers/sweep.ts
 function sweep(probeKeyPrefix) {
   const cap = orphanCap(getenv);
@@ -5470,30 +5470,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -5558,6 +5534,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -5695,6 +5691,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -5721,7 +5721,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats e391c22fa93f"] || (globalThis["pbFleet GET /api/fleet/stats e391c22fa93f"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 373099ab17ca"] || (globalThis["pbFleet GET /api/fleet/stats 373099ab17ca"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5751,75 +5751,6 @@ function decodeSweeperState(stored, configured) {
 function orphanCap(getenv2) {
   const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
-}
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
-function prefixError(prefix) {
-  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
 }
 
 // src/lib/job-schema.ts
@@ -5884,6 +5815,60 @@ function statusListSql(statuses) {
 }
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
+}
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/identity.ts
@@ -6091,6 +6076,11 @@ function countsSum(condition) {
   return `COALESCE((SELECT SUM(n) FROM ${JOB_COUNTS_TABLE} WHERE ${condition}), 0)`;
 }
 
+// src/lib/types.ts
+var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
@@ -6242,6 +6232,16 @@ function queryAll(query, shape) {
   return readAllOrNull($app.db(), query, shape);
 }
 
+// src/lib/validate.ts
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
+
 // src/lib/stats.ts
 function buildStats(row, nowMs, orphanCap2, sweeper) {
   const counts = {};
@@ -6354,30 +6354,6 @@ return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
   /** What claim-next orders by within a due time. */
@@ -6441,6 +6417,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -6578,6 +6574,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -6604,75 +6604,9 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions b6f72e89fd59"] || (globalThis["pbFleet GET /api/fleet/completions b6f72e89fd59"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 9659d7122626"] || (globalThis["pbFleet GET /api/fleet/completions 9659d7122626"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function prefixError(prefix) {
-  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
-}
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -6736,6 +6670,59 @@ function statusListSql(statuses) {
 }
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
+}
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/identity.ts
@@ -6921,6 +6908,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
@@ -7078,6 +7069,15 @@ function buildCompletions(row, window, nowMs) {
 }
 var COMPLETIONS_UNAVAILABLE = "completions are unavailable right now: the database read failed (details are in PocketBase's log)";
 
+// src/lib/validate.ts
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
+
 // src/handlers/completions.ts
 function handleCompletions(req) {
   const params = parseCompletionsParams(req.query("windowSeconds"), req.query("bucketSeconds"));
@@ -7103,30 +7103,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -7191,6 +7167,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -7328,6 +7324,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -7354,7 +7354,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue b245b914aad1"] || (globalThis["pbFleet POST /api/fleet/enqueue b245b914aad1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 562c790e3069"] || (globalThis["pbFleet POST /api/fleet/enqueue 562c790e3069"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7397,209 +7397,6 @@ function jobEventChunks(changes) {
   return chunks;
 }
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var MAX_TIMEOUT_SECONDS = 86400;
-var MAX_START_WITHIN_SECONDS = 2592e3;
-function isGroupName(value) {
-  if (typeof value !== "string" || value === "") return false;
-  let points = 0;
-  for (const ch of value) {
-    const code = ch.codePointAt(0);
-    if (code <= 31 || code >= 127 && code <= 159) return false;
-    if (++points > MAX_GROUP_KEY_CHARS) return false;
-  }
-  return true;
-}
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function storedQueueName(stored) {
-  return stored === "" ? DEFAULT_QUEUE : stored;
-}
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_ENQUEUE_JOBS = 1e3;
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_UNIQUE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_DELAY_SECONDS = 31536e5;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-var DEFAULT_MAX_ATTEMPTS = 25;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
-function validateEnqueueRequest(data, nowMs) {
-  const jobs = asBody(data)["jobs"];
-  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
-    return fail(`jobs must be an array of 1 to ${MAX_ENQUEUE_JOBS} jobs`);
-  }
-  const items = [];
-  for (let i = 0; i < jobs.length; i++) {
-    const item = validateEnqueueItem(jobs[i], nowMs);
-    if (typeof item === "string") return fail(`jobs[${i}]: ${item}`);
-    items.push(item);
-  }
-  return { ok: true, value: items };
-}
-function validateEnqueueItem(data, nowMs) {
-  if (typeof data !== "object" || data === null || Array.isArray(data)) return "must be an object";
-  const item = data;
-  const { probeKey } = item;
-  if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
-  const badProbeKey = tooLongError("probeKey", probeKey, MAX_PROBE_KEY_BYTES);
-  if (badProbeKey !== null) return badProbeKey;
-  const payload = absentIfNull(item["payload"]);
-  if (payload !== void 0 && jsonLongerThan(payload, MAX_PAYLOAD_BYTES)) {
-    return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
-  }
-  const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
-  if (runAt.error !== void 0) return runAt.error;
-  const priority = absentIfNull(item["priority"]);
-  if (priority !== void 0 && !isIntegerIn(priority, MIN_PRIORITY, MAX_PRIORITY)) {
-    return `priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
-  }
-  const maxAttempts = absentIfNull(item["maxAttempts"]);
-  if (maxAttempts !== void 0 && !isIntegerIn(maxAttempts, 0, MAX_MAX_ATTEMPTS)) {
-    return `maxAttempts must be an integer from 0 to ${MAX_MAX_ATTEMPTS} (0: no cap)`;
-  }
-  const uniqueKey = absentIfNull(item["uniqueKey"]);
-  if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
-  const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
-  if (badUniqueKey !== null) return badUniqueKey;
-  const queue = absentIfNull(item["queue"]);
-  if (queue !== void 0 && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
-  const group = absentIfNull(item["group"]);
-  if (group !== void 0 && group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE}), or "" for none`;
-  const timeoutSeconds = absentIfNull(item["timeoutSeconds"]);
-  if (timeoutSeconds !== void 0 && !isIntegerIn(timeoutSeconds, 1, MAX_TIMEOUT_SECONDS)) {
-    return `timeoutSeconds must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`;
-  }
-  const startWithin = absentIfNull(item["startWithinSeconds"]);
-  if (startWithin !== void 0 && !isIntegerIn(startWithin, 1, MAX_START_WITHIN_SECONDS)) {
-    return `startWithinSeconds must be an integer from 1 to ${MAX_START_WITHIN_SECONDS}`;
-  }
-  const runAtMs = parsePbDate(runAt.value);
-  return {
-    probeKey,
-    queue: queue === void 0 ? DEFAULT_QUEUE : queue,
-    groupKey: typeof group === "string" ? group : "",
-    timeoutSeconds: timeoutSeconds === void 0 ? 0 : timeoutSeconds,
-    startBy: startWithin === void 0 ? "" : formatPbDate(runAtMs + startWithin * 1e3),
-    payload: payload === void 0 ? null : payload,
-    runAt: runAt.value,
-    priority: priority === void 0 ? 0 : priority,
-    maxAttempts: maxAttempts === void 0 ? DEFAULT_MAX_ATTEMPTS : maxAttempts,
-    uniqueKey: uniqueKey === void 0 ? "" : uniqueKey
-  };
-}
-function isIntegerIn(value, min, max) {
-  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
-}
-function readRunAt(runAt, delaySeconds, nowMs) {
-  if (runAt !== void 0 && delaySeconds !== void 0) return { value: "", error: "give runAt or delaySeconds, not both" };
-  if (delaySeconds !== void 0) {
-    if (typeof delaySeconds !== "number" || !(delaySeconds >= 0) || delaySeconds > MAX_DELAY_SECONDS) {
-      return { value: "", error: `delaySeconds must be a number from 0 to ${MAX_DELAY_SECONDS}` };
-    }
-    return { value: formatPbDate(nowMs + Math.round(delaySeconds * 1e3)) };
-  }
-  if (runAt === void 0) return { value: formatPbDate(nowMs) };
-  const ms = typeof runAt === "string" ? parseZonedInstant(runAt) : null;
-  if (ms === null) {
-    return {
-      value: "",
-      error: "runAt must be an ISO-8601 time with a zone (like 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00) or a PocketBase date (2026-12-01 09:30:00.000Z)"
-    };
-  }
-  return { value: formatPbDate(ms) };
-}
-var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
-function parseZonedInstant(text) {
-  const m = ZONED_ISO.exec(text);
-  if (m === null) return null;
-  const [, y, mo, d, h, mi, sec, frac, zone] = m;
-  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
-  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
-  if (local === null || zone === void 0) return null;
-  if (zone === "Z") return local;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const offH = Number(zone.slice(1, 3));
-  const offM = Number(zone.slice(4, 6));
-  if (offH > 23 || offM > 59) return null;
-  const instant = local - sign * (offH * 60 + offM) * 6e4;
-  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -7666,6 +7463,88 @@ function statusListSql(statuses) {
 }
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
+}
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_TIMEOUT_SECONDS = 86400;
+var MAX_START_WITHIN_SECONDS = 2592e3;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_ENQUEUE_JOBS = 1e3;
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_UNIQUE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_DELAY_SECONDS = 31536e5;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var DEFAULT_MAX_ATTEMPTS = 25;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/schedules.ts
@@ -7890,6 +7769,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -8076,6 +7959,123 @@ function uniqueKeyAcrossQueues(batch, items, mayTake) {
   return null;
 }
 
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function validateEnqueueRequest(data, nowMs) {
+  const jobs = asBody(data)["jobs"];
+  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_ENQUEUE_JOBS) {
+    return fail(`jobs must be an array of 1 to ${MAX_ENQUEUE_JOBS} jobs`);
+  }
+  const items = [];
+  for (let i = 0; i < jobs.length; i++) {
+    const item = validateEnqueueItem(jobs[i], nowMs);
+    if (typeof item === "string") return fail(`jobs[${i}]: ${item}`);
+    items.push(item);
+  }
+  return { ok: true, value: items };
+}
+function validateEnqueueItem(data, nowMs) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return "must be an object";
+  const item = data;
+  const { probeKey } = item;
+  if (typeof probeKey !== "string" || probeKey === "") return "probeKey must be a non-empty string";
+  const badProbeKey = tooLongError("probeKey", probeKey, MAX_PROBE_KEY_BYTES);
+  if (badProbeKey !== null) return badProbeKey;
+  const payload = absentIfNull(item["payload"]);
+  if (payload !== void 0 && jsonLongerThan(payload, MAX_PAYLOAD_BYTES)) {
+    return `payload must be at most ${MAX_PAYLOAD_BYTES} bytes as JSON`;
+  }
+  const runAt = readRunAt(absentIfNull(item["runAt"]), absentIfNull(item["delaySeconds"]), nowMs);
+  if (runAt.error !== void 0) return runAt.error;
+  const priority = absentIfNull(item["priority"]);
+  if (priority !== void 0 && !isIntegerIn(priority, MIN_PRIORITY, MAX_PRIORITY)) {
+    return `priority must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`;
+  }
+  const maxAttempts = absentIfNull(item["maxAttempts"]);
+  if (maxAttempts !== void 0 && !isIntegerIn(maxAttempts, 0, MAX_MAX_ATTEMPTS)) {
+    return `maxAttempts must be an integer from 0 to ${MAX_MAX_ATTEMPTS} (0: no cap)`;
+  }
+  const uniqueKey = absentIfNull(item["uniqueKey"]);
+  if (uniqueKey !== void 0 && typeof uniqueKey !== "string") return "uniqueKey must be a string";
+  const badUniqueKey = uniqueKey === void 0 ? null : tooLongError("uniqueKey", uniqueKey, MAX_UNIQUE_KEY_BYTES);
+  if (badUniqueKey !== null) return badUniqueKey;
+  const queue = absentIfNull(item["queue"]);
+  if (queue !== void 0 && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
+  const group = absentIfNull(item["group"]);
+  if (group !== void 0 && group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE}), or "" for none`;
+  const timeoutSeconds = absentIfNull(item["timeoutSeconds"]);
+  if (timeoutSeconds !== void 0 && !isIntegerIn(timeoutSeconds, 1, MAX_TIMEOUT_SECONDS)) {
+    return `timeoutSeconds must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`;
+  }
+  const startWithin = absentIfNull(item["startWithinSeconds"]);
+  if (startWithin !== void 0 && !isIntegerIn(startWithin, 1, MAX_START_WITHIN_SECONDS)) {
+    return `startWithinSeconds must be an integer from 1 to ${MAX_START_WITHIN_SECONDS}`;
+  }
+  const runAtMs = parsePbDate(runAt.value);
+  return {
+    probeKey,
+    queue: queue === void 0 ? DEFAULT_QUEUE : queue,
+    groupKey: typeof group === "string" ? group : "",
+    timeoutSeconds: timeoutSeconds === void 0 ? 0 : timeoutSeconds,
+    startBy: startWithin === void 0 ? "" : formatPbDate(runAtMs + startWithin * 1e3),
+    payload: payload === void 0 ? null : payload,
+    runAt: runAt.value,
+    priority: priority === void 0 ? 0 : priority,
+    maxAttempts: maxAttempts === void 0 ? DEFAULT_MAX_ATTEMPTS : maxAttempts,
+    uniqueKey: uniqueKey === void 0 ? "" : uniqueKey
+  };
+}
+function isIntegerIn(value, min, max) {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+function readRunAt(runAt, delaySeconds, nowMs) {
+  if (runAt !== void 0 && delaySeconds !== void 0) return { value: "", error: "give runAt or delaySeconds, not both" };
+  if (delaySeconds !== void 0) {
+    if (typeof delaySeconds !== "number" || !(delaySeconds >= 0) || delaySeconds > MAX_DELAY_SECONDS) {
+      return { value: "", error: `delaySeconds must be a number from 0 to ${MAX_DELAY_SECONDS}` };
+    }
+    return { value: formatPbDate(nowMs + Math.round(delaySeconds * 1e3)) };
+  }
+  if (runAt === void 0) return { value: formatPbDate(nowMs) };
+  const ms = typeof runAt === "string" ? parseZonedInstant(runAt) : null;
+  if (ms === null) {
+    return {
+      value: "",
+      error: "runAt must be an ISO-8601 time with a zone (like 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00) or a PocketBase date (2026-12-01 09:30:00.000Z)"
+    };
+  }
+  return { value: formatPbDate(ms) };
+}
+var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+function parseZonedInstant(text) {
+  const m = ZONED_ISO.exec(text);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, sec, frac, zone] = m;
+  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
+  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
+  if (local === null || zone === void 0) return null;
+  if (zone === "Z") return local;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const offH = Number(zone.slice(1, 3));
+  const offM = Number(zone.slice(4, 6));
+  if (offH > 23 || offM > 59) return null;
+  const instant = local - sign * (offH * 60 + offM) * 6e4;
+  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
+}
+
 // src/handlers/enqueue.ts
 function handleEnqueue(req) {
   const valid = validateEnqueueRequest(req.body(), Date.now());
@@ -8103,30 +8103,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -8191,6 +8167,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -8328,6 +8324,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -8354,7 +8354,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel d53534aaf5d5"] || (globalThis["pbFleet POST /api/fleet/cancel d53534aaf5d5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 2f0bc518ef7c"] || (globalThis["pbFleet POST /api/fleet/cancel 2f0bc518ef7c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8397,87 +8397,6 @@ function jobEventChunks(changes) {
   return chunks;
 }
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function storedQueueName(stored) {
-  return stored === "" ? DEFAULT_QUEUE : stored;
-}
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_JOB_ID_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function validateJobIdRequest(data) {
-  const { jobId } = asBody(data);
-  if (!jobId) return fail("jobId is required");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -8549,6 +8468,41 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -8556,6 +8510,29 @@ function deadlineMs(row) {
   if (!(timeout > 0)) return null;
   const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
   return claimed === null ? null : claimed + timeout * 1e3;
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -8813,6 +8790,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -8957,6 +8938,25 @@ function cancelJob(batch, jobId, nowMs) {
   return { cancelled: true, job: queueJobView(row, patch) };
 }
 
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function validateJobIdRequest(data) {
+  const { jobId } = asBody(data);
+  if (!jobId) return fail("jobId is required");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
+}
+
 // src/handlers/cancel.ts
 function handleCancel(req) {
   const valid = validateJobIdRequest(req.body());
@@ -8975,30 +8975,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -9063,6 +9039,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -9200,6 +9196,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -9226,7 +9226,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 4a138f4b5c4c"] || (globalThis["pbFleet POST /api/fleet/retry 4a138f4b5c4c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 7a636910e440"] || (globalThis["pbFleet POST /api/fleet/retry 7a636910e440"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9269,87 +9269,6 @@ function jobEventChunks(changes) {
   return chunks;
 }
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function storedQueueName(stored) {
-  return stored === "" ? DEFAULT_QUEUE : stored;
-}
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_JOB_ID_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function validateJobIdRequest(data) {
-  const { jobId } = asBody(data);
-  if (!jobId) return fail("jobId is required");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -9422,6 +9341,41 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -9429,6 +9383,29 @@ function deadlineMs(row) {
   if (!(timeout > 0)) return null;
   const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
   return claimed === null ? null : claimed + timeout * 1e3;
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_JOB_ID_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -9696,6 +9673,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -9851,6 +9832,25 @@ function retryJob(batch, jobId, nowMs) {
   return { retried: true, job: queueJobView(row, patch) };
 }
 
+// src/lib/validate.ts
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function validateJobIdRequest(data) {
+  const { jobId } = asBody(data);
+  if (!jobId) return fail("jobId is required");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  return badJobId !== null ? fail(badJobId) : { ok: true, value: { jobId } };
+}
+
 // src/handlers/retry.ts
 function handleRetry(req) {
   const valid = validateJobIdRequest(req.body());
@@ -9869,30 +9869,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -9957,6 +9933,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -10094,6 +10090,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -10120,7 +10120,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance fed1233fc080"] || (globalThis["pbFleet POST /api/fleet/maintenance fed1233fc080"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 0b6d213c0baa"] || (globalThis["pbFleet POST /api/fleet/maintenance 0b6d213c0baa"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10177,80 +10177,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-function isGroupName(value) {
-  if (typeof value !== "string" || value === "") return false;
-  let points = 0;
-  for (const ch of value) {
-    const code = ch.codePointAt(0);
-    if (code <= 31 || code >= 127 && code <= 159) return false;
-    if (++points > MAX_GROUP_KEY_CHARS) return false;
-  }
-  return true;
-}
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-function notStartedByError(startBy) {
-  return `not started by ${startBy}`;
-}
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-function jsonByteLength(value) {
-  const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -10325,6 +10251,38 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -10351,6 +10309,44 @@ function startByPassedWhere(nowMs) {
 }
 var START_BY_ORDER = ["start_by ASC"];
 var START_BY_BATCH = 500;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function notStartedByError(startBy) {
+  return `not started by ${startBy}`;
+}
+
+// src/lib/queue.ts
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
@@ -10795,6 +10791,10 @@ var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, p
 var JOB_COUNTS_READY_SHAPE = { ready: 0 };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -11224,30 +11224,6 @@ return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
   /** What claim-next orders by within a due time. */
@@ -11311,6 +11287,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -11448,6 +11444,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -11474,7 +11474,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat e3ee2bceb8b7"] || (globalThis["pbFleet POST /api/fleet/heartbeat e3ee2bceb8b7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat aa2731218ec4"] || (globalThis["pbFleet POST /api/fleet/heartbeat aa2731218ec4"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11520,194 +11520,6 @@ var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-var TIMED_OUT_BEFORE = "timed out after ";
-var TIMED_OUT_AFTER = " s";
-function timedOutErrorSql(timeoutSeconds) {
-  return `('${TIMED_OUT_BEFORE}' || (${timeoutSeconds}) || '${TIMED_OUT_AFTER}')`;
-}
-
-// src/lib/lease.ts
-var DEFAULT_LEASE_SECONDS = 30;
-var MIN_LEASE_SECONDS = 1;
-var MAX_LEASE_SECONDS = 3600;
-function clampLeaseSeconds(raw) {
-  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
-  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
-}
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-function pbDateMsSql(column) {
-  return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
-}
-function formatPbDateSql(ms) {
-  return `(strftime('%Y-%m-%d %H:%M:%f', CAST(${ms} AS INTEGER) / 1000.0, 'unixepoch') || 'Z')`;
-}
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_BATCH_ITEMS = 100;
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_PROGRESS_BYTES = 4096;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-var MAX_ATTEMPTS_ERROR = "max attempts reached";
-var BACKOFF_BASE_MS = 1e3;
-var BACKOFF_CAP_MS = 36e5;
-var BACKOFF_JITTER = 0.25;
-var BACKOFF_MAX_EXPONENT = 32;
-function retryBackoffSql(attempts, jitter) {
-  const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
-  const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
-  return `MAX(${BACKOFF_BASE_MS}, MIN(${BACKOFF_CAP_MS}, ${delay}))`;
-}
-function hasAttemptsLeftSql(attempts, maxAttempts) {
-  return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
-}
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-function validateRenewRequest(data) {
-  const ids = validateClaimRequest(data);
-  if (!ids.ok) return ids;
-  const lease = readLeaseToken(data);
-  if (lease.error !== void 0) return fail(lease.error);
-  const leaseToken = lease.token;
-  const progress = absentIfNull(asBody(data)["progress"]);
-  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
-    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
-  }
-  const { jobId, workerId, leaseSeconds } = ids.value;
-  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
-function readLeaseToken(data) {
-  const token = asBody(data)["leaseToken"];
-  if (token === void 0) return { token: void 0 };
-  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
-  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
-  return tooLong === null ? { token } : { error: tooLong };
-}
-function validateHeartbeatRequest(data) {
-  const body = asBody(data);
-  const items = batchItems(body, "leases");
-  if (typeof items === "string") return fail(items);
-  const renewals = [];
-  for (let i = 0; i < items.length; i++) {
-    const item = asBody(items[i]);
-    const valid = validateRenewRequest({
-      jobId: item["jobId"],
-      workerId: body["workerId"],
-      leaseSeconds: body["leaseSeconds"],
-      leaseToken: item["leaseToken"],
-      progress: item["progress"]
-    });
-    if (!valid.ok) return fail(`leases[${i}]: ${valid.error}`);
-    renewals.push(valid.value);
-  }
-  return { ok: true, value: renewals };
-}
-function batchItems(body, field) {
-  const { workerId } = body;
-  if (!workerId) return "workerId is required";
-  if (typeof workerId !== "string") return "workerId must be a string";
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return badWorkerId;
-  const items = body[field];
-  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
-    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
-  }
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
-  }
-  return items;
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -11777,6 +11589,99 @@ function statusListSql(statuses) {
 }
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
+}
+
+// src/lib/lease.ts
+var DEFAULT_LEASE_SECONDS = 30;
+var MIN_LEASE_SECONDS = 1;
+var MAX_LEASE_SECONDS = 3600;
+function clampLeaseSeconds(raw) {
+  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
+  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
+}
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+function pbDateMsSql(column) {
+  return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
+}
+function formatPbDateSql(ms) {
+  return `(strftime('%Y-%m-%d %H:%M:%f', CAST(${ms} AS INTEGER) / 1000.0, 'unixepoch') || 'Z')`;
+}
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+function timedOutErrorSql(timeoutSeconds) {
+  return `('${TIMED_OUT_BEFORE}' || (${timeoutSeconds}) || '${TIMED_OUT_AFTER}')`;
+}
+
+// src/lib/queue.ts
+var MAX_BATCH_ITEMS = 100;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_PROGRESS_BYTES = 4096;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffSql(attempts, jitter) {
+  const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
+  const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
+  return `MAX(${BACKOFF_BASE_MS}, MIN(${BACKOFF_CAP_MS}, ${delay}))`;
+}
+function hasAttemptsLeftSql(attempts, maxAttempts) {
+  return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/identity.ts
@@ -12037,6 +11942,10 @@ var JOB_COUNTS_REBUILD = [
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -12345,6 +12254,97 @@ function inRounds(items, run) {
   return answers;
 }
 
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateRenewRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
+  const progress = absentIfNull(asBody(data)["progress"]);
+  if (progress !== void 0 && jsonLongerThan(progress, MAX_PROGRESS_BYTES)) {
+    return fail(`progress must be at most ${MAX_PROGRESS_BYTES} bytes as JSON`);
+  }
+  const { jobId, workerId, leaseSeconds } = ids.value;
+  return { ok: true, value: { jobId, workerId, leaseSeconds, leaseToken, progress } };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
+}
+function validateHeartbeatRequest(data) {
+  const body = asBody(data);
+  const items = batchItems(body, "leases");
+  if (typeof items === "string") return fail(items);
+  const renewals = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = asBody(items[i]);
+    const valid = validateRenewRequest({
+      jobId: item["jobId"],
+      workerId: body["workerId"],
+      leaseSeconds: body["leaseSeconds"],
+      leaseToken: item["leaseToken"],
+      progress: item["progress"]
+    });
+    if (!valid.ok) return fail(`leases[${i}]: ${valid.error}`);
+    renewals.push(valid.value);
+  }
+  return { ok: true, value: renewals };
+}
+function batchItems(body, field) {
+  const { workerId } = body;
+  if (!workerId) return "workerId is required";
+  if (typeof workerId !== "string") return "workerId must be a string";
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return badWorkerId;
+  const items = body[field];
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
+    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
+  }
+  return items;
+}
+
 // src/handlers/heartbeat.ts
 function handleHeartbeat(req) {
   const valid = validateHeartbeatRequest(req.body());
@@ -12367,30 +12367,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -12455,6 +12431,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -12592,6 +12588,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -12618,7 +12618,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 3e9565c67f95"] || (globalThis["pbFleet POST /api/fleet/complete 3e9565c67f95"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete ac899e3f2e3a"] || (globalThis["pbFleet POST /api/fleet/complete ac899e3f2e3a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -12676,224 +12676,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-var TIMED_OUT_BEFORE = "timed out after ";
-var TIMED_OUT_AFTER = " s";
-function timedOutErrorSql(timeoutSeconds) {
-  return `('${TIMED_OUT_BEFORE}' || (${timeoutSeconds}) || '${TIMED_OUT_AFTER}')`;
-}
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-function pbDateMsSql(column) {
-  return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
-}
-function formatPbDateSql(ms) {
-  return `(strftime('%Y-%m-%d %H:%M:%f', CAST(${ms} AS INTEGER) / 1000.0, 'unixepoch') || 'Z')`;
-}
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function storedQueueName(stored) {
-  return stored === "" ? DEFAULT_QUEUE : stored;
-}
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_BATCH_ITEMS = 100;
-var MAX_RESULT_BYTES = 1048576;
-var MAX_ERROR_BYTES = 65536;
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-var MAX_ATTEMPTS_ERROR = "max attempts reached";
-var BACKOFF_BASE_MS = 1e3;
-var BACKOFF_CAP_MS = 36e5;
-var BACKOFF_JITTER = 0.25;
-var BACKOFF_MAX_EXPONENT = 32;
-function retryBackoffSql(attempts, jitter) {
-  const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
-  const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
-  return `MAX(${BACKOFF_BASE_MS}, MIN(${BACKOFF_CAP_MS}, ${delay}))`;
-}
-function hasAttemptsLeftSql(attempts, maxAttempts) {
-  return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
-}
-function utf8LongerThan(text, maxBytes) {
-  if (text.length > maxBytes) return true;
-  if (text.length * 3 <= maxBytes) return false;
-  return utf8ByteLength(text) > maxBytes;
-}
-function jsonLongerThan(value, maxBytes) {
-  const text = JSON.stringify(value);
-  return text !== void 0 && utf8LongerThan(text, maxBytes);
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
-function reservedWorkerIdError(workerId) {
-  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
-}
-function asBody(data) {
-  return typeof data === "object" && data !== null ? data : {};
-}
-function fail(error) {
-  return { ok: false, error };
-}
-function tooLongError(name, text, maxBytes) {
-  if (!utf8LongerThan(text, maxBytes)) return null;
-  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
-}
-function workerIdError(workerId) {
-  var _a;
-  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
-}
-function validateClaimRequest(data) {
-  const body = asBody(data);
-  const { jobId, workerId } = body;
-  if (!jobId || !workerId) return fail("jobId and workerId are required");
-  if (typeof workerId !== "string") return fail("workerId must be a string");
-  if (typeof jobId !== "string") return fail("jobId must be a string");
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return fail(badWorkerId);
-  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
-  if (badJobId !== null) return fail(badJobId);
-  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
-}
-function validateReleaseRequest(data) {
-  const ids = validateClaimRequest(data);
-  if (!ids.ok) return ids;
-  const target = asBody(data)["status"];
-  if (!target) return fail("status is required (done|failed|pending)");
-  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
-  const lease = readLeaseToken(data);
-  if (lease.error !== void 0) return fail(lease.error);
-  const leaseToken = lease.token;
-  const result = absentIfNull(asBody(data)["result"]);
-  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
-    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
-  }
-  const error = absentIfNull(asBody(data)["error"]);
-  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
-  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
-    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
-  }
-  const rateLimitedFor = absentIfNull(asBody(data)["rateLimitedFor"]);
-  if (rateLimitedFor !== void 0) {
-    if (target !== "retry") return fail("rateLimitedFor is only for status retry");
-    if (typeof rateLimitedFor !== "number" || !(rateLimitedFor >= 1) || rateLimitedFor > MAX_RATE_LIMITED_FOR_SECONDS) {
-      return fail(`rateLimitedFor must be a number from 1 to ${MAX_RATE_LIMITED_FOR_SECONDS}`);
-    }
-  }
-  return {
-    ok: true,
-    value: {
-      jobId: ids.value.jobId,
-      workerId: ids.value.workerId,
-      target,
-      leaseToken,
-      result,
-      error,
-      rateLimitedFor
-    }
-  };
-}
-function absentIfNull(value) {
-  return value === null ? void 0 : value;
-}
-var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
-function readLeaseToken(data) {
-  const token = asBody(data)["leaseToken"];
-  if (token === void 0) return { token: void 0 };
-  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
-  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
-  return tooLong === null ? { token } : { error: tooLong };
-}
-function isReleaseTarget(value) {
-  return RELEASE_TARGETS.indexOf(value) !== -1;
-}
-function validateCompleteRequest(data) {
-  const body = asBody(data);
-  const items = batchItems(body, "releases");
-  if (typeof items === "string") return fail(items);
-  const releases = [];
-  for (let i = 0; i < items.length; i++) {
-    const item = asBody(items[i]);
-    const valid = validateReleaseRequest({
-      jobId: item["jobId"],
-      workerId: body["workerId"],
-      status: item["status"],
-      leaseToken: item["leaseToken"],
-      result: item["result"],
-      error: item["error"],
-      rateLimitedFor: item["rateLimitedFor"]
-    });
-    if (!valid.ok) return fail(`releases[${i}]: ${valid.error}`);
-    releases.push(valid.value);
-  }
-  return { ok: true, value: releases };
-}
-function batchItems(body, field) {
-  const { workerId } = body;
-  if (!workerId) return "workerId is required";
-  if (typeof workerId !== "string") return "workerId must be a string";
-  const badWorkerId = workerIdError(workerId);
-  if (badWorkerId !== null) return badWorkerId;
-  const items = body[field];
-  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
-    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
-  }
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
-  }
-  return items;
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -12968,6 +12750,47 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+function pbDateMsSql(column) {
+  return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
+}
+function formatPbDateSql(ms) {
+  return `(strftime('%Y-%m-%d %H:%M:%f', CAST(${ms} AS INTEGER) / 1000.0, 'unixepoch') || 'Z')`;
+}
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 function parkScopeOf(row) {
   var _a;
@@ -12987,6 +12810,57 @@ function parkFor(batch, row, seconds, nowMs) {
 }
 function rateLimitedUntilMs(nowMs, seconds) {
   return nowMs + Math.round(seconds * 1e3);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+function timedOutErrorSql(timeoutSeconds) {
+  return `('${TIMED_OUT_BEFORE}' || (${timeoutSeconds}) || '${TIMED_OUT_AFTER}')`;
+}
+
+// src/lib/queue.ts
+var MAX_BATCH_ITEMS = 100;
+var MAX_RESULT_BYTES = 1048576;
+var MAX_ERROR_BYTES = 65536;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffSql(attempts, jitter) {
+  const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
+  const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
+  return `MAX(${BACKOFF_BASE_MS}, MIN(${BACKOFF_CAP_MS}, ${delay}))`;
+}
+function hasAttemptsLeftSql(attempts, maxAttempts) {
+  return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
+}
+function utf8LongerThan(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return utf8ByteLength(text) > maxBytes;
+}
+function jsonLongerThan(value, maxBytes) {
+  const text = JSON.stringify(value);
+  return text !== void 0 && utf8LongerThan(text, maxBytes);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
 // src/lib/transitions.ts
@@ -13255,6 +13129,11 @@ var JOB_COUNTS_REBUILD = [
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -13661,6 +13540,127 @@ function deleteExpiredBatch(batch, nowMs, getenv2, limits = TICK_BATCH) {
   return tick;
 }
 
+// src/lib/validate.ts
+var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
+function reservedWorkerIdError(workerId) {
+  return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
+}
+function asBody(data) {
+  return typeof data === "object" && data !== null ? data : {};
+}
+function fail(error) {
+  return { ok: false, error };
+}
+function tooLongError(name, text, maxBytes) {
+  if (!utf8LongerThan(text, maxBytes)) return null;
+  return `${name} must be at most ${maxBytes} bytes (UTF-8)`;
+}
+function workerIdError(workerId) {
+  var _a;
+  return (_a = reservedWorkerIdError(workerId)) != null ? _a : tooLongError("workerId", workerId, MAX_WORKER_ID_BYTES);
+}
+function validateClaimRequest(data) {
+  const body = asBody(data);
+  const { jobId, workerId } = body;
+  if (!jobId || !workerId) return fail("jobId and workerId are required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  if (typeof jobId !== "string") return fail("jobId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  const badJobId = tooLongError("jobId", jobId, MAX_JOB_ID_BYTES);
+  if (badJobId !== null) return fail(badJobId);
+  return { ok: true, value: { jobId, workerId, leaseSeconds: body["leaseSeconds"] } };
+}
+function validateReleaseRequest(data) {
+  const ids = validateClaimRequest(data);
+  if (!ids.ok) return ids;
+  const target = asBody(data)["status"];
+  if (!target) return fail("status is required (done|failed|pending)");
+  if (!isReleaseTarget(target)) return fail("status must be done|failed|pending");
+  const lease = readLeaseToken(data);
+  if (lease.error !== void 0) return fail(lease.error);
+  const leaseToken = lease.token;
+  const result = absentIfNull(asBody(data)["result"]);
+  if (result !== void 0 && jsonLongerThan(result, MAX_RESULT_BYTES)) {
+    return fail(`result must be at most ${MAX_RESULT_BYTES} bytes as JSON`);
+  }
+  const error = absentIfNull(asBody(data)["error"]);
+  if (error !== void 0 && typeof error !== "string") return fail("error must be a string when given");
+  if (error !== void 0 && utf8LongerThan(error, MAX_ERROR_BYTES)) {
+    return fail(`error must be at most ${MAX_ERROR_BYTES} bytes`);
+  }
+  const rateLimitedFor = absentIfNull(asBody(data)["rateLimitedFor"]);
+  if (rateLimitedFor !== void 0) {
+    if (target !== "retry") return fail("rateLimitedFor is only for status retry");
+    if (typeof rateLimitedFor !== "number" || !(rateLimitedFor >= 1) || rateLimitedFor > MAX_RATE_LIMITED_FOR_SECONDS) {
+      return fail(`rateLimitedFor must be a number from 1 to ${MAX_RATE_LIMITED_FOR_SECONDS}`);
+    }
+  }
+  return {
+    ok: true,
+    value: {
+      jobId: ids.value.jobId,
+      workerId: ids.value.workerId,
+      target,
+      leaseToken,
+      result,
+      error,
+      rateLimitedFor
+    }
+  };
+}
+function absentIfNull(value) {
+  return value === null ? void 0 : value;
+}
+var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
+function readLeaseToken(data) {
+  const token = asBody(data)["leaseToken"];
+  if (token === void 0) return { token: void 0 };
+  if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
+  const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
+  return tooLong === null ? { token } : { error: tooLong };
+}
+function isReleaseTarget(value) {
+  return RELEASE_TARGETS.indexOf(value) !== -1;
+}
+function validateCompleteRequest(data) {
+  const body = asBody(data);
+  const items = batchItems(body, "releases");
+  if (typeof items === "string") return fail(items);
+  const releases = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = asBody(items[i]);
+    const valid = validateReleaseRequest({
+      jobId: item["jobId"],
+      workerId: body["workerId"],
+      status: item["status"],
+      leaseToken: item["leaseToken"],
+      result: item["result"],
+      error: item["error"],
+      rateLimitedFor: item["rateLimitedFor"]
+    });
+    if (!valid.ok) return fail(`releases[${i}]: ${valid.error}`);
+    releases.push(valid.value);
+  }
+  return { ok: true, value: releases };
+}
+function batchItems(body, field) {
+  const { workerId } = body;
+  if (!workerId) return "workerId is required";
+  if (typeof workerId !== "string") return "workerId must be a string";
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return badWorkerId;
+  const items = body[field];
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) {
+    return `${field} must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return `${field}[${i}] must be an object`;
+  }
+  return items;
+}
+
 // src/handlers/complete.ts
 function handleComplete(req) {
   const valid = validateCompleteRequest(req.body());
@@ -13687,30 +13687,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -13775,6 +13751,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -13912,6 +13908,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -13938,7 +13938,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow d7418afd4593"] || (globalThis["pbFleet POST /api/fleet/flow d7418afd4593"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow ac4c712b4005"] || (globalThis["pbFleet POST /api/fleet/flow ac4c712b4005"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -13984,89 +13984,6 @@ function jobEventChunks(changes) {
   return chunks;
 }
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var MAX_FLOW_CONCURRENCY = 1e5;
-var MAX_RATE_LIMIT = 1e5;
-var MAX_RATE_PERIOD_SECONDS = 86400;
-var MAX_PARK_SECONDS = 604800;
-function isGroupName(value) {
-  if (typeof value !== "string" || value === "") return false;
-  let points = 0;
-  for (const ch of value) {
-    const code = ch.codePointAt(0);
-    if (code <= 31 || code >= 127 && code <= 159) return false;
-    if (++points > MAX_GROUP_KEY_CHARS) return false;
-  }
-  return true;
-}
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-function fail(error) {
-  return { ok: false, error };
-}
-var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
-function isIntegerIn(value, min, max) {
-  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
-}
-var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
-function parseZonedInstant(text) {
-  const m = ZONED_ISO.exec(text);
-  if (m === null) return null;
-  const [, y, mo, d, h, mi, sec, frac, zone] = m;
-  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
-  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
-  if (local === null || zone === void 0) return null;
-  if (zone === "Z") return local;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const offH = Number(zone.slice(1, 3));
-  const offM = Number(zone.slice(4, 6));
-  if (offH > 23 || offM > 59) return null;
-  const instant = local - sign * (offH * 60 + offM) * 6e4;
-  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
-}
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -14135,6 +14052,37 @@ function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
@@ -14179,90 +14127,29 @@ function upsertFlowStatement(s, columns, nowMs) {
     params
   };
 }
-function writeFlow(batch, change, nowMs) {
-  batch.execute(upsertFlowStatement(change.scope, flowColumnsAt(change, nowMs), nowMs));
-  const period = change.columns.rate_period;
-  if (period !== void 0 && period > 0) batch.execute(reExpireClaimsStatement(change.scope, period));
-  return settingsOf(batch.queryOne(flowRowsQuery([change.scope]), FLOW_ROW_SHAPE), nowMs);
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_FLOW_CONCURRENCY = 1e5;
+var MAX_RATE_LIMIT = 1e5;
+var MAX_RATE_PERIOD_SECONDS = 86400;
+var MAX_PARK_SECONDS = 604800;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
 }
-function flowColumnsAt(change, nowMs) {
-  if (change.parkForMs === void 0) return change.columns;
-  return __spreadProps(__spreadValues({}, change.columns), { parked_until: formatPbDate(nowMs + change.parkForMs) });
-}
-var FLOW_SETTINGS = ["paused", "concurrency", "rateLimit", "parkSeconds", "parkUntil"];
-function validateFlowRequest(data, nowMs) {
-  if (typeof data !== "object" || data === null || Array.isArray(data)) return fail("the body must be a JSON object");
-  const body = data;
-  const hasQueue = body["queue"] !== void 0;
-  const hasGroup = body["group"] !== void 0;
-  if (hasQueue === hasGroup) return fail("give exactly one of queue and group");
-  let scope;
-  if (hasQueue) {
-    if (!isQueueName(body["queue"])) return fail(`queue must be a queue name (${QUEUE_NAME_RULE})`);
-    scope = { scope: "queue", name: body["queue"] };
-  } else {
-    if (!isGroupName(body["group"])) return fail(`group must be a group name (${GROUP_NAME_RULE})`);
-    scope = { scope: "group", name: body["group"] };
-  }
-  if (!FLOW_SETTINGS.some((k) => body[k] !== void 0)) {
-    return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
-  }
-  const columns = {};
-  let parkForMs;
-  const paused = body["paused"];
-  if (paused !== void 0) {
-    if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
-    columns.paused = paused === true ? 1 : 0;
-  }
-  const concurrency = body["concurrency"];
-  if (concurrency !== void 0) {
-    if (concurrency !== null && !isIntegerIn(concurrency, 1, MAX_FLOW_CONCURRENCY)) {
-      return fail(`concurrency must be an integer from 1 to ${MAX_FLOW_CONCURRENCY}, or null`);
-    }
-    columns.concurrency = concurrency === null ? 0 : concurrency;
-  }
-  const rateLimit = body["rateLimit"];
-  if (rateLimit !== void 0) {
-    const rate = readRateLimit(rateLimit);
-    if (typeof rate === "string") return fail(rate);
-    columns.rate_limit = rate === null ? 0 : rate.limit;
-    columns.rate_period = rate === null ? 0 : rate.periodSeconds;
-  }
-  const parkSeconds = body["parkSeconds"];
-  const parkUntil = body["parkUntil"];
-  if (parkSeconds !== void 0 && parkUntil !== void 0) return fail("give parkSeconds or parkUntil, not both");
-  if (parkSeconds !== void 0) {
-    if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
-      return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
-    }
-    if (parkSeconds === 0) columns.parked_until = "";
-    else parkForMs = Math.round(parkSeconds * 1e3);
-  }
-  if (parkUntil !== void 0) {
-    if (parkUntil === null) {
-      columns.parked_until = "";
-    } else {
-      const ms = typeof parkUntil === "string" ? parseZonedInstant(parkUntil) : null;
-      if (ms === null || ms <= nowMs || ms > nowMs + MAX_PARK_SECONDS * 1e3) {
-        return fail(`parkUntil must be a date with a zone, after now and at most ${MAX_PARK_SECONDS / 86400} days ahead, or null`);
-      }
-      columns.parked_until = formatPbDate(ms);
-    }
-  }
-  return { ok: true, value: parkForMs === void 0 ? { scope, columns } : { scope, columns, parkForMs } };
-}
-function readRateLimit(value) {
-  const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;
-  if (value === null) return null;
-  if (typeof value !== "object" || Array.isArray(value)) return rule;
-  const { limit, periodSeconds } = value;
-  if (!isIntegerIn(limit, 1, MAX_RATE_LIMIT) || !isIntegerIn(periodSeconds, 1, MAX_RATE_PERIOD_SECONDS)) return rule;
-  for (const key of Object.keys(value)) if (key !== "limit" && key !== "periodSeconds") return rule;
-  return { limit, periodSeconds };
-}
-function scopeName(s) {
-  return s.scope === "queue" ? { queue: s.name } : { group: s.name };
-}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -14462,6 +14349,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -14594,6 +14485,117 @@ function updateJobs(work) {
   return updateJobsIn(STORE, work);
 }
 
+// src/lib/validate.ts
+function fail(error) {
+  return { ok: false, error };
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function isIntegerIn(value, min, max) {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+var ZONED_ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+function parseZonedInstant(text) {
+  const m = ZONED_ISO.exec(text);
+  if (m === null) return null;
+  const [, y, mo, d, h, mi, sec, frac, zone] = m;
+  const ms = frac === void 0 ? "000" : (frac + "00").slice(0, 3);
+  const local = parsePbDate(`${y}-${mo}-${d} ${h}:${mi}:${sec === void 0 ? "00" : sec}.${ms}Z`);
+  if (local === null || zone === void 0) return null;
+  if (zone === "Z") return local;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const offH = Number(zone.slice(1, 3));
+  const offM = Number(zone.slice(4, 6));
+  if (offH > 23 || offM > 59) return null;
+  const instant = local - sign * (offH * 60 + offM) * 6e4;
+  return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
+}
+
+// src/lib/flow-endpoint.ts
+function writeFlow(batch, change, nowMs) {
+  batch.execute(upsertFlowStatement(change.scope, flowColumnsAt(change, nowMs), nowMs));
+  const period = change.columns.rate_period;
+  if (period !== void 0 && period > 0) batch.execute(reExpireClaimsStatement(change.scope, period));
+  return settingsOf(batch.queryOne(flowRowsQuery([change.scope]), FLOW_ROW_SHAPE), nowMs);
+}
+function flowColumnsAt(change, nowMs) {
+  if (change.parkForMs === void 0) return change.columns;
+  return __spreadProps(__spreadValues({}, change.columns), { parked_until: formatPbDate(nowMs + change.parkForMs) });
+}
+var FLOW_SETTINGS = ["paused", "concurrency", "rateLimit", "parkSeconds", "parkUntil"];
+function validateFlowRequest(data, nowMs) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return fail("the body must be a JSON object");
+  const body = data;
+  const hasQueue = body["queue"] !== void 0;
+  const hasGroup = body["group"] !== void 0;
+  if (hasQueue === hasGroup) return fail("give exactly one of queue and group");
+  let scope;
+  if (hasQueue) {
+    if (!isQueueName(body["queue"])) return fail(`queue must be a queue name (${QUEUE_NAME_RULE})`);
+    scope = { scope: "queue", name: body["queue"] };
+  } else {
+    if (!isGroupName(body["group"])) return fail(`group must be a group name (${GROUP_NAME_RULE})`);
+    scope = { scope: "group", name: body["group"] };
+  }
+  if (!FLOW_SETTINGS.some((k) => body[k] !== void 0)) {
+    return fail("give at least one setting: paused, concurrency, rateLimit, parkSeconds or parkUntil");
+  }
+  const columns = {};
+  let parkForMs;
+  const paused = body["paused"];
+  if (paused !== void 0) {
+    if (paused !== null && typeof paused !== "boolean") return fail("paused must be true, false or null");
+    columns.paused = paused === true ? 1 : 0;
+  }
+  const concurrency = body["concurrency"];
+  if (concurrency !== void 0) {
+    if (concurrency !== null && !isIntegerIn(concurrency, 1, MAX_FLOW_CONCURRENCY)) {
+      return fail(`concurrency must be an integer from 1 to ${MAX_FLOW_CONCURRENCY}, or null`);
+    }
+    columns.concurrency = concurrency === null ? 0 : concurrency;
+  }
+  const rateLimit = body["rateLimit"];
+  if (rateLimit !== void 0) {
+    const rate = readRateLimit(rateLimit);
+    if (typeof rate === "string") return fail(rate);
+    columns.rate_limit = rate === null ? 0 : rate.limit;
+    columns.rate_period = rate === null ? 0 : rate.periodSeconds;
+  }
+  const parkSeconds = body["parkSeconds"];
+  const parkUntil = body["parkUntil"];
+  if (parkSeconds !== void 0 && parkUntil !== void 0) return fail("give parkSeconds or parkUntil, not both");
+  if (parkSeconds !== void 0) {
+    if (typeof parkSeconds !== "number" || !(parkSeconds >= 0) || parkSeconds > MAX_PARK_SECONDS) {
+      return fail(`parkSeconds must be a number from 0 to ${MAX_PARK_SECONDS} (0 clears the park)`);
+    }
+    if (parkSeconds === 0) columns.parked_until = "";
+    else parkForMs = Math.round(parkSeconds * 1e3);
+  }
+  if (parkUntil !== void 0) {
+    if (parkUntil === null) {
+      columns.parked_until = "";
+    } else {
+      const ms = typeof parkUntil === "string" ? parseZonedInstant(parkUntil) : null;
+      if (ms === null || ms <= nowMs || ms > nowMs + MAX_PARK_SECONDS * 1e3) {
+        return fail(`parkUntil must be a date with a zone, after now and at most ${MAX_PARK_SECONDS / 86400} days ahead, or null`);
+      }
+      columns.parked_until = formatPbDate(ms);
+    }
+  }
+  return { ok: true, value: parkForMs === void 0 ? { scope, columns } : { scope, columns, parkForMs } };
+}
+function readRateLimit(value) {
+  const rule = `rateLimit must be { limit: an integer from 1 to ${MAX_RATE_LIMIT}, periodSeconds: an integer from 1 to ${MAX_RATE_PERIOD_SECONDS} }, or null`;
+  if (value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) return rule;
+  const { limit, periodSeconds } = value;
+  if (!isIntegerIn(limit, 1, MAX_RATE_LIMIT) || !isIntegerIn(periodSeconds, 1, MAX_RATE_PERIOD_SECONDS)) return rule;
+  for (const key of Object.keys(value)) if (key !== "limit" && key !== "periodSeconds") return rule;
+  return { limit, periodSeconds };
+}
+function scopeName(s) {
+  return s.scope === "queue" ? { queue: s.name } : { group: s.name };
+}
+
 // src/handlers/flow.ts
 function handleSetFlow(req) {
   const now = Date.now();
@@ -14615,30 +14617,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -14703,6 +14681,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -14840,6 +14838,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -14866,7 +14868,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 7da6a5f67ed4"] || (globalThis["pbFleet GET /api/fleet/flow 7da6a5f67ed4"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow b0cbed46fc10"] || (globalThis["pbFleet GET /api/fleet/flow b0cbed46fc10"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14889,66 +14891,6 @@ var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
 
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-function isGroupName(value) {
-  if (typeof value !== "string" || value === "") return false;
-  let points = 0;
-  for (const ch of value) {
-    const code = ch.codePointAt(0);
-    if (code <= 31 || code >= 127 && code <= 159) return false;
-    if (++points > MAX_GROUP_KEY_CHARS) return false;
-  }
-  return true;
-}
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function storedQueueName(stored) {
-  return stored === "" ? DEFAULT_QUEUE : stored;
-}
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
-// src/lib/validate.ts
-var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -15014,24 +14956,45 @@ function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function storedQueueName(stored) {
+  return stored === "" ? DEFAULT_QUEUE : stored;
+}
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
 var FLOW_COLUMNS = "scope, name, COALESCE(paused, 0) AS paused, COALESCE(concurrency, 0) AS concurrency, COALESCE(rate_limit, 0) AS rate_limit, COALESCE(rate_period, 0) AS rate_period, COALESCE(parked_until, '') AS parked_until";
-function flowListQuery(scope, name, limit) {
-  const params = { limit };
-  const terms = [];
-  if (scope !== null) {
-    params["scope"] = scope;
-    terms.push("scope = {:scope}");
-  }
-  if (name !== null) {
-    params["name"] = name;
-    terms.push("name = {:name}");
-  }
-  const where = terms.length === 0 ? "" : ` WHERE ${terms.join(" AND ")}`;
-  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow${where} ORDER BY scope, name LIMIT {:limit}`, params };
-}
 function scopeTerm(s, params) {
   params["scopeName"] = s.name;
   if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
@@ -15071,81 +15034,28 @@ function settingsOf(row, nowMs) {
 function isParked(row, nowMs) {
   return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
 }
-function readFlowFilter(queue, group) {
-  if (queue !== "" && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
-  if (group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE})`;
-  return { queue: queue === "" ? null : queue, group: group === "" ? null : group };
-}
-var MAX_FLOW_LIST = 500;
 function nextQueueQuery(after) {
   return after === null ? { sql: "SELECT queue AS name FROM probe_jobs ORDER BY queue LIMIT 1", params: {} } : { sql: "SELECT queue AS name FROM probe_jobs WHERE queue > {:after} ORDER BY queue LIMIT 1", params: { after } };
 }
 var NAME_SHAPE = { name: "" };
-function unfinishedInQueueQuery(stored) {
-  return {
-    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND ${statusInSql(LIVE_STATUSES)} LIMIT 1)`,
-    params: { queue: stored }
-  };
-}
-function scopeState(batch, s, row, nowMs) {
-  const settings = settingsOf(row, nowMs);
-  const count = (q) => {
-    var _a, _b;
-    return (_b = (_a = batch.queryOne(q, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
-  };
-  return __spreadProps(__spreadValues({
-    name: s.name
-  }, settings), {
-    held: count(heldCountQuery(s, nowMs)),
-    due: count(dueCountQuery(s, nowMs)),
-    claimsInWindow: settings.rateLimit === null ? 0 : count(windowCountQuery(s, nowMs, settings.rateLimit.periodSeconds))
-  });
-}
-var FLOW_UNAVAILABLE = "flow figures are unavailable right now: the database read failed (details are in PocketBase's log)";
-function flowState(batch, filter, nowMs) {
-  var _a;
-  const wantQueues = filter.group === null || filter.queue !== null;
-  const wantGroups = filter.queue === null || filter.group !== null;
-  const queues = [];
-  const groups = [];
-  if (wantQueues) {
-    const rows = {};
-    for (const row of batch.queryAll(flowListQuery("queue", filter.queue, MAX_FLOW_LIST), FLOW_ROW_SHAPE)) rows[row.name] = row;
-    const names = Object.keys(rows);
-    for (const name of queuesWithUnfinishedJobs(batch, filter.queue)) if (names.indexOf(name) === -1) names.push(name);
-    for (const name of names.sort().slice(0, MAX_FLOW_LIST)) {
-      queues.push(scopeState(batch, { scope: "queue", name }, (_a = rows[name]) != null ? _a : null, nowMs));
-    }
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
   }
-  if (wantGroups) {
-    for (const row of batch.queryAll(flowListQuery("group", filter.group, MAX_FLOW_LIST), FLOW_ROW_SHAPE)) {
-      groups.push(scopeState(batch, { scope: "group", name: row.name }, row, nowMs));
-    }
-  }
-  return { queues, groups };
+  return true;
 }
-function queuesWithUnfinishedJobs(batch, only) {
-  var _a, _b, _c, _d;
-  const names = [];
-  const stored = only === null ? null : only === DEFAULT_QUEUE ? [only, ""] : [only];
-  if (stored !== null) {
-    for (const value of stored) {
-      if (((_b = (_a = batch.queryOne(unfinishedInQueueQuery(value), COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0) > 0) return [only];
-    }
-    return names;
-  }
-  let after = null;
-  for (let i = 0; i < MAX_FLOW_LIST; i++) {
-    const next = batch.queryOne(nextQueueQuery(after), NAME_SHAPE);
-    if (next === null) break;
-    after = next.name;
-    if (((_d = (_c = batch.queryOne(unfinishedInQueueQuery(next.name), COUNT_SHAPE)) == null ? void 0 : _c.n) != null ? _d : 0) > 0) {
-      const name = storedQueueName(next.name);
-      if (names.indexOf(name) === -1) names.push(name);
-    }
-  }
-  return names;
-}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -15333,6 +15243,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -15382,6 +15296,96 @@ function queryAll(query, shape) {
   return readAllOrNull($app.db(), query, shape);
 }
 
+// src/lib/validate.ts
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+
+// src/lib/flow-endpoint.ts
+function flowListQuery(scope, name, limit) {
+  const params = { limit };
+  const terms = [];
+  if (scope !== null) {
+    params["scope"] = scope;
+    terms.push("scope = {:scope}");
+  }
+  if (name !== null) {
+    params["name"] = name;
+    terms.push("name = {:name}");
+  }
+  const where = terms.length === 0 ? "" : ` WHERE ${terms.join(" AND ")}`;
+  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow${where} ORDER BY scope, name LIMIT {:limit}`, params };
+}
+function readFlowFilter(queue, group) {
+  if (queue !== "" && !isQueueName(queue)) return `queue must be a queue name (${QUEUE_NAME_RULE})`;
+  if (group !== "" && !isGroupName(group)) return `group must be a group name (${GROUP_NAME_RULE})`;
+  return { queue: queue === "" ? null : queue, group: group === "" ? null : group };
+}
+var MAX_FLOW_LIST = 500;
+function unfinishedInQueueQuery(stored) {
+  return {
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE queue = {:queue} AND ${statusInSql(LIVE_STATUSES)} LIMIT 1)`,
+    params: { queue: stored }
+  };
+}
+function scopeState(batch, s, row, nowMs) {
+  const settings = settingsOf(row, nowMs);
+  const count = (q) => {
+    var _a, _b;
+    return (_b = (_a = batch.queryOne(q, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
+  };
+  return __spreadProps(__spreadValues({
+    name: s.name
+  }, settings), {
+    held: count(heldCountQuery(s, nowMs)),
+    due: count(dueCountQuery(s, nowMs)),
+    claimsInWindow: settings.rateLimit === null ? 0 : count(windowCountQuery(s, nowMs, settings.rateLimit.periodSeconds))
+  });
+}
+var FLOW_UNAVAILABLE = "flow figures are unavailable right now: the database read failed (details are in PocketBase's log)";
+function flowState(batch, filter, nowMs) {
+  var _a;
+  const wantQueues = filter.group === null || filter.queue !== null;
+  const wantGroups = filter.queue === null || filter.group !== null;
+  const queues = [];
+  const groups = [];
+  if (wantQueues) {
+    const rows = {};
+    for (const row of batch.queryAll(flowListQuery("queue", filter.queue, MAX_FLOW_LIST), FLOW_ROW_SHAPE)) rows[row.name] = row;
+    const names = Object.keys(rows);
+    for (const name of queuesWithUnfinishedJobs(batch, filter.queue)) if (names.indexOf(name) === -1) names.push(name);
+    for (const name of names.sort().slice(0, MAX_FLOW_LIST)) {
+      queues.push(scopeState(batch, { scope: "queue", name }, (_a = rows[name]) != null ? _a : null, nowMs));
+    }
+  }
+  if (wantGroups) {
+    for (const row of batch.queryAll(flowListQuery("group", filter.group, MAX_FLOW_LIST), FLOW_ROW_SHAPE)) {
+      groups.push(scopeState(batch, { scope: "group", name: row.name }, row, nowMs));
+    }
+  }
+  return { queues, groups };
+}
+function queuesWithUnfinishedJobs(batch, only) {
+  var _a, _b, _c, _d;
+  const names = [];
+  const stored = only === null ? null : only === DEFAULT_QUEUE ? [only, ""] : [only];
+  if (stored !== null) {
+    for (const value of stored) {
+      if (((_b = (_a = batch.queryOne(unfinishedInQueueQuery(value), COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0) > 0) return [only];
+    }
+    return names;
+  }
+  let after = null;
+  for (let i = 0; i < MAX_FLOW_LIST; i++) {
+    const next = batch.queryOne(nextQueueQuery(after), NAME_SHAPE);
+    if (next === null) break;
+    after = next.name;
+    if (((_d = (_c = batch.queryOne(unfinishedInQueueQuery(next.name), COUNT_SHAPE)) == null ? void 0 : _c.n) != null ? _d : 0) > 0) {
+      const name = storedQueueName(next.name);
+      if (names.indexOf(name) === -1) names.push(name);
+    }
+  }
+  return names;
+}
+
 // src/handlers/flow.ts
 var ReadFailed = class extends Error {
 };
@@ -15418,30 +15422,6 @@ return route;
 return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -15506,6 +15486,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -15643,6 +15643,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -15669,7 +15673,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 09cb167b9c74"] || (globalThis["pbFleet GET /api/fleet/openapi.json 09cb167b9c74"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 3db76e1de037"] || (globalThis["pbFleet GET /api/fleet/openapi.json 3db76e1de037"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -15692,90 +15696,6 @@ var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
 
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var MAX_TIMEOUT_SECONDS = 86400;
-var MAX_START_WITHIN_SECONDS = 2592e3;
-var MAX_FLOW_CONCURRENCY = 1e5;
-var MAX_RATE_LIMIT = 1e5;
-var MAX_RATE_PERIOD_SECONDS = 86400;
-var MAX_PARK_SECONDS = 604800;
-var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var DEFAULT_LEASE_SECONDS = 30;
-var MIN_LEASE_SECONDS = 1;
-var MAX_LEASE_SECONDS = 3600;
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text2) {
-  const m = PB_DATE.exec(text2);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_ENQUEUE_JOBS = 1e3;
-var MAX_BATCH_ITEMS = 100;
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_RESULT_BYTES = 1048576;
-var MAX_ERROR_BYTES = 65536;
-var MAX_WORKER_ID_BYTES = 256;
-var MAX_JOB_ID_BYTES = 255;
-var MAX_LEASE_TOKEN_BYTES = 255;
-var MAX_PROBE_KEY_BYTES = 1024;
-var MAX_UNIQUE_KEY_BYTES = 1024;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_DELAY_SECONDS = 31536e5;
-var MAX_PROGRESS_BYTES = 4096;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-var DEFAULT_MAX_ATTEMPTS = 25;
-
-// src/lib/types.ts
-var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
-var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
-var RELEASE_REFUSALS = [
-  "refused_terminal_same_holder",
-  "refused_not_holder",
-  "refused_lease_live",
-  "refused_stale_token"
-];
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-var RENEW_REFUSALS = ["timed_out"];
-var SWEEP_OUTCOMES = ["requeued", "gave_up", "timed_out"];
-var RETRY_REFUSALS = ["unique_key_taken"];
-
-// src/lib/validate.ts
-var MAX_CLAIM_NEXT_LIMIT = 100;
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -15840,6 +15760,72 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var DEFAULT_LEASE_SECONDS = 30;
+var MIN_LEASE_SECONDS = 1;
+var MAX_LEASE_SECONDS = 3600;
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text2) {
+  const m = PB_DATE.exec(text2);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_TIMEOUT_SECONDS = 86400;
+var MAX_START_WITHIN_SECONDS = 2592e3;
+var MAX_FLOW_CONCURRENCY = 1e5;
+var MAX_RATE_LIMIT = 1e5;
+var MAX_RATE_PERIOD_SECONDS = 86400;
+var MAX_PARK_SECONDS = 604800;
+var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_ENQUEUE_JOBS = 1e3;
+var MAX_BATCH_ITEMS = 100;
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_RESULT_BYTES = 1048576;
+var MAX_ERROR_BYTES = 65536;
+var MAX_WORKER_ID_BYTES = 256;
+var MAX_JOB_ID_BYTES = 255;
+var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_PROBE_KEY_BYTES = 1024;
+var MAX_UNIQUE_KEY_BYTES = 1024;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_DELAY_SECONDS = 31536e5;
+var MAX_PROGRESS_BYTES = 4096;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+var DEFAULT_MAX_ATTEMPTS = 25;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -16013,6 +15999,21 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var JOB_STATUSES = ["pending", "claimed", "running", "done", "failed", "cancelled"];
+var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
+var RELEASE_REFUSALS = [
+  "refused_terminal_same_holder",
+  "refused_not_holder",
+  "refused_lease_live",
+  "refused_stale_token"
+];
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+var RENEW_REFUSALS = ["timed_out"];
+var SWEEP_OUTCOMES = ["requeued", "gave_up", "timed_out"];
+var RETRY_REFUSALS = ["unique_key_taken"];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -16064,6 +16065,9 @@ var DEFAULT_WINDOW_SECONDS = 300;
 var DEFAULT_BUCKET_SECONDS = 5;
 var MAX_WINDOW_SECONDS = 3600;
 var MAX_BUCKET_SECONDS = 600;
+
+// src/lib/validate.ts
+var MAX_CLAIM_NEXT_LIMIT = 100;
 
 // src/lib/openapi.ts
 var OPENAPI_PATH = "/api/fleet/openapi.json";
@@ -16534,30 +16538,6 @@ return (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
   /** What claim-next orders by within a due time. */
@@ -16621,6 +16601,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var WORKERS_COLLECTION = "fleet_workers";
@@ -16758,6 +16758,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -16784,33 +16788,9 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created 3ca4c9e7c16a"] || (globalThis["pbFleet onRecordCreate job-created 3ca4c9e7c16a"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created f7b898b1b52f"] || (globalThis["pbFleet onRecordCreate job-created f7b898b1b52f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var MAX_CLAIM_QUEUES = 16;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -16875,6 +16855,26 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/transitions.ts
 function dueTimeOnCreate(runAt, nowMs) {
@@ -16957,6 +16957,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -16976,29 +16980,9 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 9f140585ccbe"] = (() => {
+return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 382f58a8bc2f"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 382f58a8bc2f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var MAX_CLAIM_QUEUES = 16;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -17063,6 +17047,22 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
@@ -17137,6 +17137,10 @@ var JOB_COUNTS_REBUILD = [
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -17153,29 +17157,9 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 9f140585ccbe"] = (() => {
+return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 382f58a8bc2f"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 382f58a8bc2f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var MAX_CLAIM_QUEUES = 16;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -17240,6 +17224,22 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
@@ -17314,6 +17314,10 @@ var JOB_COUNTS_REBUILD = [
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -17330,29 +17334,9 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 9f140585ccbe"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 9f140585ccbe"] = (() => {
+return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 382f58a8bc2f"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 382f58a8bc2f"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var MAX_CLAIM_QUEUES = 16;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
@@ -17417,6 +17401,22 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var ACCOUNT_REQUEST_REFUSED = "a worker identity has no email: PocketBase's email change, password reset and verification are off for fleet_workers; an admin gives it a new password (npx pb-fleet worker rotate <name>)";
@@ -17491,6 +17491,10 @@ var JOB_COUNTS_REBUILD = [
 var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
@@ -17532,26 +17536,6 @@ function encodeSweeperState(state) {
   return JSON.stringify(state);
 }
 
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var MAX_CLAIM_QUEUES = 16;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
   /** What claim-next orders by within a due time. */
@@ -17615,6 +17599,22 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/cron.ts
 var MACROS = {
@@ -17774,6 +17774,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -17860,67 +17864,6 @@ function orphanCap(getenv2) {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
 }
 
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-function timedOutError(timeoutSeconds) {
-  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
-}
-var TIMED_OUT_BEFORE = "timed out after ";
-var TIMED_OUT_AFTER = " s";
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-function isLeaseLive(leaseExpiresAt, nowMs) {
-  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var MAX_CLAIM_QUEUES = 16;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MAX_ATTEMPTS_ERROR = "max attempts reached";
-var BACKOFF_BASE_MS = 1e3;
-var BACKOFF_CAP_MS = 36e5;
-var BACKOFF_JITTER = 0.25;
-var BACKOFF_MAX_EXPONENT = 32;
-function retryBackoffMs(attempts, r) {
-  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
-  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
-  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
-}
-function hasAttemptsLeft(attempts, maxAttempts) {
-  return maxAttempts <= 0 || attempts < maxAttempts;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
 var JOB_COLUMNS = {
@@ -17994,6 +17937,37 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var MAX_CLAIM_QUEUES = 16;
+
 // src/lib/flow.ts
 function deadlineMs(row) {
   var _a, _b;
@@ -18001,6 +17975,32 @@ function deadlineMs(row) {
   if (!(timeout > 0)) return null;
   const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
   return claimed === null ? null : claimed + timeout * 1e3;
+}
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
+}
+var TIMED_OUT_BEFORE = "timed out after ";
+var TIMED_OUT_AFTER = " s";
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MAX_ATTEMPTS_ERROR = "max attempts reached";
+var BACKOFF_BASE_MS = 1e3;
+var BACKOFF_CAP_MS = 36e5;
+var BACKOFF_JITTER = 0.25;
+var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
 }
 
 // src/lib/transitions.ts
@@ -18251,6 +18251,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/prefix.ts
 function withPrefix(sql, params, probeKeyPrefix, use = "range") {
   if (probeKeyPrefix === "") return { sql, params };
@@ -18468,26 +18472,6 @@ cronAdd("pb-fleet-maintenance", (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-
-// src/lib/lease.ts
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var MAX_CLAIM_QUEUES = 16;
-
-// src/lib/queue.ts
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
-
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
   /** What claim-next orders by within a due time. */
@@ -18551,6 +18535,22 @@ function statusListSql(statuses) {
 function statusInSql(statuses, column = "status") {
   return `${column} IN ${statusListSql(statuses)}`;
 }
+
+// src/lib/lease.ts
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var MAX_CLAIM_QUEUES = 16;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
+// src/lib/queue.ts
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
@@ -18625,6 +18625,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
 
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
@@ -18695,79 +18699,6 @@ var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
 var DEFAULT_KEEP_FAILED = "30d";
 var KEEP_EVENTS_ENV = "PB_FLEET_KEEP_EVENTS";
-
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-function isGroupName(value) {
-  if (typeof value !== "string" || value === "") return false;
-  let points = 0;
-  for (const ch of value) {
-    const code = ch.codePointAt(0);
-    if (code <= 31 || code >= 127 && code <= 159) return false;
-    if (++points > MAX_GROUP_KEY_CHARS) return false;
-  }
-  return true;
-}
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
-function notStartedByError(startBy) {
-  return `not started by ${startBy}`;
-}
-
-// src/lib/lease.ts
-function formatPbDate(ms) {
-  return new Date(ms).toISOString().replace("T", " ");
-}
-var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
-function parsePbDate(text) {
-  const m = PB_DATE.exec(text);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  const date = /* @__PURE__ */ new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, ms);
-  return date.getTime();
-}
-function daysInMonth(year, month) {
-  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
-var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
-
-// src/lib/queue-names.ts
-var DEFAULT_QUEUE = "default";
-var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-var MAX_CLAIM_QUEUES = 16;
-function isQueueName(value) {
-  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
-}
-
-// src/lib/queue.ts
-var MAX_PAYLOAD_BYTES = 1048576;
-var MAX_REQUEST_BODY_BYTES = 33554432;
-var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
-var MIN_PRIORITY = -1e3;
-var MAX_PRIORITY = 1e3;
-var MAX_MAX_ATTEMPTS = 1e3;
-function jsonByteLength(value) {
-  const text = JSON.stringify(value);
-  return text === void 0 ? 0 : utf8ByteLength(text);
-}
-function utf8ByteLength(text) {
-  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
-  if (nonAscii.length === 0) return text.length;
-  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
-  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
-  const surrogateUnits = wide.length - threeByte;
-  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
-}
-
-// src/lib/types.ts
-var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
-var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/job-schema.ts
 var JOBS_COLLECTION = "probe_jobs";
@@ -18842,6 +18773,38 @@ function inStatusClass(statuses, status) {
   return statuses.indexOf(status) !== -1;
 }
 
+// src/lib/lease.ts
+function formatPbDate(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+var PB_DATE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
+function parsePbDate(text) {
+  const m = PB_DATE.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second, ms] = m.slice(1, 8).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const date = /* @__PURE__ */ new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+function daysInMonth(year, month) {
+  if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
+var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+
+// src/lib/queue-names.ts
+var DEFAULT_QUEUE = "default";
+var QUEUE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+var MAX_CLAIM_QUEUES = 16;
+function isQueueName(value) {
+  return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
+}
+
 // src/lib/flow.ts
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 function deleteExpiredClaimsStatement(nowMs, limit) {
@@ -18868,6 +18831,43 @@ function startByPassedWhere(nowMs) {
 }
 var START_BY_ORDER = ["start_by ASC"];
 var START_BY_BATCH = 500;
+
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function notStartedByError(startBy) {
+  return `not started by ${startBy}`;
+}
+
+// src/lib/queue.ts
+var MAX_PAYLOAD_BYTES = 1048576;
+var MAX_REQUEST_BODY_BYTES = 33554432;
+var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
+var MIN_PRIORITY = -1e3;
+var MAX_PRIORITY = 1e3;
+var MAX_MAX_ATTEMPTS = 1e3;
+function jsonByteLength(value) {
+  const text = JSON.stringify(value);
+  return text === void 0 ? 0 : utf8ByteLength(text);
+}
+function utf8ByteLength(text) {
+  const nonAscii = text.replace(/[\u0000-\u007f]+/g, "");
+  if (nonAscii.length === 0) return text.length;
+  const wide = nonAscii.replace(/[\u0080-\u07ff]+/g, "");
+  const threeByte = wide.replace(/[\ud800-\udfff]+/g, "").length;
+  const surrogateUnits = wide.length - threeByte;
+  return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
+}
 
 // src/lib/transitions.ts
 function isTerminalStatus(status) {
@@ -19225,6 +19225,10 @@ var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name =
 var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
 var JOB_COUNTS_READY_SHAPE = { ready: 0 };
 var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
+// src/lib/types.ts
+var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
+var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];

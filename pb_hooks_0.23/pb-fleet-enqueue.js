@@ -55,21 +55,72 @@ function jobEventChunks(changes) {
 }
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
-// src/lib/flow-limits.ts
-var MAX_GROUP_KEY_CHARS = 200;
-var MAX_TIMEOUT_SECONDS = 86400;
-var MAX_START_WITHIN_SECONDS = 2592e3;
-function isGroupName(value) {
-  if (typeof value !== "string" || value === "") return false;
-  let points = 0;
-  for (const ch of value) {
-    const code = ch.codePointAt(0);
-    if (code <= 31 || code >= 127 && code <= 159) return false;
-    if (++points > MAX_GROUP_KEY_CHARS) return false;
-  }
-  return true;
+// src/lib/job-schema.ts
+var JOBS_COLLECTION = "probe_jobs";
+var JOB_COLUMNS = {
+  /** What claim-next orders by within a due time. */
+  created: { kind: "autodate", row: "always" },
+  updated: { kind: "autodate" },
+  probe_key: { kind: "text", row: "always", insert: true },
+  /** As stored in a JobRow (a hand-edited row may hold anything). */
+  status: { kind: "select", row: "always", patch: true, insert: true },
+  claimed_by: { kind: "text", row: "always", patch: true },
+  lease_expires_at: { kind: "date", row: "always", patch: true },
+  version: { kind: "number", row: "always", patch: true },
+  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
+  claimed_at: { kind: "date", row: "when_set", patch: true },
+  finished_at: { kind: "date", patch: true },
+  requeued_at: { kind: "date", patch: true },
+  reclaim_count: { kind: "number", row: "always", patch: true },
+  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
+  /** A release's result, or the server's own when it gives up on a job. */
+  result: { kind: "json", patch: true },
+  /** Fencing token of the current claim (pb-fleet's addition). */
+  lease_token: { kind: "text", row: "always", patch: true },
+  payload: { kind: "json", row: "always", insert: true },
+  progress: { kind: "json", row: "always", patch: true },
+  priority: { kind: "number", row: "always", insert: true },
+  /** `""` on a row no hook stamped (counts as due). */
+  run_at: { kind: "date", row: "always", patch: true, insert: true },
+  attempts: { kind: "number", row: "always", patch: true },
+  /** 0: no cap. */
+  max_attempts: { kind: "number", row: "always", insert: true },
+  last_error: { kind: "text", row: "always", patch: true },
+  dead_lettered_at: { kind: "date", row: "always", patch: true },
+  unique_key: { kind: "text", row: "always", insert: true },
+  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
+  enqueue_index: { kind: "number", row: "always", insert: true },
+  /** "" (a row written around enqueue) reads as the default queue. */
+  queue: { kind: "text", row: "always", insert: true },
+  /** "": none. */
+  group_key: { kind: "text", row: "when_set", insert: true },
+  /** 0: no timeout. */
+  timeout_seconds: { kind: "number", row: "when_set", insert: true },
+  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
+};
+function jobColumnsWhere(test) {
+  const out = [];
+  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
+  return out;
 }
-var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+var isNumber = (c) => c.kind === "number";
+var isJson = (c) => c.kind === "json";
+var isText = (c) => !isNumber(c);
+var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
+var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
+var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
+var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
+var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
+var HELD_STATUSES = ["claimed", "running"];
+var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
+var COMPLETED_STATUSES = ["done", "failed"];
+var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
+function statusListSql(statuses) {
+  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
+}
+function statusInSql(statuses, column = "status") {
+  return `${column} IN ${statusListSql(statuses)}`;
+}
 
 // src/lib/lease.ts
 function formatPbDate(ms) {
@@ -103,6 +154,22 @@ function isQueueName(value) {
   return typeof value === "string" && QUEUE_NAME_PATTERN.test(value);
 }
 
+// src/lib/flow-limits.ts
+var MAX_GROUP_KEY_CHARS = 200;
+var MAX_TIMEOUT_SECONDS = 86400;
+var MAX_START_WITHIN_SECONDS = 2592e3;
+function isGroupName(value) {
+  if (typeof value !== "string" || value === "") return false;
+  let points = 0;
+  for (const ch of value) {
+    const code = ch.codePointAt(0);
+    if (code <= 31 || code >= 127 && code <= 159) return false;
+    if (++points > MAX_GROUP_KEY_CHARS) return false;
+  }
+  return true;
+}
+var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+
 // src/lib/queue.ts
 var MAX_ENQUEUE_JOBS = 1e3;
 var MAX_PAYLOAD_BYTES = 1048576;
@@ -133,9 +200,232 @@ function utf8ByteLength(text) {
   return text.length - nonAscii.length + 2 * (nonAscii.length - wide.length) + 3 * threeByte + 2 * surrogateUnits;
 }
 
+// src/lib/identity.ts
+var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
+
+// src/adapter/contract.ts
+function notInTransaction(handles) {
+  return `pb-fleet enqueue: the handle passed is not inside a transaction, so its jobs could outlive a rolled-back write (nothing was written): pass ${handles}`;
+}
+
+// src/adapter/runtime.ts
+function readRow(rec) {
+  const row = { id: rec.id };
+  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
+  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
+  return row;
+}
+function findJudgedRecords(query, where, order, limit) {
+  const records = arrayOf(new Record());
+  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
+  return records;
+}
+function setFields(rec, fields) {
+  for (const field in fields) {
+    const value = fields[field];
+    if (value === void 0) continue;
+    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
+  }
+}
+function readAll(db, query, shape) {
+  const rows = arrayOf(new DynamicModel(shape));
+  db.newQuery(query.sql).bind(query.params).all(rows);
+  return rows;
+}
+function executeStatement(db, statement) {
+  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
+}
+
+// src/lib/bulk.ts
+var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
+var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
+var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
+var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
+var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
+var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
+
+// src/lib/job-counts.ts
+var JOB_COUNTS_TABLE = "probe_job_counts";
+var JOB_COMPLETIONS_TABLE = "probe_job_completions";
+var JOB_COUNTS_TRIGGERS = [
+  "probe_job_counts_on_insert",
+  "probe_job_counts_on_update",
+  "probe_job_counts_on_delete",
+  "probe_job_completions_on_insert",
+  "probe_job_completions_on_update"
+];
+var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
+function bucket(row) {
+  return {
+    status: `COALESCE(${row}.status, '')`,
+    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
+    tried: `(COALESCE(${row}.attempts, 0) > 0)`
+  };
+}
+function addTo(row) {
+  const b = bucket(row);
+  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
+}
+function takeFrom(row) {
+  const b = bucket(row);
+  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
+}
+var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
+function finishedSecond(row) {
+  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
+  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
+}
+var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
+var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
+var OLD_BUCKET = bucket("OLD");
+var NEW_BUCKET = bucket("NEW");
+var JOB_COUNTS_SETUP = [
+  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
+  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
+  // takes nothing back.
+  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
+  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
+];
+var JOB_COUNTS_TEARDOWN = [
+  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
+  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
+];
+var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
+var JOB_COUNTS_REBUILD = [
+  `DELETE FROM ${JOB_COUNTS_TABLE}`,
+  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
+  // The kept seconds from the rows (a range of the finished index): each finished row once.
+  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
+  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
+];
+var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
+var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
+var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
+
 // src/lib/types.ts
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
+
+// src/lib/queries.ts
+var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
+var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
+var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+function liveUniqueKeyQuery(uniqueKey) {
+  return {
+    sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
+    params: { uniqueKey }
+  };
+}
+var LIVE_KEY_SHAPE = { id: "", queue: "" };
+var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
+
+// src/adapter/transactions.ts
+function updateJobsWithin(store, tx, work) {
+  return work(jobBatchOf(store, tx), Date.now());
+}
+function jobBatchOf(store, tx) {
+  const foundById = {};
+  return {
+    find(where, order, limit) {
+      return store.find(tx, where, order, limit).map((found) => {
+        const row = store.rowOf(found);
+        foundById[row.id] = found;
+        return row;
+      });
+    },
+    write(row, patch) {
+      const found = foundById[row.id];
+      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
+      store.write(tx, found, patch);
+    },
+    insert: (fields) => store.insert(tx, fields),
+    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
+    queryAll: (query, shape) => store.queryAll(tx, query, shape),
+    execute: (statement) => store.execute(tx, statement),
+    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
+    noteWritten: (changes) => {
+      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
+    }
+  };
+}
+function firstOf(rows) {
+  return rows.length > 0 ? rows[0] : null;
+}
+
+// src/adapter/pocketbase-0.23.ts
+var RECORDS = {
+  find(txApp, where, order, limit) {
+    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
+  },
+  rowOf: readRow,
+  write(txApp, rec, patch) {
+    setFields(rec, patch);
+    txApp.saveNoValidate(rec);
+  },
+  insert(txApp, fields) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
+    setFields(rec, fields);
+    txApp.saveNoValidate(rec);
+    return rec.id;
+  },
+  insertEvent(txApp, event) {
+    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
+    rec.set("source", event.source);
+    rec.set("changes", JSON.stringify(event.changes));
+    txApp.saveNoValidate(rec);
+  },
+  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
+  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
+};
+var APP_TRANSACTION_HANDLES = "the txApp of $app.runInTransaction((txApp) => ...), or the e.app of onRecordCreate/onRecordCreateExecute for a save made through such a txApp";
+function updateJobsInAppTransaction(txApp, work) {
+  const candidate = txApp;
+  const inTransaction = candidate !== null && candidate !== void 0 && typeof candidate.isTransactional === "function" && candidate.isTransactional();
+  if (!inTransaction) throw new Error(notInTransaction(APP_TRANSACTION_HANDLES));
+  return updateJobsWithin(RECORDS, txApp, work);
+}
+
+// src/lib/enqueue.ts
+function enqueueJobs(batch, items) {
+  var _a, _b;
+  const idByUniqueKey = {};
+  const answer = [];
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    const key = item.uniqueKey;
+    if (key !== "") {
+      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), LIVE_KEY_SHAPE)) == null ? void 0 : _a.id;
+      if (known !== void 0) {
+        idByUniqueKey[key] = known;
+        answer.push({ id: known, probeKey: item.probeKey, created: false });
+        continue;
+      }
+    }
+    const id = batch.insert({
+      probe_key: item.probeKey,
+      queue: item.queue,
+      status: "pending",
+      payload: item.payload,
+      run_at: item.runAt,
+      priority: item.priority,
+      max_attempts: item.maxAttempts,
+      unique_key: key,
+      enqueue_index: index,
+      group_key: item.groupKey,
+      timeout_seconds: item.timeoutSeconds,
+      start_by: item.startBy
+    });
+    if (key !== "") idByUniqueKey[key] = id;
+    answer.push({ id, probeKey: item.probeKey, created: true });
+  }
+  return answer;
+}
 
 // src/lib/validate.ts
 function asBody(data) {
@@ -252,296 +542,6 @@ function parseZonedInstant(text) {
   if (offH > 23 || offM > 59) return null;
   const instant = local - sign * (offH * 60 + offM) * 6e4;
   return /^\d{4}-/.test(formatPbDate(instant)) ? instant : null;
-}
-
-// src/lib/job-schema.ts
-var JOBS_COLLECTION = "probe_jobs";
-var JOB_COLUMNS = {
-  /** What claim-next orders by within a due time. */
-  created: { kind: "autodate", row: "always" },
-  updated: { kind: "autodate" },
-  probe_key: { kind: "text", row: "always", insert: true },
-  /** As stored in a JobRow (a hand-edited row may hold anything). */
-  status: { kind: "select", row: "always", patch: true, insert: true },
-  claimed_by: { kind: "text", row: "always", patch: true },
-  lease_expires_at: { kind: "date", row: "always", patch: true },
-  version: { kind: "number", row: "always", patch: true },
-  /** The last winning claim; with timeout_seconds, the current attempt's deadline. */
-  claimed_at: { kind: "date", row: "when_set", patch: true },
-  finished_at: { kind: "date", patch: true },
-  requeued_at: { kind: "date", patch: true },
-  reclaim_count: { kind: "number", row: "always", patch: true },
-  consecutive_orphan_count: { kind: "number", row: "always", patch: true },
-  /** A release's result, or the server's own when it gives up on a job. */
-  result: { kind: "json", patch: true },
-  /** Fencing token of the current claim (pb-fleet's addition). */
-  lease_token: { kind: "text", row: "always", patch: true },
-  payload: { kind: "json", row: "always", insert: true },
-  progress: { kind: "json", row: "always", patch: true },
-  priority: { kind: "number", row: "always", insert: true },
-  /** `""` on a row no hook stamped (counts as due). */
-  run_at: { kind: "date", row: "always", patch: true, insert: true },
-  attempts: { kind: "number", row: "always", patch: true },
-  /** 0: no cap. */
-  max_attempts: { kind: "number", row: "always", insert: true },
-  last_error: { kind: "text", row: "always", patch: true },
-  dead_lettered_at: { kind: "date", row: "always", patch: true },
-  unique_key: { kind: "text", row: "always", insert: true },
-  /** Position within its enqueue call: the claim order's tie-breaker after run_at. */
-  enqueue_index: { kind: "number", row: "always", insert: true },
-  /** "" (a row written around enqueue) reads as the default queue. */
-  queue: { kind: "text", row: "always", insert: true },
-  /** "": none. */
-  group_key: { kind: "text", row: "when_set", insert: true },
-  /** 0: no timeout. */
-  timeout_seconds: { kind: "number", row: "when_set", insert: true },
-  start_by: { kind: "date", row: "when_set", patch: true, insert: true }
-};
-function jobColumnsWhere(test) {
-  const out = [];
-  for (const name in JOB_COLUMNS) if (test(JOB_COLUMNS[name], name)) out.push(name);
-  return out;
-}
-var isNumber = (c) => c.kind === "number";
-var isJson = (c) => c.kind === "json";
-var isText = (c) => !isNumber(c);
-var JOB_ROW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isText(c));
-var JOB_ROW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "always" && isNumber(c));
-var JOB_ROW_FLOW_TEXT_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isText(c));
-var JOB_ROW_FLOW_NUMBER_FIELDS = /* @__PURE__ */ jobColumnsWhere((c) => c.row === "when_set" && isNumber(c));
-var JOB_JSON_FIELDS = /* @__PURE__ */ jobColumnsWhere(isJson);
-var HELD_STATUSES = ["claimed", "running"];
-var TERMINAL_STATUSES = ["done", "failed", "cancelled"];
-var COMPLETED_STATUSES = ["done", "failed"];
-var LIVE_STATUSES = ["pending", ...HELD_STATUSES];
-function statusListSql(statuses) {
-  return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
-}
-function statusInSql(statuses, column = "status") {
-  return `${column} IN ${statusListSql(statuses)}`;
-}
-
-// src/lib/identity.ts
-var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
-
-// src/adapter/contract.ts
-function notInTransaction(handles) {
-  return `pb-fleet enqueue: the handle passed is not inside a transaction, so its jobs could outlive a rolled-back write (nothing was written): pass ${handles}`;
-}
-
-// src/adapter/runtime.ts
-function readRow(rec) {
-  const row = { id: rec.id };
-  for (const field of JOB_ROW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  for (const field of JOB_ROW_FLOW_TEXT_FIELDS) row[field] = rec.getString(field);
-  for (const field of JOB_ROW_FLOW_NUMBER_FIELDS) row[field] = rec.getInt(field);
-  return row;
-}
-function findJudgedRecords(query, where, order, limit) {
-  const records = arrayOf(new Record());
-  query.select(`${JOBS_COLLECTION}.*`, LEASE_AS_JUDGED_SQL).andWhere($dbx.exp(where.sql, where.params)).orderBy(...order).limit(limit).all(records);
-  return records;
-}
-function setFields(rec, fields) {
-  for (const field in fields) {
-    const value = fields[field];
-    if (value === void 0) continue;
-    rec.set(field, JOB_JSON_FIELDS.indexOf(field) === -1 ? value : JSON.stringify(value));
-  }
-}
-function readAll(db, query, shape) {
-  const rows = arrayOf(new DynamicModel(shape));
-  db.newQuery(query.sql).bind(query.params).all(rows);
-  return rows;
-}
-function executeStatement(db, statement) {
-  return db.newQuery(statement.sql).bind(statement.params).execute().rowsAffected();
-}
-
-// src/lib/bulk.ts
-var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
-var textMembers = (fields) => fields.map((f) => `'${f}', ${f === "lease_expires_at" ? JUDGED_LEASE : `COALESCE(${f}, '')`}`).join(", ");
-var numberMembers = (fields) => fields.map((f) => `'${f}', COALESCE(${f}, 0)`).join(", ");
-var BASE_MEMBERS = `'id', id, ${textMembers(JOB_ROW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_NUMBER_FIELDS)}`;
-var NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_seconds, 0) = 0 AND COALESCE(start_by, '') = ''";
-var ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
-
-// src/lib/job-counts.ts
-var JOB_COUNTS_TABLE = "probe_job_counts";
-var JOB_COMPLETIONS_TABLE = "probe_job_completions";
-var JOB_COUNTS_TRIGGERS = [
-  "probe_job_counts_on_insert",
-  "probe_job_counts_on_update",
-  "probe_job_counts_on_delete",
-  "probe_job_completions_on_insert",
-  "probe_job_completions_on_update"
-];
-var JOB_COUNTS_TABLES = [JOB_COUNTS_TABLE, JOB_COMPLETIONS_TABLE];
-function bucket(row) {
-  return {
-    status: `COALESCE(${row}.status, '')`,
-    dead: `(COALESCE(${row}.dead_lettered_at, '') != '')`,
-    tried: `(COALESCE(${row}.attempts, 0) > 0)`
-  };
-}
-function addTo(row) {
-  const b = bucket(row);
-  return `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) VALUES (${b.status}, ${b.dead}, ${b.tried}, 1) ON CONFLICT (status, dead, tried) DO UPDATE SET n = n + 1;`;
-}
-function takeFrom(row) {
-  const b = bucket(row);
-  return `UPDATE ${JOB_COUNTS_TABLE} SET n = n - 1 WHERE status = ${b.status} AND dead = ${b.dead} AND tried = ${b.tried};`;
-}
-var [ON_INSERT, ON_UPDATE, ON_DELETE, COMPLETED_ON_INSERT, COMPLETED_ON_UPDATE] = JOB_COUNTS_TRIGGERS;
-function finishedSecond(row) {
-  const column = row === "NEW" ? "NEW.finished_at" : "finished_at";
-  return `CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER)`;
-}
-var COUNTS_AS_COMPLETED = `${statusInSql(COMPLETED_STATUSES, "NEW.status")} AND strftime('%s', substr(COALESCE(NEW.finished_at, ''), 1, 19)) IS NOT NULL`;
-var ADD_COMPLETION = `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) VALUES (${finishedSecond("NEW")}, NEW.status = 'done', NEW.status = 'failed') ON CONFLICT (second) DO UPDATE SET done = done + excluded.done, failed = failed + excluded.failed;`;
-var OLD_BUCKET = bucket("OLD");
-var NEW_BUCKET = bucket("NEW");
-var JOB_COUNTS_SETUP = [
-  `CREATE TABLE IF NOT EXISTS ${JOB_COUNTS_TABLE} (status TEXT NOT NULL, dead INTEGER NOT NULL, tried INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (status, dead, tried)) WITHOUT ROWID`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_INSERT} AFTER INSERT ON probe_jobs BEGIN ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_UPDATE} AFTER UPDATE OF status, dead_lettered_at, attempts ON probe_jobs WHEN ${OLD_BUCKET.status} != ${NEW_BUCKET.status} OR ${OLD_BUCKET.dead} != ${NEW_BUCKET.dead} OR ${OLD_BUCKET.tried} != ${NEW_BUCKET.tried} BEGIN ${takeFrom("OLD")} ${addTo("NEW")} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${ON_DELETE} AFTER DELETE ON probe_jobs BEGIN ${takeFrom("OLD")} END`,
-  // Completions are events, not rows: a job finished, retried and finished again counts twice, and deleting it later
-  // takes nothing back.
-  `CREATE TABLE IF NOT EXISTS ${JOB_COMPLETIONS_TABLE} (second INTEGER PRIMARY KEY, done INTEGER NOT NULL, failed INTEGER NOT NULL)`,
-  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_INSERT} AFTER INSERT ON probe_jobs WHEN ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`,
-  `CREATE TRIGGER IF NOT EXISTS ${COMPLETED_ON_UPDATE} AFTER UPDATE OF status ON probe_jobs WHEN OLD.status IS NOT NEW.status AND ${COUNTS_AS_COMPLETED} BEGIN ${ADD_COMPLETION} END`
-];
-var JOB_COUNTS_TEARDOWN = [
-  ...JOB_COUNTS_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
-  ...JOB_COUNTS_TABLES.map((name) => `DROP TABLE IF EXISTS ${name}`)
-];
-var JOB_COMPLETIONS_KEEP_SECONDS = 3600 + 60;
-var JOB_COUNTS_REBUILD = [
-  `DELETE FROM ${JOB_COUNTS_TABLE}`,
-  `INSERT INTO ${JOB_COUNTS_TABLE} (status, dead, tried, n) SELECT COALESCE(status, ''), COALESCE(dead_lettered_at, '') != '', COALESCE(attempts, 0) > 0, COUNT(*) FROM probe_jobs GROUP BY 1, 2, 3`,
-  // The kept seconds from the rows (a range of the finished index): each finished row once.
-  `DELETE FROM ${JOB_COMPLETIONS_TABLE}`,
-  `INSERT INTO ${JOB_COMPLETIONS_TABLE} (second, done, failed) SELECT s, SUM(d), SUM(f) FROM (SELECT ${finishedSecond("probe_jobs")} AS s, status = 'done' AS d, status = 'failed' AS f FROM probe_jobs WHERE ${statusInSql(COMPLETED_STATUSES)} AND finished_at != '' AND finished_at >= strftime('%Y-%m-%d %H:%M:%S', 'now', '-${JOB_COMPLETIONS_KEEP_SECONDS} seconds')) WHERE s IS NOT NULL GROUP BY s`
-];
-var JOB_COUNTS_READY_SQL = `(SELECT COUNT(*) FROM sqlite_master WHERE tbl_name = 'probe_jobs' AND type = 'trigger' AND name IN (${JOB_COUNTS_TRIGGERS.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TRIGGERS.length} AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (${JOB_COUNTS_TABLES.map((name) => `'${name}'`).join(", ")})) = ${JOB_COUNTS_TABLES.length}`;
-var JOB_COUNTS_READY_QUERY = { sql: `SELECT ${JOB_COUNTS_READY_SQL} AS ready`, params: {} };
-var JOB_COUNTS_REPAIR = [...JOB_COUNTS_TEARDOWN, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD];
-
-// src/lib/queries.ts
-var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
-var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
-function liveUniqueKeyQuery(uniqueKey) {
-  return {
-    sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
-    params: { uniqueKey }
-  };
-}
-var LIVE_KEY_SHAPE = { id: "", queue: "" };
-var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
-
-// src/adapter/transactions.ts
-function updateJobsWithin(store, tx, work) {
-  return work(jobBatchOf(store, tx), Date.now());
-}
-function jobBatchOf(store, tx) {
-  const foundById = {};
-  return {
-    find(where, order, limit) {
-      return store.find(tx, where, order, limit).map((found) => {
-        const row = store.rowOf(found);
-        foundById[row.id] = found;
-        return row;
-      });
-    },
-    write(row, patch) {
-      const found = foundById[row.id];
-      if (found === void 0) throw new Error(`pb-fleet: job ${row.id} was not read in this transaction`);
-      store.write(tx, found, patch);
-    },
-    insert: (fields) => store.insert(tx, fields),
-    queryOne: (query, shape) => firstOf(store.queryAll(tx, query, shape)),
-    queryAll: (query, shape) => store.queryAll(tx, query, shape),
-    execute: (statement) => store.execute(tx, statement),
-    // Record saves are seen by realtime; a statement's writes are told in an event record, as the bulk path tells them.
-    noteWritten: (changes) => {
-      for (const chunk of jobEventChunks(changes)) store.insertEvent(tx, { source: "statement", changes: chunk });
-    }
-  };
-}
-function firstOf(rows) {
-  return rows.length > 0 ? rows[0] : null;
-}
-
-// src/adapter/pocketbase-0.23.ts
-var RECORDS = {
-  find(txApp, where, order, limit) {
-    return findJudgedRecords(txApp.recordQuery(JOBS_COLLECTION), where, order, limit);
-  },
-  rowOf: readRow,
-  write(txApp, rec, patch) {
-    setFields(rec, patch);
-    txApp.saveNoValidate(rec);
-  },
-  insert(txApp, fields) {
-    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOBS_COLLECTION));
-    setFields(rec, fields);
-    txApp.saveNoValidate(rec);
-    return rec.id;
-  },
-  insertEvent(txApp, event) {
-    const rec = new Record(txApp.findCachedCollectionByNameOrId(JOB_EVENTS_COLLECTION));
-    rec.set("source", event.source);
-    rec.set("changes", JSON.stringify(event.changes));
-    txApp.saveNoValidate(rec);
-  },
-  queryAll: (txApp, query, shape) => readAll(txApp.db(), query, shape),
-  execute: (txApp, statement) => executeStatement(txApp.db(), statement)
-};
-var APP_TRANSACTION_HANDLES = "the txApp of $app.runInTransaction((txApp) => ...), or the e.app of onRecordCreate/onRecordCreateExecute for a save made through such a txApp";
-function updateJobsInAppTransaction(txApp, work) {
-  const candidate = txApp;
-  const inTransaction = candidate !== null && candidate !== void 0 && typeof candidate.isTransactional === "function" && candidate.isTransactional();
-  if (!inTransaction) throw new Error(notInTransaction(APP_TRANSACTION_HANDLES));
-  return updateJobsWithin(RECORDS, txApp, work);
-}
-
-// src/lib/enqueue.ts
-function enqueueJobs(batch, items) {
-  var _a, _b;
-  const idByUniqueKey = {};
-  const answer = [];
-  for (let index = 0; index < items.length; index++) {
-    const item = items[index];
-    const key = item.uniqueKey;
-    if (key !== "") {
-      const known = (_b = idByUniqueKey[key]) != null ? _b : (_a = batch.queryOne(liveUniqueKeyQuery(key), LIVE_KEY_SHAPE)) == null ? void 0 : _a.id;
-      if (known !== void 0) {
-        idByUniqueKey[key] = known;
-        answer.push({ id: known, probeKey: item.probeKey, created: false });
-        continue;
-      }
-    }
-    const id = batch.insert({
-      probe_key: item.probeKey,
-      queue: item.queue,
-      status: "pending",
-      payload: item.payload,
-      run_at: item.runAt,
-      priority: item.priority,
-      max_attempts: item.maxAttempts,
-      unique_key: key,
-      enqueue_index: index,
-      group_key: item.groupKey,
-      timeout_seconds: item.timeoutSeconds,
-      start_by: item.startBy
-    });
-    if (key !== "") idByUniqueKey[key] = id;
-    answer.push({ id, probeKey: item.probeKey, created: true });
-  }
-  return answer;
 }
 
 // src/handlers/enqueue-in-transaction.ts

@@ -9,7 +9,7 @@ import type { FlowScopeState } from "../lib/types.js";
 import { formatClock, formatCount, formatDuration } from "./format.js";
 
 export const FLOW_PATH = "/api/fleet/flow";
-/** The most scopes of each kind the endpoint lists, the first by name (src/lib/flow.ts's MAX_FLOW_LIST, not imported: that module brings the server's rules along). */
+/** The most scopes of each kind the endpoint lists, the first by name (src/lib/flow-endpoint.ts's MAX_FLOW_LIST, not imported: that module brings the server's rules along). */
 export const MAX_FLOW_LIST = 500;
 /** The most rows of each list (queues, groups) the card shows; it says how many more the answer held. */
 export const SCOPES_SHOWN = 50;

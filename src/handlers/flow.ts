@@ -4,7 +4,7 @@
  * A scope's settings, and every scope's figures (docs/flow-control.md "Endpoints").
  */
 import { json, queryAll, updateJobs, type FleetRequest, type Reply } from "@pb-fleet/adapter";
-import { FLOW_UNAVAILABLE, flowState, readFlowFilter, scopeName, validateFlowRequest, writeFlow, type FlowReader } from "../lib/flow.js";
+import { FLOW_UNAVAILABLE, flowState, readFlowFilter, scopeName, validateFlowRequest, writeFlow, type FlowReader } from "../lib/flow-endpoint.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 import type { FlowResponse, FlowStateResponse } from "../lib/types.js";
 

@@ -4,7 +4,7 @@
 // long answer leaves out, its buttons' words, and its failure message. The
 // card itself is tested in a real browser by test/integration/dashboard-queues.test.ts.
 import { describe, expect, it } from "vitest";
-import { MAX_FLOW_LIST as SERVER_MAX_FLOW_LIST } from "../../src/lib/flow";
+import { MAX_FLOW_LIST as SERVER_MAX_FLOW_LIST } from "../../src/lib/flow-endpoint";
 import { formatPbDate } from "../../src/lib/lease";
 import type { FlowScopeState } from "../../src/lib/types";
 import { formatClock } from "../../src/dashboard/format";

@@ -9,10 +9,10 @@ import { QUEUE_NAME_RULE } from "../../src/lib/validate";
 import { describe, expect, it } from "vitest";
 import { claimNext } from "../../src/lib/claim-next";
 import {
-  FLOW_ROW_SHAPE, flowColumnsAt, flowGate, flowRowsQuery, parkFor, parkScopeOf, reExpireClaimsStatement, scopesOf, settingsOf, startByPassed,
-  upsertFlowStatement,
-  validateFlowRequest, type FlowRow,
+  FLOW_ROW_SHAPE, flowGate, flowRowsQuery, parkFor, parkScopeOf, reExpireClaimsStatement, scopesOf, settingsOf, startByPassed,
+  upsertFlowStatement, type FlowRow,
 } from "../../src/lib/flow";
+import { flowColumnsAt, validateFlowRequest } from "../../src/lib/flow-endpoint";
 import {
   isGroupName, MAX_GROUP_KEY_CHARS, MAX_PARK_SECONDS, MAX_RATE_LIMITED_FOR_SECONDS, MAX_START_WITHIN_SECONDS, MAX_TIMEOUT_SECONDS,
 } from "../../src/lib/flow-limits";

@@ -8,10 +8,11 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { heartbeatJudgeQuery, heartbeatWriteStatement, completeJudgeQuery, completeWriteStatement, heartbeatItems, completeItems, JITTER_STEPS } from "../../src/lib/batch-plans";
 import { bulkPatchStatement, jobRowsQuery } from "../../src/lib/bulk";
 import {
-  deletePassedParksStatement, deleteExpiredClaimsStatement, dueCountQuery, flowListQuery, flowRowsQuery, heldBackScopesQuery, heldCountQuery,
-  nextQueueQuery, parkStatement, recordClaimStatement, reExpireClaimsStatement, unfinishedInQueueQuery, upsertFlowStatement, windowCountQuery,
+  deletePassedParksStatement, deleteExpiredClaimsStatement, dueCountQuery, flowRowsQuery, heldBackScopesQuery, heldCountQuery,
+  nextQueueQuery, parkStatement, recordClaimStatement, reExpireClaimsStatement, upsertFlowStatement, windowCountQuery,
   type Scope,
 } from "../../src/lib/flow";
+import { flowListQuery, unfinishedInQueueQuery } from "../../src/lib/flow-endpoint";
 import { deleteOldEventsStatement } from "../../src/lib/job-events";
 import type { JobPatch } from "../../src/lib/job-row";
 import { formatPbDate } from "../../src/lib/lease";

@@ -45,10 +45,11 @@ import {
   type HeldBack,
 } from "../../../src/lib/queries";
 import {
-  deleteExpiredClaimsStatement, deletePassedParksStatement, dueCountQuery, flowListQuery, flowRowsQuery, heldCountQuery, heldBackScopesQuery,
-  nextQueueQuery, parkStatement, recordClaimStatement, reExpireClaimsStatement, startByPassedWhere, unfinishedInQueueQuery, upsertFlowStatement,
+  deleteExpiredClaimsStatement, deletePassedParksStatement, dueCountQuery, flowRowsQuery, heldCountQuery, heldBackScopesQuery,
+  nextQueueQuery, parkStatement, recordClaimStatement, reExpireClaimsStatement, startByPassedWhere, upsertFlowStatement,
   windowCountQuery, type FlowRow, type Scope, type ScopeKind,
 } from "../../../src/lib/flow";
+import { flowListQuery, unfinishedInQueueQuery } from "../../../src/lib/flow-endpoint";
 import { JOB_COUNTS_READY_QUERY, pruneCompletionsStatement } from "../../../src/lib/job-counts";
 import { deleteExpiredQuery, RETENTION_CLASSES, type RetentionClass } from "../../../src/lib/retention";
 import { enabledSchedulesQuery, markScheduleStatement } from "../../../src/lib/schedules";
