@@ -135,4 +135,14 @@ describe("against a server from before the queue (no claim-next, no run_at)", ()
     expect(filters).toEqual([claimableRecordFilter(NOW, { hasRunAt: false })]);
     expect(rows.map((r) => r.id)).toEqual(["due", "due-now", "unstamped", "stale", "other"]);
   });
+
+  it("listClaimable before any claim-next (or on a server with claim-next but no run_at) asks again without the due-time term after the 400, once", async () => {
+    const { client, filters } = oldServer();
+    const rows = await client.listClaimable({ limit: 100 });
+    expect(filters).toEqual([claimableRecordFilter(NOW, { hasRunAt: true }), claimableRecordFilter(NOW, { hasRunAt: false })]);
+    expect(rows.map((r) => r.id)).toEqual(["due", "due-now", "unstamped", "stale", "other"]);
+    filters.length = 0;
+    await client.listClaimable({ limit: 100 });
+    expect(filters, "the server's answer is remembered").toEqual([claimableRecordFilter(NOW, { hasRunAt: false })]);
+  });
 });

@@ -5,6 +5,7 @@
  * (src/lib/record-filters.ts), so a list shows what a claim would take.
  */
 import { DEFAULT_MAX_ATTEMPTS } from "../../lib/queue.js";
+import { FleetAuthError, FleetHttpError } from "../errors.js";
 import { claimableRecordFilter, expiredLeaseRecordFilter, JOBS_COLLECTION, pbFilter } from "../../lib/record-filters.js";
 import type { JobStatus } from "../../lib/types.js";
 import { parseRecord, parseRecordPage } from "./answers.js";
@@ -13,6 +14,8 @@ import { MAX_LIST_LIMIT, type EnqueueManyOptions, type JobQuery, type JobRecord,
 
 export class JobRecords {
   readonly #calls: AuthorizedCalls;
+  /** Whether probe_jobs has run_at (a server from before the queue has not); undefined until a list tells. */
+  #hasRunAt: boolean | undefined;
 
   constructor(calls: AuthorizedCalls) {
     this.#calls = calls;
@@ -74,9 +77,28 @@ export class JobRecords {
     return parseRecord("getJob", await this.#calls.call("getJob", { method: "GET", path: recordsPath(jobId) }, req));
   }
 
-  /** `hasRunAt`: see claimableRecordFilter (false for a server from before the queue). */
+  /**
+   * `hasRunAt: false`: the server is known to be from before the queue (no
+   * run_at column; claimableRecordFilter). Otherwise the due-time term is
+   * sent until the server refuses it: a 400 to the first such list (the
+   * record API's answer to a filter naming a field the collection lacks,
+   * e.g. a server with claim-next but from before the queue) is asked again
+   * without it, and the answer is remembered.
+   */
   async listClaimable(opts: ListOptions, req?: RequestOptions, hasRunAt = true): Promise<JobRecord[]> {
-    return this.#list("listClaimable", claimableRecordFilter(Date.now(), { hasRunAt }), "created", opts, req);
+    if (!hasRunAt) this.#hasRunAt = false;
+    const list = (withRunAt: boolean) => this.#list("listClaimable", claimableRecordFilter(Date.now(), { hasRunAt: withRunAt }), "created", opts, req);
+    if (this.#hasRunAt === false) return list(false);
+    try {
+      const rows = await list(true);
+      this.#hasRunAt = true;
+      return rows;
+    } catch (err) {
+      if (this.#hasRunAt !== undefined || !(err instanceof FleetHttpError) || err instanceof FleetAuthError || err.status !== 400) throw err;
+      const rows = await list(false);
+      this.#hasRunAt = false;
+      return rows;
+    }
   }
 
   async listExpiredLeases(opts: ListOptions, req?: RequestOptions): Promise<JobRecord[]> {
