@@ -14,6 +14,44 @@ import { SqliteDb, type HooksLine, type SqliteRow } from "./sqlite-db";
 
 type Params = Record<string, unknown>;
 
+/**
+ * One database per hooks line (per test file: each has its own module
+ * registry), shared by every SqlTables of that line: a fresh database would
+ * prepare src/lib's long statements again (about a ms each), which made the
+ * bundle and claim-next files 3-6 times slower. The SqlTables that uses it
+ * last holds it; the one it is taken from keeps its rows in memory (`saved`)
+ * until it is used again. Tests never see the switch: each SqlTables reads
+ * and writes its own rows, as if the database were its own.
+ */
+interface Shared {
+  db: SqliteDb;
+  owner: SqlTables | null;
+  /** The tables, probe_jobs first: the tables its triggers write are put back after it. */
+  tables: string[];
+  /** Tables without a rowid (read back in their key's order, which is theirs anyway). */
+  withoutRowid: Set<string>;
+}
+const shared = new Map<HooksLine, Shared>();
+/** Each table's JSON columns (the same on both lines). */
+const jsonColumns = new Map<string, Set<string>>();
+
+function sharedOf(line: HooksLine): Shared {
+  let s = shared.get(line);
+  if (s === undefined) {
+    const db = SqliteDb.openSync(line);
+    const master = db.all("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    const names = master.map((t) => String(t["name"]));
+    s = {
+      db,
+      owner: null,
+      tables: ["probe_jobs", ...names.filter((n) => n !== "probe_jobs")],
+      withoutRowid: new Set(master.filter((t) => /WITHOUT ROWID/i.test(String(t["sql"]))).map((t) => String(t["name"]))),
+    };
+    shared.set(line, s);
+  }
+  return s;
+}
+
 /** Columns the rows' types hold as booleans (probe_flow.paused is a number there: 0/1, as the raw SQL writes it). */
 const BOOLEAN_FIELDS: Record<string, readonly string[]> = {
   probe_schedules: ["enabled"],
@@ -21,18 +59,48 @@ const BOOLEAN_FIELDS: Record<string, readonly string[]> = {
 };
 
 export class SqlTables {
-  readonly sql: SqliteDb;
+  readonly line: HooksLine;
+  /** Its rows while another SqlTables holds the database (null: none saved, it is empty or holds it). */
+  #saved: Map<string, SqliteRow[]> | null = null;
+  #inTransaction = false;
 
   constructor(line: HooksLine) {
-    this.sql = SqliteDb.openSync(line);
+    this.line = line;
   }
 
-  get line(): HooksLine {
-    return this.sql.line;
+  /** The line's database, holding this SqlTables' rows. */
+  get sql(): SqliteDb {
+    const s = sharedOf(this.line);
+    if (s.owner !== this) this.#takeOver(s);
+    return s.db;
+  }
+
+  #takeOver(s: Shared): void {
+    const { db } = s;
+    if (s.owner !== null) {
+      if (s.owner.#inTransaction) throw new Error("sql-tables: another database used inside a transaction");
+      s.owner.#saved = new Map(s.tables.map((t) => [t, db.all(`SELECT * FROM \`${t}\`${s.withoutRowid.has(t) ? "" : " ORDER BY rowid"}`)]));
+    }
+    db.clear();
+    const saved = this.#saved;
+    if (saved !== null) {
+      // probe_jobs first, its triggers firing; each later table is emptied of what they wrote and gets its own rows back.
+      for (const t of s.tables) {
+        if (t !== "probe_jobs") db.execute(`DELETE FROM \`${t}\``);
+        db.insert(t, saved.get(t) ?? []);
+      }
+      this.#saved = null;
+    }
+    s.owner = this;
   }
 
   #jsonColumns(table: string): Set<string> {
-    return new Set([...this.sql.columnsOf(table)].filter(([, type]) => type === "JSON").map(([name]) => name));
+    let json = jsonColumns.get(table);
+    if (json === undefined) {
+      json = new Set([...this.sql.columnsOf(table)].filter(([, type]) => type === "JSON").map(([name]) => name));
+      jsonColumns.set(table, json);
+    }
+    return json;
   }
 
   /** A stored row in the rows' forms (see the header). */
@@ -95,16 +163,21 @@ export class SqlTables {
    * else here): committed when `fn` returns, rolled back when it throws.
    */
   transaction<T>(fn: () => T): T {
-    this.sql.db.run("SAVEPOINT fake_tx");
+    // Through the statement cache, as every other statement here.
+    const db = this.sql;
+    db.execute("SAVEPOINT fake_tx");
+    this.#inTransaction = true;
     let result: T;
     try {
       result = fn();
     } catch (err) {
-      this.sql.db.run("ROLLBACK TO fake_tx");
-      this.sql.db.run("RELEASE fake_tx");
+      db.execute("ROLLBACK TO fake_tx");
+      db.execute("RELEASE fake_tx");
       throw err;
+    } finally {
+      this.#inTransaction = false;
     }
-    this.sql.db.run("RELEASE fake_tx");
+    db.execute("RELEASE fake_tx");
     return result;
   }
 }

@@ -71,16 +71,32 @@ function schemaImageOf(SQL: SqlJsStatic, line: HooksLine): Uint8Array {
  * so does this). Booleans go in as 1/0, as Go's driver writes them.
  */
 function bound(sql: string, params: Params): { sql: string; bind: BindParams } {
+  const { text, names } = placeholdersOf(sql);
   const bind: Record<string, SqlValue> = {};
-  const text = sql.replace(/\{:(\w+)\}/g, (_, name: string) => {
+  for (const name of names) {
     if (!(name in params)) throw new Error(`sqlite-db: {:${name}} is not bound`);
     const value = params[name];
     if (typeof value === "boolean") bind[`$${name}`] = value ? 1 : 0;
     else if (typeof value === "string" || typeof value === "number" || value === null) bind[`$${name}`] = value;
     else throw new Error(`sqlite-db: {:${name}} is bound to ${typeof value}, which dbx would not send as is`);
-    return `$${name}`;
-  });
+  }
   return { sql: text, bind };
+}
+
+/** A text's sql.js form and the names it binds, worked out once per text (the unit tier runs the same texts thousands of times). */
+const placeholders = new Map<string, { text: string; names: string[] }>();
+function placeholdersOf(sql: string): { text: string; names: string[] } {
+  let found = placeholders.get(sql);
+  if (found === undefined) {
+    const names = new Set<string>();
+    const text = sql.replace(/\{:(\w+)\}/g, (_, name: string) => {
+      names.add(name);
+      return `$${name}`;
+    });
+    found = { text, names: [...names] };
+    placeholders.set(sql, found);
+  }
+  return found;
 }
 
 /** One in-memory database with a line's schema. */
@@ -106,7 +122,9 @@ export class SqliteDb {
   /** The same, synchronously (the wasm module is loaded with this module). */
   static openSync(line: HooksLine = "0.22"): SqliteDb {
     const db = new SQL_JS.Database(schemaImageOf(SQL_JS, line));
-    db.exec("PRAGMA foreign_keys = ON");
+    // sql.js keeps the image as a file in Emscripten's memory filesystem: with a journal file, locks and syncs
+    // there every write cost 0.3-0.7 ms (measured). A journal in memory still rolls savepoints back; no SQL reads these.
+    db.exec("PRAGMA foreign_keys = ON; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE");
     return new SqliteDb(db, line);
   }
 
@@ -163,9 +181,11 @@ export class SqliteDb {
    * stay): a database reused from test to test keeps what it prepared.
    */
   clear(): void {
-    const tables = this.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
-    for (const { name } of tables) this.db.run(`DELETE FROM \`${String(name)}\``);
+    this.#tableNames ??= this.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").map((t) => String(t["name"]));
+    // Through the statement cache (a DELETE on probe_jobs prepares its triggers too), over the table list read once.
+    for (const name of this.#tableNames) this.execute(`DELETE FROM \`${name}\``);
   }
+  #tableNames: string[] | undefined;
 
   close(): void {
     for (const statement of this.statements.values()) statement.free();
