@@ -1,10 +1,9 @@
 // The model of heartbeat and complete that src/lib/batch-plans.ts's SQL must
 // agree with: transitions.ts's decideRenew and decideRelease, item by item in
 // request order, each item seeing the earlier ones' writes. Used by the
-// differential test on real PocketBase (batch-plans-agree-with-model) and by
-// the unit tier's fake PocketBase, which answers the plans' statements with it.
+// differential test on real PocketBase (batch-plans-agree-with-model).
 import { parkScopeOf, rateLimitedUntilMs, type Scope } from "../../src/lib/flow";
-import { formatPbDate, parsePbDate } from "../../src/lib/lease";
+import { formatPbDate } from "../../src/lib/lease";
 import { jitterOfStep } from "../../src/lib/batch-plans";
 import { jobView, type JobPatch, type JobRow } from "../../src/lib/job-row";
 import {
@@ -104,9 +103,4 @@ export function roundOrder(items: readonly { jobId: string }[]): number[] {
     (rounds[r] ??= []).push(n);
   });
   return rounds.flat();
-}
-
-/** A plan item's rateLimitedFor back from its due time (completeItems' `ra`): the same due time again. */
-export function rateLimitedForOf(dueText: string, nowMs: number): number {
-  return ((parsePbDate(dueText) ?? nowMs) - nowMs) / 1000;
 }

@@ -80,7 +80,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
 
   let db: FakeDb;
   beforeEach(() => {
-    db = new FakeDb();
+    db = new FakeDb(fake.line);
     // Every insert runs the bundle's probe_jobs create hook, as PocketBase does.
     fake.installHooks(hooks, db);
   });
@@ -205,7 +205,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       for (const hook of hooks.accountHooks) {
         expect(hook.collections, hook.registrar).toEqual(["fleet_workers"]);
         // A fresh runtime, as PocketBase runs a hook: it throws PocketBase's 403 before any mail.
-        const runtime = fake.pooledRuntime(new FakeDb());
+        const runtime = fake.pooledRuntime(new FakeDb(fake.line));
         let thrown: unknown = null;
         try {
           runHookWith(hook, runtime, { record: null, next: () => {
@@ -956,14 +956,14 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
       ["scheduled", { PB_FLEET_SWEEP_CRON: "*/5 * * * *" }, { scheduled: true, schedule: "*/5 * * * *" }],
       ["off", { PB_FLEET_SWEEP_CRON: "off" }, { scheduled: false, schedule: "off" }],
     ])("says whether the server sweeper runs, and on what schedule (%s)", (_name, env, sweeper) => {
-      const fresh = new FakeDb();
+      const fresh = new FakeDb(fake.line);
       fresh.env = env;
       fake.loadHooks(SOURCE, env, fresh);
       expect(fake.runRoute(route("/api/fleet/stats"), fresh).body).toMatchObject({ sweeper });
     });
 
     it("says the sweeper is not running when its schedule failed to load (PocketBase with --hooksWatch serves on)", () => {
-      const fresh = new FakeDb();
+      const fresh = new FakeDb(fake.line);
       fresh.env = { PB_FLEET_SWEEP_CRON: "61 * * * *" };
       expect(() => fake.loadHooks(SOURCE, fresh.env, fresh)).toThrow(/pb-fleet-sweeper: PB_FLEET_SWEEP_CRON="61 \* \* \* \*" is not a valid/);
       expect(fresh.logs).toMatchObject([{ level: "error", message: "pb-fleet-sweeper is not scheduled" }]);
@@ -973,7 +973,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
     });
 
     it("says the sweeper is not running when the hooks never recorded it", () => {
-      expect(fake.runRoute(route("/api/fleet/stats"), new FakeDb()).body).toMatchObject({
+      expect(fake.runRoute(route("/api/fleet/stats"), new FakeDb(fake.line)).body).toMatchObject({
         sweeper: { scheduled: false, schedule: "* * * * *", error: expect.stringContaining("did not register the sweeper") },
       });
     });

@@ -2,8 +2,8 @@
  * Flow control's pure rules (docs/flow-control.md): POST /api/fleet/flow's validation, a
  * scope's settings as answered, the claim, renew and release decisions with
  * flow control, the timeout and start_by patches, the new enqueue and release
- * fields, and (over the in-memory batch, whose SQL the fake PocketBase
- * evaluates) the claim gate, claim-next's limits and the maintenance upkeep.
+ * fields, and (over the in-memory batch, whose SQL runs on sql.js)
+ * the claim gate, claim-next's limits and the maintenance upkeep.
  */
 import { QUEUE_NAME_RULE } from "../../src/lib/validate";
 import { describe, expect, it } from "vitest";

@@ -61,7 +61,7 @@ describe("enqueueDueSchedules", () => {
   it("is deduplicated by the minute's unique key even when the schedule's mark was lost (a second server)", () => {
     const batch = memoryBatch([], { schedules: [schedule("s")] });
     const first = enqueueDueSchedules(batch, NOW).enqueued[0]!;
-    batch.schedules.get("s-s")!.last_enqueued_for = "";
+    batch.tables.update("probe_schedules", "s-s", { last_enqueued_for: "" });
     expect(enqueueDueSchedules(batch, NOW + 1000).enqueued).toEqual([{ schedule: "s", jobId: first.jobId, created: false }]);
     expect(jobsOf(batch)).toHaveLength(1);
   });

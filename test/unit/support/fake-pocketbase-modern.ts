@@ -144,7 +144,7 @@ export class FakeRouteMiddleware implements FakeMiddleware {
   }
   check(caller: Caller, contentLength = 0): FakeResponse | null {
     const event = new FakeRequestEvent({}, {}, caller, contentLength);
-    const runtime = vm.createContext(modernGlobals(new FakeDb()));
+    const runtime = vm.createContext(modernGlobals(new FakeDb("0.23")));
     runtime["__args"] = [event];
     vm.runInContext(`{(${this.#text}).apply(undefined, __args)}`, runtime, { filename: `middleware ${this.middleware}` });
     if (event.wentOn) return null;
@@ -167,9 +167,10 @@ export function modernGlobals(db: FakeDb): Record<string, unknown> {
 /** PocketBase 0.23 to 0.40: `(e) => ...` handlers on a core.RequestEvent; the bundle checks auth itself. */
 export const FAKE_POCKETBASE_0_23: FakePocketBase = {
   api: "0.23",
+  line: "0.23",
   // pb-fleet's 413 before PocketBase's body limit (scripts/build/bundles.mjs's builtMiddlewares).
   routeMiddlewares: [{ middleware: "pbFleetBodyLimit", check: () => null }],
-  loadHooks(source, env = {}, db = new FakeDb()) {
+  loadHooks(source, env = {}, db = new FakeDb("0.23")) {
     return loadHooksWith(source, {
       Middleware: FakeRouteMiddleware,
       $apis: { requireSuperuserAuth: () => SUPERUSER_AUTH },
@@ -186,6 +187,7 @@ export const FAKE_POCKETBASE_0_23: FakePocketBase = {
     runCronWith(cron, this.pooledRuntime(db));
   },
   installHooks(hooks, db) {
+    if (db.line !== this.line) throw new Error(`fake PocketBase ${this.api}: a FakeDb of the ${db.line} schema`);
     const runtime = vm.createContext(modernGlobals(db));
     const fired = jobCreateHooks(hooks);
     db.onCreate = (record) => {

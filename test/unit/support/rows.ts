@@ -4,10 +4,9 @@ import { JOB_JSON_FIELDS, type JobBatch, type JobInsert, type JobPatch, type Job
 import { formatPbDate } from "../../../src/lib/lease";
 import type { WhereClause } from "../../../src/lib/queries";
 import type { JobView } from "../../../src/lib/types";
-import {
-  answerQuery, checkUniqueKey, compareBy, executeStatement, jobWhere, shaped, type StoredEvent, type StoredFlow, type StoredFlowClaim,
-  type StoredSchedule,
-} from "./fake-pocketbase";
+import { shaped, type StoredEvent, type StoredFlow, type StoredFlowClaim, type StoredSchedule } from "./fake-pocketbase";
+import { SqlTables } from "./sql-tables";
+import type { HooksLine, SqliteRow } from "./sqlite-db";
 
 /** A fixed "now" so every expected date is exact. */
 export const NOW = Date.UTC(2025, 0, 15, 12, 0, 0, 0);
@@ -69,44 +68,59 @@ export interface BatchCall {
 }
 
 /**
- * A JobBatch over tables in memory that answers the lib's queries as the fake
- * PocketBase's SQL evaluator does (./fake-pocketbase.ts: recognised by their
- * exact text, evaluated as SQLite would), writes patches as the adapter does
- * (JSON fields as JSON text), enforces the unique_key index, and records every
- * call.
+ * A JobBatch over pb-fleet's tables in an in-memory SQLite (./sql-tables.ts,
+ * the schema of a hooks line): the lib's queries and statements run there as
+ * SQL, `find` as the record query the adapter builds, patches are written as
+ * the adapter writes them (JSON fields as JSON text), the schema's unique
+ * index holds, and every call is recorded. The table getters are snapshots,
+ * in insertion order.
  */
 export interface MemoryBatch extends JobBatch {
-  jobs: Map<string, MemoryRow>;
-  schedules: Map<string, StoredSchedule>;
-  events: Map<string, StoredEvent>;
+  readonly tables: SqlTables;
+  readonly jobs: Map<string, MemoryRow>;
+  readonly schedules: Map<string, StoredSchedule>;
+  readonly events: Map<string, StoredEvent>;
   /** probe_flow, by id. */
-  flow: Map<string, StoredFlow>;
+  readonly flow: Map<string, StoredFlow>;
   /** probe_flow_claims, in insertion order. */
-  flowClaims: StoredFlowClaim[];
+  readonly flowClaims: StoredFlowClaim[];
   writes: { id: string; patch: JobPatch }[];
   inserts: { id: string; fields: JobInsert }[];
   calls: BatchCall[];
   /** What noteWritten was told, in order. */
   noted: JobView[];
   row(id: string): MemoryRow;
+  /** Adds a row as stored (no create hook), as if it had been there all along. */
+  add(row: JobRow | MemoryRow): void;
 }
 
 export function memoryRow(from: JobRow): MemoryRow {
   return { ...BEYOND_JOB_ROW, ...from } as MemoryRow;
 }
 
+const JOBS = "probe_jobs";
+
+/** A probe_jobs row as the batch's rows have it: every column but `updated` (the adapter's, not the lib's). */
+function asMemoryRow(tables: SqlTables, stored: SqliteRow): MemoryRow {
+  const { updated: _updated, ...row } = tables.read(JOBS, stored);
+  return row as unknown as MemoryRow;
+}
+
 export function memoryBatch(
   rows: (JobRow | MemoryRow)[] = [],
   options: {
     schedules?: StoredSchedule[]; events?: StoredEvent[]; flow?: StoredFlow[]; flowClaims?: StoredFlowClaim[]; nowMs?: number;
+    line?: HooksLine;
   } = {},
 ): MemoryBatch {
-  const jobs = new Map(rows.map((r) => [r.id, memoryRow(r)]));
-  const schedules = new Map((options.schedules ?? []).map((s) => [s.id, { ...s }]));
-  const events = new Map((options.events ?? []).map((e) => [e.id, { ...e }]));
-  const flow = new Map((options.flow ?? []).map((f) => [f.id, { ...f }]));
-  const flowClaims = (options.flowClaims ?? []).map((c) => ({ ...c }));
-  const tables = { jobs, schedules, events, flow, flowClaims };
+  const tables = new SqlTables(options.line ?? "0.22");
+  for (const r of rows) tables.insert(JOBS, memoryRow(r));
+  for (const s of options.schedules ?? []) tables.insert("probe_schedules", s);
+  for (const e of options.events ?? []) tables.insert("probe_job_events", e);
+  for (const f of options.flow ?? []) tables.insert("probe_flow", f);
+  for (const c of options.flowClaims ?? []) tables.insert("probe_flow_claims", c);
+  const jobRows = (where = "", params: Record<string, unknown> = {}) =>
+    tables.sql.all(`SELECT * FROM ${JOBS}${where === "" ? "" : ` WHERE ${where}`} ORDER BY rowid`, params).map((r) => asMemoryRow(tables, r));
   const found = new Set<string>();
   const writes: MemoryBatch["writes"] = [];
   const inserts: MemoryBatch["inserts"] = [];
@@ -115,37 +129,47 @@ export function memoryBatch(
   let nextId = 0;
   const asText = (field: string, value: unknown) => (JOB_JSON_FIELDS.includes(field) ? JSON.stringify(value) : value);
   return {
-    jobs,
-    schedules,
-    events,
-    flow,
-    flowClaims,
+    tables,
+    get jobs() {
+      return new Map(jobRows().map((r) => [r.id, r]));
+    },
+    get schedules() {
+      return new Map(tables.select("probe_schedules").map((s) => [String(s["id"]), s as unknown as StoredSchedule]));
+    },
+    get events() {
+      return new Map(tables.select("probe_job_events").map((e) => [String(e["id"]), e as unknown as StoredEvent]));
+    },
+    get flow() {
+      return new Map(tables.select("probe_flow").map((f) => [String(f["id"]), f as unknown as StoredFlow]));
+    },
+    get flowClaims() {
+      return tables.select("probe_flow_claims", "scope, name, at, expires") as unknown as StoredFlowClaim[];
+    },
     writes,
     inserts,
     calls,
     row(id) {
-      const r = jobs.get(id);
+      const r = jobRows("id = {:id}", { id })[0];
       if (r === undefined) throw new Error(`no row ${id}`);
-      return { ...r };
+      return r;
+    },
+    add(r) {
+      tables.insert(JOBS, memoryRow(r));
     },
     find(where, order, limit) {
       calls.push({ op: "find", query: where, order, limit });
-      const test = jobWhere(where, jobs.values());
-      return [...jobs.values()]
-        .filter(test)
-        .sort(compareBy<MemoryRow>(order))
-        .slice(0, limit)
-        .map((r) => {
-          found.add(r.id);
-          return { ...r };
-        });
+      const sql = `SELECT * FROM ${JOBS} WHERE ${where.sql}${order.length === 0 ? "" : ` ORDER BY ${order.join(", ")}`}` +
+        (Number.isFinite(limit) ? ` LIMIT ${limit}` : "");
+      return tables.sql.all(sql, where.params).map((stored) => {
+        const r = asMemoryRow(tables, stored);
+        found.add(r.id);
+        return r;
+      });
     },
     write(r, patch) {
       if (!found.has(r.id)) throw new Error(`job ${r.id} was not read in this transaction`);
-      const next = { ...(jobs.get(r.id) as MemoryRow) } as unknown as Record<string, unknown>;
-      for (const [field, value] of Object.entries(patch)) if (value !== undefined) next[field] = asText(field, value);
-      checkUniqueKey(next as unknown as MemoryRow, jobs);
-      jobs.set(r.id, next as unknown as MemoryRow);
+      const values = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined).map(([f, v]) => [f, asText(f, v)]));
+      tables.update(JOBS, r.id, values);
       writes.push({ id: r.id, patch });
     },
     insert(fields) {
@@ -156,23 +180,22 @@ export function memoryBatch(
         ...(Object.fromEntries(Object.entries(fields).map(([f, v]) => [f, asText(f, v)])) as Partial<JobRow>),
       }));
       if (inserted.run_at === "") inserted.run_at = created; // the create hook's stamp
-      checkUniqueKey(inserted, jobs);
-      jobs.set(id, inserted);
+      tables.insert(JOBS, inserted);
       inserts.push({ id, fields });
       return id;
     },
     queryOne(query, shape) {
       calls.push({ op: "queryOne", query });
-      const answer = answerQuery(query.sql, query.params, tables)[0];
-      return answer === undefined ? null : shaped(shape, answer);
+      const answer = tables.sql.one(query.sql, query.params);
+      return answer === null ? null : shaped(shape, answer);
     },
     queryAll(query, shape) {
       calls.push({ op: "queryAll", query });
-      return answerQuery(query.sql, query.params, tables).map((answer) => shaped(shape, answer));
+      return tables.sql.all(query.sql, query.params).map((answer) => shaped(shape, answer));
     },
     execute(statement) {
       calls.push({ op: "execute", query: statement });
-      return executeStatement(statement.sql, statement.params, tables);
+      return tables.sql.execute(statement.sql, statement.params);
     },
     noteWritten(changes) {
       noted.push(...changes);

@@ -5,11 +5,14 @@
  * scripts/dump-sqlite-schema.mjs), running statements in PocketBase's dbx form
  * (`{:name}` placeholders, a params object).
  *
+ * The fake PocketBase and the in-memory batch keep their tables here
+ * (./sql-tables.ts), so the unit tier runs src/lib's SQL as written.
+ *
  * Why sql.js 1.16.0 (measured on this machine, Node 20, 2 shared cores; the
- * reads and writes by `npx vitest bench --run --project unit test/unit/sqlite-vs-fake.bench.ts`):
+ * reads and writes by a bench against the JS evaluator the fake had then):
  * - install: one package, no dependencies, no install script (13.7 MB tarball,
  *   30 MB unpacked, of which this loads the 0.7 MB wasm and its 48 KB loader).
- * - load: 23-60 ms to compile the wasm, once per test file (`loadSqlJs`); a
+ * - load: 23-60 ms to compile the wasm, once per test file (`SQL_JS`); a
  *   fresh database with a line's schema then takes 0.1-0.7 ms (a copy of an
  *   image made once; running the schema's statements took 6-10 ms).
  * - speed: 2.5-5x slower than the fake's JS evaluator, well under a ms a query: four of
@@ -38,12 +41,12 @@ export type SqliteRow = Record<string, SqlValue>;
  */
 const SQL_JS_CONFIG = { useOldExtensionFunctions: false } as Parameters<typeof initSqlJs>[0];
 
-let sqlJs: Promise<SqlJsStatic> | undefined;
-/** The wasm module, compiled once per worker (each test file gets its own module registry, so once per file). */
-function loadSqlJs(): Promise<SqlJsStatic> {
-  sqlJs ??= initSqlJs(SQL_JS_CONFIG);
-  return sqlJs;
-}
+/**
+ * The wasm module, compiled once per test file (each file gets its own module
+ * registry) when this module loads: a top-level await, so the fake PocketBase
+ * and the in-memory batch can open databases synchronously, as tests build them.
+ */
+const SQL_JS: SqlJsStatic = await initSqlJs(SQL_JS_CONFIG);
 
 /**
  * A line's schema as a database image, made once per worker: opening a copy
@@ -68,23 +71,39 @@ function schemaImageOf(SQL: SqlJsStatic, line: HooksLine): Uint8Array {
  * so does this). Booleans go in as 1/0, as Go's driver writes them.
  */
 function bound(sql: string, params: Params): { sql: string; bind: BindParams } {
+  const { text, names } = placeholdersOf(sql);
   const bind: Record<string, SqlValue> = {};
-  const text = sql.replace(/\{:(\w+)\}/g, (_, name: string) => {
+  for (const name of names) {
     if (!(name in params)) throw new Error(`sqlite-db: {:${name}} is not bound`);
     const value = params[name];
     if (typeof value === "boolean") bind[`$${name}`] = value ? 1 : 0;
     else if (typeof value === "string" || typeof value === "number" || value === null) bind[`$${name}`] = value;
     else throw new Error(`sqlite-db: {:${name}} is bound to ${typeof value}, which dbx would not send as is`);
-    return `$${name}`;
-  });
+  }
   return { sql: text, bind };
+}
+
+/** A text's sql.js form and the names it binds, worked out once per text (the unit tier runs the same texts thousands of times). */
+const placeholders = new Map<string, { text: string; names: string[] }>();
+function placeholdersOf(sql: string): { text: string; names: string[] } {
+  let found = placeholders.get(sql);
+  if (found === undefined) {
+    const names = new Set<string>();
+    const text = sql.replace(/\{:(\w+)\}/g, (_, name: string) => {
+      names.add(name);
+      return `$${name}`;
+    });
+    found = { text, names: [...names] };
+    placeholders.set(sql, found);
+  }
+  return found;
 }
 
 /** One in-memory database with a line's schema. */
 export class SqliteDb {
   /** Prepared once per text: preparing is most of a short query's cost (src/lib's SQL is long). */
   private readonly statements = new Map<string, Statement>();
-  private constructor(readonly db: Database) {}
+  private constructor(readonly db: Database, readonly line: HooksLine) {}
 
   private prepared(sql: string): Statement {
     let statement = this.statements.get(sql);
@@ -97,11 +116,30 @@ export class SqliteDb {
 
   /** A fresh database with `line`'s schema (PocketBase's connection turns foreign keys on; so does this). */
   static async open(line: HooksLine = "0.22"): Promise<SqliteDb> {
-    const SQL = await loadSqlJs();
-    const db = new SQL.Database(schemaImageOf(SQL, line));
-    db.exec("PRAGMA foreign_keys = ON");
-    return new SqliteDb(db);
+    return SqliteDb.openSync(line);
   }
+
+  /** The same, synchronously (the wasm module is loaded with this module). */
+  static openSync(line: HooksLine = "0.22"): SqliteDb {
+    const db = new SQL_JS.Database(schemaImageOf(SQL_JS, line));
+    // sql.js keeps the image as a file in Emscripten's memory filesystem: with a journal file, locks and syncs
+    // there every write cost 0.3-0.7 ms (measured). A journal in memory still rolls savepoints back; no SQL reads these.
+    db.exec("PRAGMA foreign_keys = ON; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE");
+    return new SqliteDb(db, line);
+  }
+
+  /** A table's columns and their declared types (PRAGMA table_info), cached per database. */
+  columnsOf(table: string): Map<string, string> {
+    let columns = this.#columns.get(table);
+    if (columns === undefined) {
+      const info = this.all(`SELECT name, type FROM pragma_table_info('${table.replace(/'/g, "''")}')`);
+      if (info.length === 0) throw new Error(`sqlite-db: no table ${table}`);
+      columns = new Map(info.map((c) => [String(c["name"]), String(c["type"])]));
+      this.#columns.set(table, columns);
+    }
+    return columns;
+  }
+  readonly #columns = new Map<string, Map<string, string>>();
 
   /** Every row a query answers, as plain objects keyed by column name. */
   all(sql: string, params: Params = {}): SqliteRow[] {
@@ -143,9 +181,11 @@ export class SqliteDb {
    * stay): a database reused from test to test keeps what it prepared.
    */
   clear(): void {
-    const tables = this.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
-    for (const { name } of tables) this.db.run(`DELETE FROM \`${String(name)}\``);
+    this.#tableNames ??= this.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").map((t) => String(t["name"]));
+    // Through the statement cache (a DELETE on probe_jobs prepares its triggers too), over the table list read once.
+    for (const name of this.#tableNames) this.execute(`DELETE FROM \`${name}\``);
   }
+  #tableNames: string[] | undefined;
 
   close(): void {
     for (const statement of this.statements.values()) statement.free();
