@@ -11833,7 +11833,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 9266ab36e90d"] || (globalThis["pbFleet GET /api/fleet/openapi.json 9266ab36e90d"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 7ce6d7603192"] || (globalThis["pbFleet GET /api/fleet/openapi.json 7ce6d7603192"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -12213,9 +12213,7 @@ var MAX_BUCKET_SECONDS = 600;
 // src/lib/validate.ts
 var MAX_CLAIM_NEXT_LIMIT = 100;
 
-// src/lib/openapi.ts
-var OPENAPI_PATH = "/api/fleet/openapi.json";
-var API_VERSION = "0.1.0";
+// src/lib/openapi-schemas.ts
 var ref = (name) => ({ $ref: `#/components/schemas/${name}` });
 var text = (description) => description === void 0 ? { type: "string" } : { type: "string", description };
 var bytes = (what, max) => text(`${what}: at most ${max} UTF-8 bytes (a 400 beyond).`);
@@ -12330,6 +12328,10 @@ var SCHEMAS = {
     flow: nullable(answer({ notStarted: count, claims: count, parks: count }))
   })
 };
+
+// src/lib/openapi.ts
+var OPENAPI_PATH = "/api/fleet/openapi.json";
+var API_VERSION = "0.1.0";
 var queryParam = (name, schema, description) => ({ name, in: "query", required: false, schema, description });
 var prefixParam = queryParam("probeKeyPrefix", text(), `Only jobs whose probe_key starts with this text (at most ${MAX_PROBE_KEY_BYTES} UTF-8 bytes).`);
 var probeKeyPrefix = bytes("Only jobs whose probe_key starts with this text", MAX_PROBE_KEY_BYTES);

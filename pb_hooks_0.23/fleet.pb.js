@@ -15673,7 +15673,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 3db76e1de037"] || (globalThis["pbFleet GET /api/fleet/openapi.json 3db76e1de037"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 39f683ca264b"] || (globalThis["pbFleet GET /api/fleet/openapi.json 39f683ca264b"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -16069,9 +16069,7 @@ var MAX_BUCKET_SECONDS = 600;
 // src/lib/validate.ts
 var MAX_CLAIM_NEXT_LIMIT = 100;
 
-// src/lib/openapi.ts
-var OPENAPI_PATH = "/api/fleet/openapi.json";
-var API_VERSION = "0.1.0";
+// src/lib/openapi-schemas.ts
 var ref = (name) => ({ $ref: `#/components/schemas/${name}` });
 var text = (description) => description === void 0 ? { type: "string" } : { type: "string", description };
 var bytes = (what, max) => text(`${what}: at most ${max} UTF-8 bytes (a 400 beyond).`);
@@ -16186,6 +16184,10 @@ var SCHEMAS = {
     flow: nullable(answer({ notStarted: count, claims: count, parks: count }))
   })
 };
+
+// src/lib/openapi.ts
+var OPENAPI_PATH = "/api/fleet/openapi.json";
+var API_VERSION = "0.1.0";
 var queryParam = (name, schema, description) => ({ name, in: "query", required: false, schema, description });
 var prefixParam = queryParam("probeKeyPrefix", text(), `Only jobs whose probe_key starts with this text (at most ${MAX_PROBE_KEY_BYTES} UTF-8 bytes).`);
 var probeKeyPrefix = bytes("Only jobs whose probe_key starts with this text", MAX_PROBE_KEY_BYTES);

@@ -9,159 +9,30 @@
  * undocumented; an entry no route uses is never emitted.
  */
 import type { RouteEntry } from "../handlers/routes.js";
-import {
-  DEFAULT_BUCKET_SECONDS, DEFAULT_WINDOW_SECONDS, MAX_BUCKET_SECONDS, MAX_WINDOW_SECONDS,
-} from "./completions.js";
-import {
-  MAX_FLOW_CONCURRENCY, MAX_GROUP_KEY_CHARS, MAX_PARK_SECONDS, MAX_RATE_LIMIT, MAX_RATE_LIMITED_FOR_SECONDS,
-  MAX_RATE_PERIOD_SECONDS, MAX_START_WITHIN_SECONDS, MAX_TIMEOUT_SECONDS,
-} from "./flow-limits.js";
+import { DEFAULT_BUCKET_SECONDS, DEFAULT_WINDOW_SECONDS, MAX_BUCKET_SECONDS, MAX_WINDOW_SECONDS } from "./completions.js";
+import { MAX_FLOW_CONCURRENCY, MAX_PARK_SECONDS, MAX_START_WITHIN_SECONDS, MAX_TIMEOUT_SECONDS } from "./flow-limits.js";
 import type { RouteAccess } from "./identity.js";
-import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS } from "./lease.js";
 import {
-  DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_ERROR_BYTES, MAX_JOB_ID_BYTES,
-  MAX_LEASE_TOKEN_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROBE_KEY_BYTES, MAX_PROGRESS_BYTES,
-  MAX_REQUEST_BODY_BYTES, MAX_RESULT_BYTES, MAX_UNIQUE_KEY_BYTES, MAX_WORKER_ID_BYTES, MIN_PRIORITY,
+  DEFAULT_MAX_ATTEMPTS, MAX_BATCH_ITEMS, MAX_DELAY_SECONDS, MAX_ENQUEUE_JOBS, MAX_MAX_ATTEMPTS,
+  MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROBE_KEY_BYTES, MAX_PROGRESS_BYTES, MAX_REQUEST_BODY_BYTES,
+  MAX_UNIQUE_KEY_BYTES, MIN_PRIORITY
 } from "./queue.js";
-import { DEFAULT_QUEUE, MAX_CLAIM_QUEUES, QUEUE_NAME_PATTERN } from "./queue-names.js";
+import { MAX_CLAIM_QUEUES } from "./queue-names.js";
 import {
-  CLAIM_REFUSALS, JOB_STATUSES, RELEASE_REFUSALS, RELEASE_TARGETS, RENEW_REFUSALS, RETRY_REFUSALS, SWEEP_OUTCOMES,
-  type EnqueueItem, type JobView, type QueueJobView,
+  CLAIM_REFUSALS, JOB_STATUSES, RELEASE_REFUSALS, RENEW_REFUSALS, RETRY_REFUSALS, SWEEP_OUTCOMES, type
+  EnqueueItem, type JobView, type QueueJobView
 } from "./types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "./validate.js";
+import {
+  type Json, ref, text, bytes, int, count, nullable, anyJson, arrayOf, answer, request, oneOf, reasons,
+  queueName, groupName, leaseSeconds, workerId, jobId, leaseToken, releaseFields, type Members, FLOW_SETTINGS,
+  SCHEMAS,
+} from "./openapi-schemas.js";
 
-/** A JSON Schema (2020-12, OpenAPI 3.1's dialect) or any other part of the document. */
-export type Json = { [key: string]: unknown };
-
+export type { Json } from "./openapi-schemas.js";
 export const OPENAPI_PATH = "/api/fleet/openapi.json";
 /** The document's info.version: the package's (a unit test compares it with package.json). */
 export const API_VERSION = "0.1.0";
-
-// ---- schema helpers ----------------------------------------------------------------------
-
-const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-const text = (description?: string): Json => (description === undefined ? { type: "string" } : { type: "string", description });
-const bytes = (what: string, max: number): Json => text(`${what}: at most ${max} UTF-8 bytes (a 400 beyond).`);
-const int = (minimum?: number, maximum?: number, description?: string): Json => {
-  const s: Json = { type: "integer" };
-  if (minimum !== undefined) s["minimum"] = minimum;
-  if (maximum !== undefined) s["maximum"] = maximum;
-  if (description !== undefined) s["description"] = description;
-  return s;
-};
-const count: Json = { type: "integer", minimum: 0 };
-const nullable = (schema: Json): Json => ({ oneOf: [schema, { type: "null" }] });
-const anyJson = (description: string): Json => ({ description });
-const arrayOf = (items: Json, minItems?: number, maxItems?: number): Json => {
-  const s: Json = { type: "array", items };
-  if (minItems !== undefined) s["minItems"] = minItems;
-  if (maxItems !== undefined) s["maxItems"] = maxItems;
-  return s;
-};
-/** An answer object: exactly these members (the integration test holds real answers to it). */
-const answer = (properties: Json, required: string[] = Object.keys(properties)): Json =>
-  ({ type: "object", properties, required, additionalProperties: false });
-/** A request body: these members (others are ignored by the server). */
-const request = (properties: Json, required: string[]): Json => ({ type: "object", properties, required });
-const oneOf = (...schemas: Json[]): Json => ({ oneOf: schemas });
-const reasons = (list: readonly string[], description: string): Json => ({ type: "string", enum: [...list], description });
-
-const queueName: Json = {
-  type: "string",
-  pattern: QUEUE_NAME_PATTERN.source,
-  description: "A queue name: 1 to 64 letters, digits and _ . : -, starting with a letter or digit.",
-};
-const groupName: Json = {
-  type: "string", minLength: 1, maxLength: MAX_GROUP_KEY_CHARS,
-  description: `A group: 1 to ${MAX_GROUP_KEY_CHARS} characters, no control characters.`,
-};
-const pbDate = (description: string): Json => text(`${description} PocketBase's text form, \`2006-01-02 15:04:05.000Z\`.`);
-const leaseSeconds: Json = {
-  type: "number",
-  description: `A number > 0, clamped to [${MIN_LEASE_SECONDS}, ${MAX_LEASE_SECONDS}]; anything else means ${DEFAULT_LEASE_SECONDS}.`,
-};
-const workerId = bytes("The holder's id (a worker identity: its record id, or the id and `/` and anything)", MAX_WORKER_ID_BYTES);
-const jobId = bytes("The job's record id", MAX_JOB_ID_BYTES);
-const leaseToken = bytes("Fencing: when sent, the call is refused unless it is the current claim's token", MAX_LEASE_TOKEN_BYTES);
-const rateLimitedFor = int(1, MAX_RATE_LIMITED_FOR_SECONDS,
-  "Only with status retry: the job is due again this many seconds from now, the attempt is given back, and its group (its queue when none) is parked as long.");
-const releaseFields: Json = {
-  status: { type: "string", enum: [...RELEASE_TARGETS] },
-  leaseToken,
-  result: anyJson(`Any JSON, at most ${MAX_RESULT_BYTES} bytes serialized, stored in \`result\`; null: absent.`),
-  error: nullable(bytes("Stored in `last_error`", MAX_ERROR_BYTES)),
-  rateLimitedFor,
-};
-
-// ---- components ----------------------------------------------------------------------------
-
-/** A schema per member of a wire type: the compiler rejects a member the type has not, or one left out. */
-type Members<T> = { [K in keyof T]-?: Json };
-
-const JOB_VIEW_MEMBERS = {
-  id: text(),
-  probe_key: text(),
-  status: { type: "string", enum: [...JOB_STATUSES] },
-  claimed_by: text(),
-  lease_expires_at: pbDate("The lease's end, or \"\" when the row has no lease."),
-  version: { type: "integer" },
-} satisfies Members<JobView>;
-const JOB_VIEW: Json = answer(JOB_VIEW_MEMBERS);
-
-const QUEUE_JOB_VIEW: Json = answer({
-  ...JOB_VIEW_MEMBERS,
-  queue: text(`The job's queue; "${DEFAULT_QUEUE}" for a job enqueued without one.`),
-  payload: anyJson("Any JSON; null when none."),
-  priority: { type: "integer" },
-  run_at: pbDate("When the job becomes (or became) claimable."),
-  attempts: count,
-  max_attempts: int(0, undefined, "0: no cap."),
-  last_error: text(),
-  dead_lettered_at: text(),
-  unique_key: text(),
-  progress: anyJson("The last renew's progress (any JSON); null when none."),
-  group_key: text("The job's group; \"\" when none."),
-  timeout_seconds: int(0, undefined, "0: no timeout."),
-  deadline: nullable(pbDate("The current attempt's deadline; null when none.")),
-} satisfies Members<QueueJobView>);
-
-const FLOW_SETTINGS: Json = {
-  paused: { type: "boolean" },
-  concurrency: nullable(int(1, MAX_FLOW_CONCURRENCY)),
-  rateLimit: nullable(ref("FlowRateLimit")),
-  parkedUntil: nullable(pbDate("Until when the scope is parked; null when unset or already past.")),
-};
-
-const SCHEMAS: Json = {
-  Error: answer({ error: text("What was wrong; nothing was written.") }),
-  PocketBaseError: {
-    type: "object",
-    description: "PocketBase's error shape (the 401 of PocketBase 0.22's requireAdminAuth, on every line).",
-    properties: { code: { type: "integer" }, message: text(), data: { type: "object" } },
-    required: ["code", "message", "data"],
-  },
-  JobView: JOB_VIEW,
-  QueueJobView: QUEUE_JOB_VIEW,
-  FlowRateLimit: answer({ limit: int(1, MAX_RATE_LIMIT), periodSeconds: int(1, MAX_RATE_PERIOD_SECONDS) }),
-  FlowSettings: answer(FLOW_SETTINGS),
-  FlowScopeState: answer({ name: text(), ...FLOW_SETTINGS, held: count, due: count, claimsInWindow: count }),
-  MaintenanceTick: answer({
-    countsRepaired: { type: ["boolean", "null"], description: "true: the counting triggers were rebuilt; null: that transaction rolled back." },
-    schedules: nullable(answer({
-      enqueued: arrayOf(answer({ schedule: text(), jobId: text(), created: { type: "boolean" } })),
-      errors: arrayOf(text()),
-    })),
-    retention: answer({
-      deleted: answer({ done: count, failed: count }),
-      events: count,
-      errors: arrayOf(text()),
-      batches: count,
-      drained: { type: "boolean" },
-      rolledBack: { type: "boolean" },
-    }),
-    flow: nullable(answer({ notStarted: count, claims: count, parks: count })),
-  }),
-};
 
 // ---- operations ------------------------------------------------------------------------------
 
