@@ -19,20 +19,26 @@ has been answered, and queues at most one release.
 from __future__ import annotations
 
 import collections
-import json
-import logging
 import os
 import signal as signal_module
 import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass, replace
 from queue import Queue
 from types import FrameType
 from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Union
 
 from . import _util as u
+# The Worker's parts are in _job, _worker_base, _lease, _reporting and _running; every name importable
+# from this module before they moved out still is (``X as X``: re-exported, also for mypy).
+from ._job import Handler as Handler, Job as Job, JobSignal as JobSignal
+from ._lease import PROGRESS_FLUSH_SECONDS as PROGRESS_FLUSH_SECONDS, RENEW_RETRY_MAX_SECONDS as RENEW_RETRY_MAX_SECONDS
+from ._reporting import REPORT_BACKOFF as REPORT_BACKOFF, _Entry as _Entry, _wire as _wire
+from ._running import HAND_BACK_LEASE_SECONDS as HAND_BACK_LEASE_SECONDS
+from ._running import HAND_BACK_MARGIN_SECONDS as HAND_BACK_MARGIN_SECONDS
+from ._running import _message as _message, _Runner
+from ._worker_base import _Active as _Active, log as log
 from .client import ClaimedJob, FleetClient, HeartbeatLease, HeartbeatResult, Release, ReleaseResult
 from .errors import (
     JobTimeoutError,
@@ -45,135 +51,10 @@ from .errors import (
 
 __all__ = ["Worker", "Job", "JobSignal", "Handler", "install_sigterm_handler", "STOP_MODES", "PROGRESS_FLUSH_SECONDS"]
 
-log = logging.getLogger("pb_fleet")
-
 STOP_MODES = ("finish", "release", "abandon")
-# A progress value is sent within this, and a Worker sends at most one progress heartbeat per this.
-PROGRESS_FLUSH_SECONDS = 1.0
-# A heartbeat that got no answer is sent again after min(renew interval / 2, this).
-RENEW_RETRY_MAX_SECONDS = 1.0
-# A report step that fails transiently is retried with this backoff (seconds).
-REPORT_BACKOFF = (0.2, 2.0)
-# Hand-back on stop("release"): shorten the lease to the server's floor, wait it out, release pending.
-HAND_BACK_LEASE_SECONDS = 1
-HAND_BACK_MARGIN_SECONDS = 0.3
 
 
-class JobSignal:
-    """A job's cancellation signal: set once (cancel, lost lease, timeout, stop); ``reason`` says why.
-
-    A handler checks ``is_set()``, or waits on it: ``signal.wait(5)`` returns True as soon as it is set.
-    """
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._lock = threading.Lock()
-        self._reason: Optional[BaseException] = None
-
-    def set(self, reason: BaseException) -> bool:
-        """Sets the signal (the first reason wins); True when this call set it."""
-        with self._lock:
-            if self._reason is not None:
-                return False
-            self._reason = reason
-        self._event.set()
-        return True
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
-    @property
-    def reason(self) -> Optional[BaseException]:
-        return self._reason
-
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        """Waits until the signal is set or ``timeout`` passes; True when set."""
-        return self._event.wait(timeout)
-
-    def raise_if_set(self) -> None:
-        if self._reason is not None:
-            raise self._reason
-
-
-class Job:
-    """What a handler gets: the claimed job, its signal, and progress()."""
-
-    def __init__(self, worker: "Worker", held: ClaimedJob, worker_id: str) -> None:
-        view = held.job
-        self._worker = worker
-        self.view: Dict[str, Any] = view
-        self.id: str = view["id"]
-        self.probe_key: str = str(view.get("probe_key", ""))
-        queue = view.get("queue")
-        self.queue: str = queue if isinstance(queue, str) and queue != "" else "default"
-        self.payload: Any = view.get("payload")
-        attempts = view.get("attempts")
-        self.attempt: int = attempts if isinstance(attempts, int) and attempts > 0 else 1
-        max_attempts = view.get("max_attempts")
-        self.max_attempts: int = max_attempts if isinstance(max_attempts, int) else 0
-        self.last_progress: Any = view.get("progress")
-        self.worker_id = worker_id
-        self.lease_token: str = held.lease_token
-        self.signal = JobSignal()
-
-    def progress(self, value: Any) -> None:
-        """Records the job's progress (JSON of at most 4096 bytes, copied now); sent with the next
-        heartbeat, within about 1 s. ValueError for a value that is not such JSON."""
-        problem = u.json_size_problem(value, u.MAX_PROGRESS_BYTES)
-        if problem is not None:
-            raise ValueError(f"job.progress(value): the value must be {problem}")
-        self._worker._record_progress(self, json.loads(u.json_text(value)))
-
-    def __repr__(self) -> str:
-        return f"Job(id={self.id!r}, probe_key={self.probe_key!r}, queue={self.queue!r}, attempt={self.attempt})"
-
-
-Handler = Callable[[Job], Any]
-
-
-@dataclass
-class _Entry:
-    """A release waiting in (or sent by) the completer; ``answer`` None: given up."""
-    release: Release
-    wire_bytes: int
-    done: threading.Event
-    answer: Optional[ReleaseResult] = None
-
-
-class _Active:
-    """A held job's bookkeeping (guarded by the Worker's condition)."""
-
-    def __init__(self, job: Job, sent_at: float, lease_seconds: float) -> None:
-        self.job = job
-        deadline = u.attempt_deadline(job.view, sent_at)
-        self.attempt_at: Optional[float] = deadline[0] if deadline else None
-        self.timeout_seconds: int = deadline[1] if deadline else 0
-        self.fire_at: Optional[float] = u.timeout_fires_at(sent_at, deadline[1]) if deadline else None
-        self.lease_deadline = u.lease_end(sent_at, lease_seconds, self.attempt_at)
-        self.generation = 0
-        self.progress_value: Any = None
-        self.progress_seq = 0
-        self.progress_sent_seq = 0
-        self.renewing = False
-        self.renew_soon = False
-        self.settled = False
-        self.lost = False
-        self.timed_out: Optional[_Entry] = None
-        self.stop_mode: Optional[str] = None
-        # A new claim of a job whose earlier run here is still winding down: that run, which must end first.
-        self.previous: Optional[_Active] = None
-
-    @property
-    def dropped(self) -> bool:
-        """No more lease upkeep: the handler returned, the lease is gone, the job timed out or was abandoned."""
-        return self.settled or self.lost or self.timed_out is not None or self.stop_mode == "abandon"
-
-    @property
-    def has_progress(self) -> bool:
-        return self.progress_seq > self.progress_sent_seq
-
-
-class Worker:
+class Worker(_Runner):
     """Runs jobs of one server with a handler (or one handler per queue), ``concurrency`` at a time.
 
     ``worker_id``: unique per live worker; with a worker identity's client it claims as
@@ -422,311 +303,6 @@ class Worker:
         self._emit("claimed", {"jobId": job_id, "attempt": active.job.attempt})
         return True
 
-    # ---- running a job -----------------------------------------------------------------
-
-    def _slot_loop(self) -> None:
-        while True:
-            active = self._slots.get()
-            if active is None:
-                return
-            try:
-                self._run(active)
-            except BaseException as err:  # noqa: BLE001 - nothing may kill the slot (SystemExit included)
-                self._emit("error", {"op": "run", "jobId": active.job.id, "error": err})
-            finally:
-                with self._cond:
-                    self._entries.discard(active)
-                    if self._active.get(active.job.id) is active:
-                        del self._active[active.job.id]
-                    self._cond.notify_all()
-
-    def _run(self, active: _Active) -> None:
-        job = active.job
-        with self._cond:
-            # A new claim of a job whose earlier run is winding down waits for that run to end (its
-            # lease renewed meanwhile); its own signal set meanwhile (lost, timed out, stopping) ends the wait.
-            while active.previous is not None and active.previous in self._entries and not job.signal.is_set():
-                self._cond.wait()
-            active.previous = None
-        outcome: Optional[Release] = None
-        if not job.signal.is_set():
-            outcome = self._outcome(job)
-        with self._cond:
-            active.settled = True
-            if outcome is not None:
-                # The lease the job holds now: a re-hand while the handler ran switched it to a new token.
-                outcome = replace(outcome, lease_token=job.lease_token)
-            # A heartbeat on the wire may yet say the lease is gone.
-            while active.renewing:
-                self._cond.wait()
-            timed_out, lost, stop_mode = active.timed_out, active.lost, active.stop_mode
-        if timed_out is not None:
-            # The timeout's release is the job's report, whatever the handler did since.
-            timed_out.done.wait()
-            self._reported(job, timed_out)
-            return
-        if lost or stop_mode == "abandon":
-            return
-        if stop_mode == "release":
-            self._hand_back(job)
-            return
-        if outcome is not None:
-            self._reported(job, self._queue_release(outcome, active.lease_deadline, wait=True))
-
-    def _outcome(self, job: Job) -> Release:
-        """Runs the handler; its return value or exception as the release that reports it."""
-        handler = self._handler if self._handler is not None else self._handlers.get(job.queue)
-        token = job.lease_token  # (a placeholder: _run puts the job's lease token at report time in)
-        try:
-            if handler is None:
-                raise RuntimeError(f"Worker: no handler for queue {job.queue!r} (handlers for {', '.join(self._handlers)})")
-            value = handler(job)
-        except RateLimitedError as err:
-            return Release(job.id, "retry", token, error=_message(err), rate_limited_for=u.rate_limited_for(err.retry_after_seconds))
-        except BaseException as err:  # noqa: BLE001 - any handler error is the job's outcome (SystemExit,
-            # KeyboardInterrupt, asyncio.CancelledError too: none may kill the slot thread).
-            # A job with no attempt cap (max_attempts 0) fails at once: retried, it could run forever.
-            permanent = isinstance(err, PermanentJobError) or job.max_attempts == 0
-            return Release(job.id, "failed" if permanent else "retry", token, error=_message(err))
-        problem = None if value is None else u.json_size_problem(value, u.MAX_RESULT_BYTES)
-        if problem is not None:
-            return Release(job.id, "failed", token, error=f"the handler's result must be {problem}")
-        return Release(job.id, "done", token, result=value)
-
-    def _reported(self, job: Job, entry: _Entry) -> None:
-        answer = entry.answer
-        if answer is None:
-            return  # given up (reported): the lease lapses and the job runs again
-        status = entry.release.status
-        if not answer.released and answer.reason != "refused_terminal_same_holder":
-            # (A repeat of a committed retry reads refused_not_holder too: nothing more to write either way.)
-            self._emit("lease_lost", {"jobId": job.id, "reason": answer.reason})
-            return
-        self._emit("released", {"jobId": job.id, "status": status, "committed": answer.reason or "released"})
-        if status == "retry" and answer.job is not None and answer.job.get("status") == "pending":
-            self._emit("retried", {"jobId": job.id, "error": entry.release.error, "attempt": job.attempt})
-        elif status in ("failed", "retry"):
-            self._emit("failed", {"jobId": job.id, "error": entry.release.error})
-
-    def _hand_back(self, job: Job) -> None:
-        """stop("release"): the protocol refuses a release to pending on a live lease, so shorten it first."""
-        try:
-            shortened = self._client.renew(job.id, self._worker_id, lease_seconds=HAND_BACK_LEASE_SECONDS,
-                                           lease_token=job.lease_token)
-            if not shortened.renewed:
-                self._emit("lease_lost", {"jobId": job.id, "reason": shortened.reason or "renew_refused"})
-                return
-            time.sleep(HAND_BACK_LEASE_SECONDS + HAND_BACK_MARGIN_SECONDS)
-            for _ in range(6):
-                answer = self._client.release(job.id, self._worker_id, "pending", lease_token=job.lease_token)
-                if answer.released:
-                    self._emit("released", {"jobId": job.id, "status": "pending", "committed": "released"})
-                    return
-                if answer.reason != "refused_lease_live":
-                    break
-                time.sleep(HAND_BACK_MARGIN_SECONDS)  # the server's clock may be a little behind ours
-            self._emit("lease_lost", {"jobId": job.id, "reason": "hand_back_refused"})
-        except Exception as err:  # noqa: BLE001 - the lease lapses on its own; the sweep re-queues it
-            self._emit("error", {"op": "hand_back", "jobId": job.id, "error": err})
-
-    def _record_progress(self, job: Job, value: Any) -> None:
-        with self._cond:
-            active = self._active.get(job.id)
-            if active is None or active.job is not job or active.dropped:
-                return  # no renew will carry it (or a later claim of the job holds the lease now)
-            active.progress_value = value
-            active.progress_seq += 1
-            self._cond.notify_all()
-
-    # ---- lease upkeep (the keeper) -----------------------------------------------------
-
-    def _keeper_loop(self) -> None:
-        next_tick: Optional[float] = None
-        progress_sent_at = -1e9
-        urgent_at: Optional[float] = None
-        while True:
-            with self._cond:
-                if self._closing:
-                    return
-                now = time.monotonic()
-                held = [a for a in self._entries if not a.dropped]
-                if not held:
-                    next_tick, urgent_at = None, None
-                    self._cond.wait()
-                    continue
-                if next_tick is None:
-                    next_tick = now + self._renew_interval
-                idle = [a for a in held if not a.renewing]
-                due_at = next_tick
-                if urgent_at is not None and any(a.renew_soon for a in idle):
-                    due_at = min(due_at, urgent_at)
-                if any(a.has_progress for a in idle):
-                    due_at = min(due_at, max(now, progress_sent_at + PROGRESS_FLUSH_SECONDS))
-                if now < due_at:
-                    self._cond.wait(due_at - now)
-                    continue
-                if now >= next_tick:
-                    batch, next_tick, urgent_at = idle, now + self._renew_interval, None
-                elif urgent_at is not None and now >= urgent_at and any(a.renew_soon for a in idle):
-                    batch, urgent_at = [a for a in idle if a.renew_soon or a.has_progress], None
-                else:
-                    batch, progress_sent_at = [a for a in idle if a.has_progress], now
-                sent = [(a, a.generation, a.progress_seq) for a in batch]
-                for a in batch:
-                    a.renewing, a.renew_soon = True, False
-            lost_answer = False
-            for chunk in u.chunks(sent, u.MAX_BATCH_ITEMS):
-                if not self._heartbeat(chunk):
-                    lost_answer = True
-            if lost_answer:
-                urgent_at = time.monotonic() + min(self._renew_interval / 2, RENEW_RETRY_MAX_SECONDS)
-
-    def _heartbeat(self, sent: Sequence[Any]) -> bool:
-        """One heartbeat call; False when its answer was lost (the leases keep their old local ends)."""
-        sent_at = time.monotonic()
-        leases = [HeartbeatLease(a.job.id, a.job.lease_token, a.progress_value if seq > a.progress_sent_seq else None)
-                  for a, _gen, seq in sent]
-        earliest = min(a.lease_deadline for a, _gen, _seq in sent)
-        # No attempt waits longer than the interval or the earliest lease: a later answer would be too late.
-        wait = max(0.05, min(self._renew_interval, earliest - sent_at))
-        results: Optional[List[HeartbeatResult]] = None
-        error: Optional[Exception] = None
-        try:
-            results = self._client.heartbeat(self._worker_id, leases, lease_seconds=self._lease_seconds, timeout=wait)
-        except Exception as err:  # noqa: BLE001 - a lost answer loses no lease: sent again soon
-            error = err
-        with self._cond:
-            for i, (a, gen, seq) in enumerate(sent):
-                a.renewing = False
-                if a.generation != gen:
-                    continue  # a new claim replaced the lease this renew was for
-                if results is None:
-                    a.renew_soon = True
-                    continue
-                result = results[i]
-                if result.renewed:
-                    a.lease_deadline = u.lease_end(sent_at, self._lease_seconds, a.attempt_at)
-                    a.progress_sent_seq = max(a.progress_sent_seq, seq)
-                else:
-                    self._lose(a, "timed_out" if result.reason == "timed_out" else "renew_refused")
-            self._cond.notify_all()
-        if error is not None:
-            self._emit("error", {"op": "heartbeat", "error": error})
-        return results is not None
-
-    def _lose(self, active: _Active, reason: str) -> None:
-        """(Holding the condition.) The lease is gone: set the signal; nothing of this run is written."""
-        if active.lost:
-            return
-        active.lost = True
-        active.job.signal.set(LeaseLostError(active.job.id, reason))
-        self._cond.notify_all()  # (a run waiting for an earlier one stops waiting)
-        self._emit("lease_lost", {"jobId": active.job.id, "reason": reason})
-
-    # ---- timeouts and local lease ends (the clock) -------------------------------------
-
-    def _clock_loop(self) -> None:
-        with self._cond:
-            while not self._closing:
-                now = time.monotonic()
-                next_at = float("inf")
-                for active in list(self._entries):
-                    if active.dropped or active.stop_mode is not None:
-                        continue
-                    if active.fire_at is not None:
-                        if now >= active.fire_at:
-                            self._time_out(active)
-                            continue
-                        next_at = min(next_at, active.fire_at)
-                    if active.lease_deadline <= now:
-                        self._lose(active, "lease_expired")
-                    else:
-                        next_at = min(next_at, active.lease_deadline)
-                self._cond.wait(None if next_at == float("inf") else max(0.0, next_at - now))
-
-    def _time_out(self, active: _Active) -> None:
-        """(Holding the condition.) Signal the handler and release ``retry`` now, while the lease is live."""
-        error = JobTimeoutError(active.job.id, active.timeout_seconds)
-        release = Release(active.job.id, "retry", active.job.lease_token, error=str(error))
-        active.timed_out = self._queue_release(release, active.lease_deadline, wait=False, locked=True)
-        active.job.signal.set(error)
-
-    # ---- reporting (the completer) -----------------------------------------------------
-
-    def _queue_release(self, release: Release, deadline: float, *, wait: bool, locked: bool = False) -> _Entry:
-        entry = _Entry(release, len(u.json_text(_wire(release)).encode("utf-8")), threading.Event())
-        if locked:
-            self._completions.append(entry)
-            self._cond.notify_all()
-        else:
-            with self._cond:
-                self._completions.append(entry)
-                self._cond.notify_all()
-        if wait:
-            entry.done.wait()
-        return entry
-
-    def _completer_loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._completions and not self._closing:
-                    self._cond.wait()
-                if not self._completions:
-                    return
-                count = u.cut_batch([e.wire_bytes for e in self._completions])
-                batch = [self._completions.popleft() for _ in range(count)]
-            try:
-                self._send(batch)
-            except Exception as err:  # noqa: BLE001 - the completer must outlive any one call
-                self._emit("error", {"op": "complete", "error": err})
-            finally:
-                for entry in batch:
-                    entry.done.set()  # (answer None if something unforeseen happened: never a hang)
-
-    def _send(self, batch: List[_Entry]) -> None:
-        """One complete call, resent while it fails transiently (a lost answer's committed items then
-        read refused_terminal_same_holder: their own release). Refused for what it carries: each
-        item alone, as a plain release, so one bad item cannot fail the others."""
-        give_up_at = time.monotonic() + self._report_retry
-        attempt = 0
-        while True:
-            try:
-                results = self._client.complete(self._worker_id, [e.release for e in batch])
-            except Exception as err:  # noqa: BLE001 - sorted below
-                self._emit("error", {"op": "complete", "error": err})
-                if is_transient(err):
-                    if time.monotonic() < give_up_at:
-                        time.sleep(u.backoff_delay(attempt, *REPORT_BACKOFF))
-                        attempt += 1
-                        continue
-                    for entry in batch:
-                        self._emit("error", {"op": "complete", "jobId": entry.release.job_id,
-                                             "error": RuntimeError("gave up the release: the server kept failing; "
-                                                                   "its lease will lapse and the job runs again")})
-                    return
-                for entry in batch:
-                    self._release_alone(entry)
-                return
-            for entry, result in zip(batch, results):
-                entry.answer = result
-            return
-
-    def _release_alone(self, entry: _Entry) -> None:
-        give_up_at = time.monotonic() + self._report_retry
-        attempt = 0
-        r = entry.release
-        while True:
-            try:
-                entry.answer = self._client.release(r.job_id, self._worker_id, r.status, lease_token=r.lease_token,
-                                                    result=r.result, error=r.error, rate_limited_for=r.rate_limited_for)
-                return
-            except Exception as err:  # noqa: BLE001 - reported; retried while transient
-                self._emit("error", {"op": "release", "jobId": r.job_id, "error": err})
-                if not is_transient(err) or time.monotonic() >= give_up_at:
-                    return
-                time.sleep(u.backoff_delay(attempt, *REPORT_BACKOFF))
-                attempt += 1
-
     # ---- stopping ----------------------------------------------------------------------
 
     def _stop_all(self) -> None:
@@ -755,18 +331,6 @@ class Worker:
         finally:
             self._stopped.set()
 
-    def _emit(self, event: str, fields: Dict[str, Any]) -> None:
-        fields = {"workerId": self._worker_id, **fields}
-        if event == "error":
-            log.warning("pb-fleet worker %s: %s: %s", self._worker_id, fields.get("op"), fields.get("error"))
-        else:
-            log.debug("pb-fleet worker %s: %s %s", self._worker_id, event, fields)
-        if self._on_event is not None:
-            try:
-                self._on_event(event, fields)
-            except Exception:  # noqa: BLE001 - a listener's bug must not stop the Worker
-                log.exception("pb-fleet: on_event raised")
-
 
 def install_sigterm_handler(worker: Worker, mode: str = "finish",
                             signals: Iterable[int] = (signal_module.SIGTERM,)) -> None:
@@ -782,15 +346,3 @@ def install_sigterm_handler(worker: Worker, mode: str = "finish",
 
     for signum in signals:
         signal_module.signal(signum, on_signal)
-
-
-def _message(err: BaseException) -> str:
-    text = str(err)
-    if not isinstance(err, Exception):  # SystemExit(3) reads "3": name it
-        text = f"{type(err).__name__}: {text}" if text else ""
-    return u.fit_error(text or type(err).__name__)
-
-
-def _wire(release: Release) -> Dict[str, Any]:
-    from .client import release_item
-    return release_item("release", release)
