@@ -115,11 +115,6 @@ export class SqliteDb {
   }
 
   /** A fresh database with `line`'s schema (PocketBase's connection turns foreign keys on; so does this). */
-  static async open(line: HooksLine = "0.22"): Promise<SqliteDb> {
-    return SqliteDb.openSync(line);
-  }
-
-  /** The same, synchronously (the wasm module is loaded with this module). */
   static openSync(line: HooksLine = "0.22"): SqliteDb {
     const db = new SQL_JS.Database(schemaImageOf(SQL_JS, line));
     // sql.js keeps the image as a file in Emscripten's memory filesystem: with a journal file, locks and syncs
@@ -186,9 +181,4 @@ export class SqliteDb {
     for (const name of this.#tableNames) this.execute(`DELETE FROM \`${name}\``);
   }
   #tableNames: string[] | undefined;
-
-  close(): void {
-    for (const statement of this.statements.values()) statement.free();
-    this.db.close();
-  }
 }

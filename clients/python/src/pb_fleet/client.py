@@ -33,15 +33,11 @@ from ._types import (
     RetryResult as RetryResult,
     WorkerIdentity as WorkerIdentity,
 )
-from .errors import (
-    FleetAuthError,
-    FleetForbiddenError,
-    FleetHttpError,
-    FleetNetworkError,
-    FleetProtocolError,
-    FleetTimeoutError,
-    is_transient,
-)
+from .errors import FleetProtocolError
+# Importable from here before the split (they are pb_fleet's own exports too): re-exported.
+from .errors import FleetAuthError as FleetAuthError, FleetForbiddenError as FleetForbiddenError
+from .errors import FleetHttpError as FleetHttpError, FleetNetworkError as FleetNetworkError
+from .errors import FleetTimeoutError as FleetTimeoutError, is_transient as is_transient
 
 __all__ = [
     "FleetClient", "WorkerIdentity", "EnqueuedJob", "ClaimedJob", "ClaimResult", "RenewResult",
