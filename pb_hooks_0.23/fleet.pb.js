@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 9fea28b13e4e"] || (globalThis["pbFleet POST /api/fleet/claim 9fea28b13e4e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 2f74df4afc49"] || (globalThis["pbFleet POST /api/fleet/claim 2f74df4afc49"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -425,8 +425,10 @@ function deadLetterPatch(row, nowMs, error) {
   };
 }
 var ORPHAN_CAP_REASON = "orphan_cap";
+var GIVE_UP_BEFORE = "pb-fleet gave up: the lease of this job expired ";
+var GIVE_UP_AFTER = " times in a row without a release";
 function giveUpPatch(row, nowMs) {
-  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  const error = `${GIVE_UP_BEFORE}${row.consecutive_orphan_count + 1}${GIVE_UP_AFTER}`;
   return {
     status: "failed",
     // A dead letter too (stats, retry), with its own reason.
@@ -3119,7 +3121,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next ac3211c034ce"] || (globalThis["pbFleet POST /api/fleet/claim-next ac3211c034ce"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 616228f1cdb3"] || (globalThis["pbFleet POST /api/fleet/claim-next 616228f1cdb3"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3281,6 +3283,12 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
+function pbDateMsSql(column) {
+  return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
+}
+function formatPbDateSql(ms) {
+  return `(strftime('%Y-%m-%d %H:%M:%f', CAST(${ms} AS INTEGER) / 1000.0, 'unixepoch') || 'Z')`;
+}
 
 // src/lib/queue-names.ts
 var DEFAULT_QUEUE = "default";
@@ -3294,6 +3302,7 @@ function isQueueName(value) {
 }
 
 // src/lib/flow.ts
+var FLOW_COLLECTION = "probe_flow";
 var FLOW_CLAIMS_TABLE = "probe_flow_claims";
 var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
 var FLOW_COLUMNS = "scope, name, COALESCE(paused, 0) AS paused, COALESCE(concurrency, 0) AS concurrency, COALESCE(rate_limit, 0) AS rate_limit, COALESCE(rate_period, 0) AS rate_period, COALESCE(parked_until, '') AS parked_until";
@@ -3461,6 +3470,9 @@ function timedOutError(timeoutSeconds) {
 }
 var TIMED_OUT_BEFORE = "timed out after ";
 var TIMED_OUT_AFTER = " s";
+function timedOutErrorSql(timeoutSeconds) {
+  return `('${TIMED_OUT_BEFORE}' || (${timeoutSeconds}) || '${TIMED_OUT_AFTER}')`;
+}
 
 // src/lib/queue.ts
 var MAX_WORKER_ID_BYTES = 256;
@@ -3476,6 +3488,14 @@ function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
   const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
   return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
+function retryBackoffSql(attempts, jitter) {
+  const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
+  const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
+  return `MAX(${BACKOFF_BASE_MS}, MIN(${BACKOFF_CAP_MS}, ${delay}))`;
+}
+function hasAttemptsLeftSql(attempts, maxAttempts) {
+  return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
 }
 function hasAttemptsLeft(attempts, maxAttempts) {
   return maxAttempts <= 0 || attempts < maxAttempts;
@@ -3575,8 +3595,13 @@ function deadLetterPatch(row, nowMs, error) {
   };
 }
 var ORPHAN_CAP_REASON = "orphan_cap";
+var GIVE_UP_BEFORE = "pb-fleet gave up: the lease of this job expired ";
+var GIVE_UP_AFTER = " times in a row without a release";
+function giveUpErrorSql(orphanCount) {
+  return `('${GIVE_UP_BEFORE}' || ((${orphanCount}) + 1) || '${GIVE_UP_AFTER}')`;
+}
 function giveUpPatch(row, nowMs) {
-  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  const error = `${GIVE_UP_BEFORE}${row.consecutive_orphan_count + 1}${GIVE_UP_AFTER}`;
   return {
     status: "failed",
     // A dead letter too (stats, retry), with its own reason.
@@ -4188,6 +4213,78 @@ function updateJobsBulk(source, work) {
   return updateJobsBulkIn(STORE, source, work);
 }
 
+// src/lib/batch-plans.ts
+var JITTER_STEPS = 1048576;
+var HELD = statusListSql(HELD_STATUSES);
+var ROW_COLUMNS = [
+  "r.id AS r_id",
+  ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"].map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
+  ...["version", "reclaim_count", "consecutive_orphan_count", "attempts", "max_attempts", "timeout_seconds"].map((c) => `COALESCE(r.${c}, 0) AS r_${c}`),
+  LEASE_AS_JUDGED_SQL.replace(/lease_expires_at/g, "r.lease_expires_at").replace(/ AS r\.lease_expires_at$/, " AS r_lease_text"),
+  `${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "r.lease_expires_at")} AS r_live`,
+  `(CASE WHEN COALESCE(r.timeout_seconds, 0) > 0 THEN ${pbDateMsSql("COALESCE(r.claimed_at, '')")} + r.timeout_seconds * 1000 END) AS r_deadline_ms`
+];
+var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
+var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
+var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
+function newValue(column, rule, current) {
+  const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
+  return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
+}
+var quoted = (kinds) => kinds.map((k) => `'${k}'`).join(", ");
+var RENEW = {
+  // id, worker, token (absent: none sent), progress as JSON text (absent: none), the lease's end (text, and ms).
+  items: ["id", "w", "tok", "p", "e", "em"],
+  kind: `CASE WHEN r_id IS NULL OR r_status NOT IN ${HELD} THEN 'refused' WHEN r_claimed_by != i_w OR ${STALE_TOKEN} THEN 'refused' WHEN ${PAST_DEADLINE} THEN 'timed_out' WHEN NOT r_live THEN 'refused' ELSE 'renew' END`,
+  writes: ["renew"],
+  columns: {
+    status: [[["renew"], "'running'"]],
+    // Never past the attempt's deadline (leaseEnd).
+    lease_expires_at: [[["renew"], `(CASE WHEN r_deadline_ms IS NOT NULL AND r_deadline_ms < i_em THEN ${formatPbDateSql("r_deadline_ms")} ELSE i_e END)`]],
+    version: [[["renew"], "r_version + 1"]],
+    progress: [[["renew"], "COALESCE(i_p, probe_jobs.progress)"]]
+  },
+  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`
+};
+var BACK_TO_PENDING = ["timeout_retry", "retry", "rate_limited"];
+var DEAD_LETTER = ["timeout_dead", "dead"];
+var RELEASES = ["finish", "requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
+var NOT_FINISH = ["requeue", ...BACK_TO_PENDING, ...DEAD_LETTER];
+var RELEASE = {
+  // id, worker, target, token, result as JSON text, error, the jitter step, rateLimitedFor's due time (absent: none).
+  items: ["id", "w", "t", "tok", "res", "err", "j", "ra"],
+  kind: `CASE WHEN r_id IS NULL THEN 'refused_not_holder' WHEN r_status NOT IN ${HELD} THEN (CASE WHEN ${statusInSql(COMPLETED_STATUSES, "r_status")} AND r_claimed_by = i_w THEN (CASE WHEN ${STALE_TOKEN} THEN 'refused_stale_token' ELSE 'refused_terminal_same_holder' END) ELSE 'refused_not_holder' END) WHEN r_claimed_by != i_w THEN 'refused_not_holder' WHEN ${STALE_TOKEN} THEN 'refused_stale_token' WHEN i_t = 'pending' THEN (CASE WHEN r_live THEN 'refused_lease_live' WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ELSE 'requeue' END) WHEN NOT r_live THEN 'refused_not_holder' WHEN i_t = 'retry' AND i_ra IS NOT NULL THEN 'rate_limited' WHEN i_t = 'retry' THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'retry' ELSE 'dead' END) ELSE 'finish' END`,
+  writes: RELEASES,
+  columns: {
+    status: [[["finish"], "i_t"], [BACK_TO_PENDING, "'pending'"], [["requeue"], "'pending'"], [DEAD_LETTER, "'failed'"]],
+    claimed_by: [[NOT_FINISH, "''"]],
+    lease_token: [[NOT_FINISH, "''"]],
+    lease_expires_at: [[BACK_TO_PENDING, "''"]],
+    progress: [[BACK_TO_PENDING, "'null'"]],
+    run_at: [
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
+      [["rate_limited"], "i_ra"]
+    ],
+    version: [[RELEASES, "r_version + 1"]],
+    finished_at: [[["finish", ...DEAD_LETTER], "{:now}"]],
+    consecutive_orphan_count: [[["finish", "retry", "rate_limited"], "0"], [["requeue"], "r_consecutive_orphan_count + 1"]],
+    reclaim_count: [[["requeue"], "r_reclaim_count + 1"]],
+    requeued_at: [[["requeue"], "{:now}"]],
+    dead_lettered_at: [[DEAD_LETTER, "{:now}"]],
+    // A release's own error wins (withOutcome), then the rule's.
+    last_error: [
+      [RELEASES, `(CASE WHEN i_err IS NOT NULL THEN i_err WHEN kind IN ('timeout_retry', 'timeout_dead') THEN ${timedOutErrorSql("r_timeout_seconds")} WHEN kind = 'dead' THEN '${MAX_ATTEMPTS_ERROR}' ELSE probe_jobs.last_error END)`]
+    ],
+    result: [[RELEASES, "COALESCE(i_res, probe_jobs.result)"]],
+    attempts: [[["rate_limited"], "MAX(0, r_attempts - 1)"]],
+    // Only where one is set (rateLimitedPatch): a NULL stays NULL.
+    start_by: [[["rate_limited"], "(CASE WHEN r_start_by != '' THEN '' ELSE probe_jobs.start_by END)"]]
+  },
+  answer: (view) => `CASE WHEN kind IN (${quoted(RELEASES)}) THEN json_object('jobId', i_id, 'released', json('true'), 'job', ${view}) ELSE json_object('jobId', i_id, 'released', json('false'), 'reason', kind) END`,
+  parks: "rate_limited"
+};
+
 // src/lib/claim-next.ts
 var CLAIM_NEXT_ROUNDS = 4;
 var MAX_PASSES = 64;
@@ -4293,6 +4390,135 @@ function prefixUse(batch, probeKeyPrefix) {
   return family !== null && family.n < FAMILY_PROBE_LIMIT ? "range" : "filter";
 }
 
+// src/lib/claim-plan.ts
+function flowInEffectQuery(nowMs) {
+  return {
+    sql: `SELECT EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE paused = 1 OR concurrency > 0 OR rate_limit > 0 OR (parked_until != '' AND parked_until > {:now})) AS n`,
+    params: { now: formatPbDate(nowMs) }
+  };
+}
+var CLAIM_JUDGED_SHAPE = { rows: "", written: 0, gaveUp: 0 };
+var WINS = ["claim", "steal"];
+var TIMED_OUT = ["timeout_retry", "timeout_dead"];
+var DEAD_LETTER2 = ["timeout_dead", "dead", "orphan_cap"];
+var GIVE_UPS = ["timeout_retry", ...DEAD_LETTER2];
+var WRITES = [...WINS, ...GIVE_UPS];
+var MORE_TEXT = ["created", "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key"];
+var MORE_NUMBER = ["priority", "enqueue_index"];
+var CANDIDATE_COLUMNS = [
+  ...ROW_COLUMNS,
+  ...MORE_TEXT.map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
+  ...MORE_NUMBER.map((c) => `COALESCE(r.${c}, 0) AS r_${c}`)
+];
+var KIND = "CASE WHEN r_status = 'pending' THEN (CASE WHEN " + ATTEMPTS_LEFT + ` THEN 'claim' ELSE 'dead' END) WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) WHEN NOT ${ATTEMPTS_LEFT} THEN 'dead' WHEN r_consecutive_orphan_count >= {:orphanCap} THEN 'orphan_cap' ELSE 'steal' END`;
+var GIVE_UP_ERROR = giveUpErrorSql("r_consecutive_orphan_count");
+var COLUMNS = {
+  status: [[WINS, "'claimed'"], [["timeout_retry"], "'pending'"], [DEAD_LETTER2, "'failed'"]],
+  claimed_by: [[WINS, "{:workerId}"], [["orphan_cap"], "{:sweeper}"], [["timeout_retry", "timeout_dead", "dead"], "''"]],
+  // leaseEnd: never past the attempt's deadline, which a claim dates from now.
+  lease_expires_at: [
+    [WINS, formatPbDateSql("(CASE WHEN r_timeout_seconds > 0 THEN MIN({:leaseEndMs}, {:nowMs} + r_timeout_seconds * 1000) ELSE {:leaseEndMs} END)")],
+    [["timeout_retry"], "''"]
+  ],
+  lease_token: [[WINS, "tok"], [GIVE_UPS, "''"]],
+  version: [[WRITES, "r_version + 1"]],
+  claimed_at: [[WINS, "{:now}"]],
+  attempts: [[WINS, "r_attempts + 1"]],
+  reclaim_count: [[["steal"], "r_reclaim_count + 1"]],
+  consecutive_orphan_count: [[["steal"], "r_consecutive_orphan_count + 1"]],
+  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)]],
+  progress: [[["timeout_retry"], "'null'"]],
+  last_error: [
+    [TIMED_OUT, timedOutErrorSql("r_timeout_seconds")],
+    [["dead"], "{:maxAttemptsError}"],
+    [["orphan_cap"], GIVE_UP_ERROR]
+  ],
+  dead_lettered_at: [[DEAD_LETTER2, "{:now}"]],
+  finished_at: [[DEAD_LETTER2, "{:now}"]],
+  result: [[["orphan_cap"], `json_object('error', ${GIVE_UP_ERROR}, 'reason', {:orphanReason}, 'lastHolder', r_claimed_by)`]]
+};
+function readValue(column) {
+  return column === "lease_expires_at" ? "r_lease_text" : `r_${column}`;
+}
+function rowAfter() {
+  const fields = [...JOB_ROW_TEXT_FIELDS, ...JOB_ROW_FLOW_TEXT_FIELDS, ...JOB_ROW_NUMBER_FIELDS, ...JOB_ROW_FLOW_NUMBER_FIELDS];
+  const members = fields.map((f) => {
+    const rule = COLUMNS[f];
+    return `'${f}', ${rule === void 0 ? readValue(f) : newValue(f, rule, readValue(f))}`;
+  });
+  return `json_object('id', r_id, ${members.join(", ")})`;
+}
+var ORDER = CLAIM_ORDER.join(", ");
+var JUDGED_ORDER = CLAIM_ORDER.map((term) => `r_${term}`).join(", ");
+function judgedCandidates(byQueue, expired) {
+  const inQueue = (alias) => byQueue ? `queue = ${alias}.q AND ` : "";
+  const maxBelow = (alias, below) => `(SELECT MAX(priority) FROM probe_jobs WHERE ${inQueue(alias)}status = 'pending'${below})`;
+  const first = byQueue ? `SELECT qs.q, ${maxBelow("qs", "")} FROM (SELECT value AS q FROM json_each({:queues})) AS qs` : `SELECT NULL, ${maxBelow("lv", "")}`;
+  const levels = `lv(q, p) AS (${first} UNION ALL SELECT lv.q, ${maxBelow("lv", " AND priority < lv.p")} FROM lv WHERE lv.p IS NOT NULL)`;
+  const levelRows = `SELECT id FROM probe_jobs WHERE ${inQueue("lv")}status = 'pending' AND priority = lv.p AND run_at <= {:now} AND ${STARTABLE_SQL} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:want}`;
+  const due = `SELECT j.* FROM lv, probe_jobs AS j WHERE lv.p IS NOT NULL AND j.id IN (${levelRows})`;
+  const stale = `SELECT * FROM probe_jobs WHERE ${expired} ORDER BY ${ORDER} LIMIT {:want}`;
+  return `WITH RECURSIVE ${levels}, c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), d AS (SELECT ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), k AS (SELECT d.*, (${KIND}) AS kind FROM d), v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || (SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
+}
+function judgeQuery(byQueue, expired) {
+  return `${judgedCandidates(byQueue, expired)} SELECT COALESCE(json_group_array(json_object('k', kind, 'row', json(${rowAfter()})) ORDER BY ${JUDGED_ORDER}) FILTER (WHERE kind IN (${quoted(WRITES)})), '[]') AS rows, COUNT(*) FILTER (WHERE kind IN (${quoted(WRITES)})) AS written, COUNT(*) FILTER (WHERE kind IN (${quoted(GIVE_UPS)})) AS gaveUp FROM v`;
+}
+function writeStatement(byQueue, expired) {
+  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
+  sets.push("updated = {:now}");
+  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(WRITES)})`;
+}
+function claimNextJobs(batch, req, nowMs, orphanCap2, newLeaseToken2) {
+  var _a;
+  if (req.probeKeyPrefix === "" && ((_a = batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n) === 0) {
+    return claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2);
+  }
+  return claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2).map(({ row, patch }) => {
+    var _a2;
+    return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
+  });
+}
+function claimRoundStatements(req, want, tokens, nowMs, orphanCap2) {
+  const expired = expiredLeaseWhere(nowMs, "", req.queues);
+  const params = Object.assign({}, expired.params, {
+    now: formatPbDate(nowMs),
+    nowMs,
+    want,
+    tokens: JSON.stringify(tokens),
+    workerId: req.workerId,
+    leaseEndMs: nowMs + clampLeaseSeconds(req.leaseSeconds) * 1e3,
+    orphanCap: orphanCap2,
+    sweeper: SWEEPER_HOLDER,
+    maxAttemptsError: MAX_ATTEMPTS_ERROR,
+    orphanReason: ORPHAN_CAP_REASON
+  });
+  const byQueue = req.queues !== null;
+  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues));
+  return {
+    judge: { sql: judgeQuery(byQueue, expired.sql), params },
+    write: { sql: writeStatement(byQueue, expired.sql), params }
+  };
+}
+function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
+  const claimed = [];
+  if (req.queues !== null && req.queues.length === 0) return claimed;
+  for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
+    const want = req.limit - claimed.length;
+    const tokens = [];
+    for (let n = 0; n < want; n++) tokens.push(newLeaseToken2());
+    const { judge, write } = claimRoundStatements(req, want, tokens, nowMs, orphanCap2);
+    const judged = batch.queryOne(judge, CLAIM_JUDGED_SHAPE);
+    if (judged === null) throw new Error("pb-fleet: the claim's judging query answered nothing");
+    if (judged.written === 0) break;
+    batch.execute(write);
+    const rows = JSON.parse(judged.rows);
+    batch.noteWritten(rows.map((r) => jobView(r.row)));
+    for (const r of rows) if (WINS.indexOf(r.k) !== -1) claimed.push({ job: queueJobView(r.row), leaseToken: r.row.lease_token });
+    if (judged.gaveUp === 0) break;
+  }
+  return claimed;
+}
+
 // src/lib/validate.ts
 var MAX_CLAIM_NEXT_LIMIT = 100;
 var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
@@ -4364,12 +4590,8 @@ function handleClaimNext(req) {
   if ("refusal" in scope) return json(403, { error: scope.refusal });
   const claim = __spreadProps(__spreadValues({}, valid.value), { queues: scope.queues });
   const cap = orphanCap(getenv);
-  const won = (_a = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, claim, now, cap, newLeaseToken))) != null ? _a : [];
   const answer = {
-    jobs: won.map(({ row, patch }) => {
-      var _a2;
-      return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
-    })
+    jobs: (_a = updateJobsBulk("claim-next", (batch, now) => claimNextJobs(batch, claim, now, cap, newLeaseToken))) != null ? _a : []
   };
   return json(200, answer);
 }
@@ -4635,7 +4857,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 6ddce1e0e62d"] || (globalThis["pbFleet POST /api/fleet/sweep 6ddce1e0e62d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 3ca732d784ce"] || (globalThis["pbFleet POST /api/fleet/sweep 3ca732d784ce"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4905,8 +5127,10 @@ function requeuePatch(row, nowMs) {
   };
 }
 var ORPHAN_CAP_REASON = "orphan_cap";
+var GIVE_UP_BEFORE = "pb-fleet gave up: the lease of this job expired ";
+var GIVE_UP_AFTER = " times in a row without a release";
 function giveUpPatch(row, nowMs) {
-  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  const error = `${GIVE_UP_BEFORE}${row.consecutive_orphan_count + 1}${GIVE_UP_AFTER}`;
   return {
     status: "failed",
     // A dead letter too (stats, retry), with its own reason.
@@ -18064,8 +18288,10 @@ function requeuePatch(row, nowMs) {
   };
 }
 var ORPHAN_CAP_REASON = "orphan_cap";
+var GIVE_UP_BEFORE = "pb-fleet gave up: the lease of this job expired ";
+var GIVE_UP_AFTER = " times in a row without a release";
 function giveUpPatch(row, nowMs) {
-  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  const error = `${GIVE_UP_BEFORE}${row.consecutive_orphan_count + 1}${GIVE_UP_AFTER}`;
   return {
     status: "failed",
     // A dead letter too (stats, retry), with its own reason.

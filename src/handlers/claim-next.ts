@@ -6,10 +6,9 @@
  * gets nothing only when nothing was claimable when its turn came.
  */
 import { getenv, json, newLeaseToken, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
-import { claimNext } from "../lib/claim-next.js";
+import { claimNextJobs } from "../lib/claim-plan.js";
 import { orphanCap } from "../lib/config.js";
 import { claimQueues, workerIdRefusal } from "../lib/identity.js";
-import { queueJobView } from "../lib/job-row.js";
 import type { ClaimNextResponse } from "../lib/types.js";
 import { validateClaimNextRequest } from "../lib/validate.js";
 
@@ -23,9 +22,8 @@ export function handleClaimNext(req: FleetRequest): Reply {
   const claim = { ...valid.value, queues: scope.queues };
   const cap = orphanCap(getenv);
   // null: rolled back, so none of them was claimed.
-  const won = updateJobsBulk("claim-next", (batch, now) => claimNext(batch, claim, now, cap, newLeaseToken)) ?? [];
   const answer: ClaimNextResponse = {
-    jobs: won.map(({ row, patch }) => ({ job: queueJobView(row, patch), leaseToken: patch.lease_token ?? "" })),
+    jobs: updateJobsBulk("claim-next", (batch, now) => claimNextJobs(batch, claim, now, cap, newLeaseToken)) ?? [],
   };
   return json(200, answer);
 }

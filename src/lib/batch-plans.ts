@@ -47,7 +47,7 @@ const HELD = statusListSql(HELD_STATUSES);
  * NULL, numbers 0 when NULL, the lease as judged (LEASE_AS_JUDGED_SQL), with
  * whether it is live (LIVE_LEASE_SQL) and the attempt's deadline (deadlineMs).
  */
-const ROW_COLUMNS = [
+export const ROW_COLUMNS = [
   "r.id AS r_id",
   ...["status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at"]
     .map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
@@ -69,13 +69,13 @@ function judgedItems(itemFields: readonly string[], kind: string): string {
 
 /** The caller holds the row's claim: its worker id, and its fencing token when it sent one. */
 const STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
-const PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
-const ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
+export const PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
+export const ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
 
 /** A column's new value for some kinds of decision (in order); the rest keep theirs. */
-type ColumnRule = readonly (readonly [kinds: readonly string[], value: string])[];
+export type ColumnRule = readonly (readonly [kinds: readonly string[], value: string])[];
 
-function newValue(column: string, rule: ColumnRule, current: string): string {
+export function newValue(column: string, rule: ColumnRule, current: string): string {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
@@ -123,7 +123,7 @@ function writeStatement(plan: Plan): string {
     `WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)})`;
 }
 
-const quoted = (kinds: readonly string[]) => kinds.map((k) => `'${k}'`).join(", ");
+export const quoted = (kinds: readonly string[]) => kinds.map((k) => `'${k}'`).join(", ");
 
 // ---- heartbeat: decideRenew --------------------------------------------------------------
 

@@ -384,12 +384,21 @@ export function requeuePatch(row: JobRow, nowMs: number): JobPatch {
 /** `result.reason` of a job the server gave up on at the orphan cap. */
 export const ORPHAN_CAP_REASON = "orphan_cap";
 
+/** A given-up job's `last_error`, around the orphanings it counts (giveUpPatch; giveUpErrorSql in SQL). */
+const GIVE_UP_BEFORE = "pb-fleet gave up: the lease of this job expired ";
+const GIVE_UP_AFTER = " times in a row without a release";
+
+/** giveUpPatch's error in SQLite, of the orphan count before the give-up (an SQL expression). */
+export function giveUpErrorSql(orphanCount: string): string {
+  return `('${GIVE_UP_BEFORE}' || ((${orphanCount}) + 1) || '${GIVE_UP_AFTER}')`;
+}
+
 /**
  * The server gives up on a job whose lease expired once more after `cap`
  * consecutive orphanings (the sweeper, or a claim-next steal).
  */
 export function giveUpPatch(row: JobRow, nowMs: number): JobPatch {
-  const error = `pb-fleet gave up: the lease of this job expired ${row.consecutive_orphan_count + 1} times in a row without a release`;
+  const error = `${GIVE_UP_BEFORE}${row.consecutive_orphan_count + 1}${GIVE_UP_AFTER}`;
   return {
     status: "failed",
     // A dead letter too (stats, retry), with its own reason.

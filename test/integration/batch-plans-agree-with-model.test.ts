@@ -12,158 +12,38 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeByPlan, heartbeatByPlan, JITTER_STEPS } from "../../src/lib/batch-plans";
 import { FLOW_COLLECTION } from "../../src/lib/flow";
-import type { JobBatch } from "../../src/lib/job-row";
 import { formatPbDate } from "../../src/lib/lease";
-import type { WhereClause } from "../../src/lib/queries";
-import type { JobView, ReleaseTarget } from "../../src/lib/types";
+import type { ReleaseTarget } from "../../src/lib/types";
 import type { ReleaseRequestFields, RenewRequestFields } from "../../src/lib/validate";
 import { prng } from "../../scripts/bench/queue.mjs";
 import { modelComplete, modelHeartbeat, roundOrder, type StoredRow } from "../support/batch-model";
-import { post, type RequestOptions } from "./support/fleet-api";
+import { drawsOf, PlanDriver, randomJobRows } from "./support/plan-driver";
 import { startOwnServer, type OwnServer } from "./support/own-server";
 
-const SEED = Number(process.env["PB_FLEET_PLAN_SEED"] ?? 20261202);
+const SEED = Number(process.env["PB_FLEET_PLAN_SEED"] ?? 20261203);
 const ROWS = 3000;
 const BATCHES = 240;
 
-/** Every column the rules read or write, with updated. */
-const COLUMNS = [
-  "id", "created", "updated", "probe_key", "status", "claimed_by", "lease_expires_at", "lease_token", "version", "reclaim_count",
-  "consecutive_orphan_count", "attempts", "max_attempts", "timeout_seconds", "claimed_at", "start_by", "queue", "group_key", "progress",
-  "result", "last_error", "run_at", "finished_at", "requeued_at", "dead_lettered_at", "priority", "payload",
-] as const;
-
 let server: OwnServer;
-let opts: RequestOptions;
+let db: PlanDriver;
 beforeAll(async () => {
   server = await startOwnServer({ testHooks: ["raw-sql.pb.js"] });
-  opts = { baseUrl: server.url, token: server.token };
+  db = new PlanDriver({ baseUrl: server.url, token: server.token });
 });
 afterAll(async () => {
   await server?.stop();
 });
 
-async function sql(text: string, params: Record<string, unknown> = {}): Promise<void> {
-  const res = await post("/api/test/sql", { sql: text, params }, opts);
-  if (res.status !== 200) throw new Error(`SQL failed: HTTP ${res.status} ${JSON.stringify(res.body)}\n${text}`);
-}
-
-async function readValue(text: string, params: Record<string, unknown> = {}): Promise<string> {
-  const res = await post("/api/test/sql", { sql: text, params, read: true }, opts);
-  if (res.status !== 200) throw new Error(`SQL read failed: HTTP ${res.status} ${JSON.stringify(res.body)}\n${text}`);
-  return String((res.body as { value: unknown }).value);
-}
-
-async function readRows(ids: readonly string[]): Promise<Map<string, StoredRow>> {
-  const members = COLUMNS.map((c) => `'${c}', ${c}`).join(", ");
-  const text = await readValue(
-    `SELECT COALESCE(json_group_array(json_object(${members})), '[]') AS value FROM probe_jobs WHERE id IN (SELECT value FROM json_each({:ids}))`,
-    { ids: JSON.stringify(ids) },
-  );
-  return new Map((JSON.parse(text) as StoredRow[]).map((r) => [r.id, r]));
-}
-
-/**
- * Runs a synchronous plan against the server: the plan is run again from the
- * start after each remote answer, replaying the answers it had (the plan is
- * deterministic given them), until it finishes. Each query or statement is
- * sent once.
- */
-async function drive<T>(plan: (batch: JobBatch) => T): Promise<{ result: T; noted: JobView[]; statements: number }> {
-  const answers: unknown[] = [];
-  for (;;) {
-    let k = 0;
-    let ask: { kind: "query" | "execute"; query: WhereClause; shape?: object } | null = null;
-    const noted: JobView[] = [];
-    const next = (kind: "query" | "execute", query: WhereClause, shape?: object): unknown => {
-      if (k < answers.length) return answers[k++];
-      ask = { kind, query, shape };
-      throw ASKED;
-    };
-    const batch: JobBatch = {
-      find: () => { throw new Error("the plans do not find"); },
-      write: () => { throw new Error("the plans do not write"); },
-      insert: () => { throw new Error("the plans do not insert"); },
-      queryAll: () => { throw new Error("the plans do not queryAll"); },
-      queryOne: (query, shape) => next("query", query, shape) as never,
-      execute: (statement) => next("execute", statement) as number,
-      noteWritten: (changes) => { noted.push(...changes); },
-    };
-    try {
-      const result = plan(batch);
-      return { result, noted, statements: answers.length };
-    } catch (err) {
-      if (err !== ASKED || ask === null) throw err;
-    }
-    const asked = ask as { kind: "query" | "execute"; query: WhereClause; shape?: object };
-    if (asked.kind === "execute") {
-      await sql(asked.query.sql, asked.query.params);
-      answers.push(1);
-    } else {
-      const keys = Object.keys(asked.shape ?? {});
-      const value = await readValue(
-        `SELECT json_object(${keys.map((c) => `'${c}', ${c}`).join(", ")}) AS value FROM (${asked.query.sql})`, asked.query.params,
-      );
-      answers.push(JSON.parse(value));
-    }
-  }
-}
-const ASKED = Symbol("asked the server");
-
 describe("heartbeat and complete's SQL agree with the model", () => {
   it(`on ${ROWS} random rows and ${BATCHES} random batches (seed ${SEED})`, async () => {
-    const random = prng(SEED);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
-    const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+    const d = drawsOf(prng(SEED));
+    const { random, pick, int } = d;
     const baseMs = Date.UTC(2026, 11, 2, 12, 0, 0, 0);
     const workers = ["w1", "w2"];
     const tokens = ["tA", "tB", ""];
-    const ids: string[] = [];
-
-    const rowAt = (n: number, nowMs: number): StoredRow => {
-      const at = (spreadMs: number) => formatPbDate(nowMs + int(-spreadMs, spreadMs));
-      // Live for the whole run (its batches span a minute), unless a heartbeat caps it at a deadline.
-      const live = () => formatPbDate(nowMs + int(90_000, 600_000));
-      // Exactly some batch's time (half the batches run on the grid): the `>` and `>=` of the lease and deadline rules.
-      const onGrid = (minusMs = 0) => formatPbDate(baseMs + int(0, BATCHES - 1) * 250 - minusMs);
-      const timeout = pick([0, 0, 0, 5, 60, 90]);
-      const id = `plan${String(n).padStart(11, "0")}`;
-      ids.push(id);
-      const held = random() < 0.6;
-      return {
-        id,
-        created: formatPbDate(baseMs - 3_600_000 + n), updated: formatPbDate(baseMs - 3_600_000),
-        probe_key: `plan-${SEED}-${n}`,
-        status: held ? pick(["claimed", "running"]) : pick(["pending", "done", "failed", "cancelled", "odd"]),
-        claimed_by: pick([...workers, ...workers, ""]),
-        // Live, expired, exactly now, unreadable, in the layout but not a calendar instant, empty.
-        lease_expires_at: pick([
-          live(), live(), live(), at(120_000), at(3_000), onGrid(), onGrid(), "", "soon", "2026-02-30 10:00:00.000Z", "2026-12-02T12:00:00Z",
-        ]),
-        lease_token: pick(tokens),
-        version: int(0, 9), reclaim_count: int(0, 3), consecutive_orphan_count: int(0, 4),
-        // Past 13 attempts the backoff reaches its one-hour cap.
-        attempts: random() < 0.8 ? int(0, 6) : int(10, 40), max_attempts: pick([0, 1, 3, 5, 25, 50]),
-        timeout_seconds: timeout,
-        claimed_at: timeout > 0 && random() < 0.4 ? onGrid(timeout * 1000) : pick([at(90_000), "", "bad"]),
-        start_by: pick(["", "", at(60_000)]),
-        queue: pick(["", "default", "q2"]), group_key: pick(["", "", "g1", "g2"]),
-        progress: pick(["null", "{\"pct\":5}", ""]), result: pick(["null", "", "{\"ok\":1}"]),
-        last_error: pick(["", "earlier"]), run_at: at(60_000), finished_at: pick(["", at(60_000)]), requeued_at: "", dead_lettered_at: "",
-        priority: int(-2, 2), payload: "{}",
-      };
-    };
-
-    // Rows, inserted as they are (past the record API's normalisation).
-    const rows = Array.from({ length: ROWS }, (_, n) => rowAt(n, baseMs));
-    for (let i = 0; i < rows.length; i += 500) {
-      const chunk = rows.slice(i, i + 500);
-      await sql(
-        `INSERT INTO probe_jobs (${COLUMNS.join(", ")}) SELECT ${COLUMNS.map((c) => `json_extract(value, '$.${c}')`).join(", ")} ` +
-          "FROM json_each({:rows})",
-        { rows: JSON.stringify(chunk) },
-      );
-    }
+    const rows = randomJobRows(d, ROWS, { baseMs, stepMs: 250, batches: BATCHES, idPrefix: "plan", workers, tokens });
+    const ids = rows.map((r) => r.id);
+    await db.insertRows(rows);
 
     const seen: Record<string, number> = {};
     const count = (what: string) => {
@@ -185,9 +65,9 @@ describe("heartbeat and complete's SQL agree with the model", () => {
       };
       const heartbeat = b % 2 === 0;
       const chosen = Array.from({ length: size }, jobIds);
-      const before = await readRows([...new Set(chosen)]);
+      const before = await db.readRows([...new Set(chosen)]);
       const model = new Map([...before].map(([id, r]) => [id, { ...r }]));
-      await sql(`DELETE FROM ${FLOW_COLLECTION}`);
+      await db.sql(`DELETE FROM ${FLOW_COLLECTION}`);
       const label = `seed ${SEED} batch ${b} (${heartbeat ? "heartbeat" : "complete"} of ${size})`;
 
       if (heartbeat) {
@@ -196,7 +76,7 @@ describe("heartbeat and complete's SQL agree with the model", () => {
           jobId, workerId, leaseSeconds, leaseToken: tokenFor(jobId, before),
           progress: random() < 0.3 ? { step: int(0, 9) } : undefined,
         }));
-        const got = await drive((batch) => heartbeatByPlan(batch, renewals, nowMs));
+        const got = await db.drive((batch) => heartbeatByPlan(batch, renewals, nowMs));
         const want = modelHeartbeat(model, renewals, nowMs);
         expect(got.result, label).toEqual(want.answers);
         expect(JSON.stringify(got.result), `${label}: key order`).toBe(JSON.stringify(want.answers));
@@ -213,10 +93,9 @@ describe("heartbeat and complete's SQL agree with the model", () => {
           };
         });
         const draws = Array.from({ length: releases.length }, () => random());
-        let d = 0;
-        const got = await drive((batch) => {
-          d = 0;
-          return completeByPlan(batch, releases, nowMs, () => draws[d++] as number);
+        let drawn = 0;
+        const got = await db.drive((batch) => completeByPlan(batch, releases, nowMs, () => draws[drawn++] as number), () => {
+          drawn = 0;
         });
         // Draw k went to item order[k] (round by round).
         const order = roundOrder(releases);
@@ -229,7 +108,7 @@ describe("heartbeat and complete's SQL agree with the model", () => {
         expect(JSON.stringify(got.result), `${label}: key order`).toBe(JSON.stringify(want.answers));
         expect(got.noted.map((v) => v.id).sort(), label).toEqual([...want.written].sort());
         // Parked scopes: each at the latest until of its items.
-        const parked = JSON.parse(await readValue(
+        const parked = JSON.parse(await db.readValue(
           `SELECT COALESCE(json_group_array(json_object('scope', scope, 'name', name, 'until', parked_until)), '[]') AS value FROM ${FLOW_COLLECTION}`,
         )) as { scope: string; name: string; until: string }[];
         const wantParks = new Map<string, string>();
@@ -259,7 +138,7 @@ describe("heartbeat and complete's SQL agree with the model", () => {
         });
         for (const _ of want.parks) count("parks");
       }
-      const after = await readRows([...before.keys()]);
+      const after = await db.readRows([...before.keys()]);
       for (const [id, row] of model) expect(after.get(id), `${label}: row ${id}`).toEqual(row);
     }
     console.log(`[batch-plans] seed ${SEED}: ${JSON.stringify(seen)}`);

@@ -1,16 +1,21 @@
 // The model of heartbeat and complete that src/lib/batch-plans.ts's SQL must
 // agree with: transitions.ts's decideRenew and decideRelease, item by item in
-// request order, each item seeing the earlier ones' writes. Used by the
-// differential test on real PocketBase (batch-plans-agree-with-model).
+// request order, each item seeing the earlier ones' writes; and of claim-next
+// that src/lib/claim-plan.ts's SQL must agree with: claimNext's candidates and
+// rounds, decideClaim row by row. Used by the differential tests on real
+// PocketBase (batch-plans-agree-with-model, claim-plan-agrees-with-model).
 import { parkScopeOf, rateLimitedUntilMs, type Scope } from "../../src/lib/flow";
 import { formatPbDate } from "../../src/lib/lease";
 import { jitterOfStep } from "../../src/lib/batch-plans";
-import { jobView, type JobPatch, type JobRow } from "../../src/lib/job-row";
+import { CLAIM_NEXT_ROUNDS } from "../../src/lib/claim-next";
+import { jobView, queueJobView, type JobPatch, type JobRow } from "../../src/lib/job-row";
+import { compareClaimOrder, storedQueueValues } from "../../src/lib/queries";
 import {
   JOB_PATCH_JSON_FIELDS, JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS,
 } from "../../src/lib/job-schema";
-import { decideRelease, decideRenew } from "../../src/lib/transitions";
-import type { CompleteResult, HeartbeatResult } from "../../src/lib/types";
+import { decideClaim, decideRelease, decideRenew, isClaimable, isHeldStatus } from "../../src/lib/transitions";
+import { startByPassed } from "../../src/lib/flow";
+import type { ClaimedJob, CompleteResult, HeartbeatResult } from "../../src/lib/types";
 import type { ReleaseRequestFields, RenewRequestFields } from "../../src/lib/validate";
 
 /** A stored row: every column as SQLite holds it (text, number or null). */
@@ -103,4 +108,49 @@ export function roundOrder(items: readonly { jobId: string }[]): number[] {
     (rounds[r] ??= []).push(n);
   });
   return rounds.flat();
+}
+
+/**
+ * claim-next with no flow setting in effect and no prefix: claimNext's rounds
+ * over every stored row (the candidates: due pending rows that may start, held
+ * rows whose lease passed, of the queues asked for; the first `want` in claim
+ * order), decideClaim with the orphan-counting steal rule on each. The tokens:
+ * `want` drawn at each round's start, the n-th win of the round taking the n-th
+ * (as claimNextByPlan draws them).
+ */
+export function modelClaimNext(
+  rows: Map<string, StoredRow>,
+  req: { workerId: string; leaseSeconds: unknown; limit: number; queues: readonly string[] | null },
+  nowMs: number, orphanCap: number, newLeaseToken: () => string,
+): ModelOutcome<ClaimedJob> {
+  const now = formatPbDate(nowMs);
+  const written: string[] = [];
+  const answers: ClaimedJob[] = [];
+  const queues = req.queues === null ? null : storedQueueValues(req.queues);
+  if (queues !== null && queues.length === 0) return { answers, parks: [], written };
+  for (let round = 0; round < CLAIM_NEXT_ROUNDS && answers.length < req.limit; round++) {
+    const want = req.limit - answers.length;
+    const tokens = Array.from({ length: want }, newLeaseToken);
+    let won = 0;
+    const candidates = [...rows.values()].map((stored) => ({ stored, row: judgedRow(stored) }))
+      .filter(({ row }) => (queues === null || queues.includes(row.queue)) && isClaimable(row, nowMs) &&
+        (isHeldStatus(row.status) || !startByPassed(row, nowMs)))
+      .sort((a, b) => compareClaimOrder(a.row, b.row)).slice(0, want);
+    let gaveUp = false;
+    for (const { stored, row } of candidates) {
+      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, () => tokens[won] as string, { kind: "count_orphans", cap: orphanCap });
+      if (decision.kind === "win") {
+        won++;
+        applyPatch(stored, decision.patch, now);
+        written.push(row.id);
+        answers.push({ job: queueJobView(row, decision.patch), leaseToken: decision.patch.lease_token ?? "" });
+      } else if (decision.kind === "give_up" || decision.kind === "timed_out") {
+        applyPatch(stored, decision.patch, now);
+        written.push(row.id);
+        gaveUp = true;
+      }
+    }
+    if (!gaveUp) break;
+  }
+  return { answers, parks: [], written };
 }

@@ -1,0 +1,225 @@
+/**
+ * POST /api/fleet/claim-next as set-based SQL (issue 21), when flow control
+ * holds nothing back: one round of the claim is one judging query and one
+ * UPDATE ... FROM the same judged candidates, whatever the limit, in place of
+ * reading the candidates into JavaScript and writing a patch per row. The
+ * rules are decideClaim's (transitions.ts) with the orphan-counting steal rule,
+ * row for row, and the rounds are claimNext's (claim-next.ts): those stay as
+ * the model that test/integration/claim-plan-agrees-with-model.test.ts checks
+ * these statements against on real PocketBase, for both hooks lines, and as
+ * the path that runs while flow control has any setting in effect (its limits
+ * are counted per candidate, in claim order: docs/flow-control.md).
+ *
+ * A round's candidates are the first `want` rows in claim order (docs/queue.md)
+ * of the due pending rows that may start and the held rows whose lease has
+ * passed, as claimNext reads them: pending rows level by level from the
+ * highest priority (a recursive CTE over the priority levels, each level's
+ * due rows a range of the claim-order index, per queue when the caller names
+ * queues), expired rows through their own query. Each is judged: claimed,
+ * stolen, timed out (its attempt's deadline passed), given up at the attempts
+ * cap or at the orphan cap. A round that gave up on any ends short of `want`,
+ * so the next reads the rows behind, up to CLAIM_NEXT_ROUNDS, as claimNext does.
+ */
+import {
+  ATTEMPTS_LEFT, newValue, PAST_DEADLINE, quoted, ROW_COLUMNS, type ColumnRule,
+} from "./batch-plans.js";
+import { COUNT_SHAPE, FLOW_COLLECTION, STARTABLE_SQL } from "./flow.js";
+import { timedOutErrorSql } from "./flow-limits.js";
+import { SWEEPER_HOLDER } from "./config.js";
+import {
+  JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS,
+} from "./job-schema.js";
+import type { JobBatch, JobRow } from "./job-row.js";
+import { jobView, queueJobView } from "./job-row.js";
+import { clampLeaseSeconds, formatPbDate, formatPbDateSql } from "./lease.js";
+import { CLAIM_NEXT_ROUNDS, claimNext } from "./claim-next.js";
+import { CLAIM_ORDER, expiredLeaseWhere, LEVEL_ORDER, storedQueueValues, type WhereClause } from "./queries.js";
+import { MAX_ATTEMPTS_ERROR, retryBackoffSql } from "./queue.js";
+import { giveUpErrorSql, ORPHAN_CAP_REASON } from "./transitions.js";
+import type { ClaimedJob } from "./types.js";
+import type { ClaimNextRequestFields } from "./validate.js";
+
+/**
+ * Whether any flow-control setting is in effect (a pause, a park not yet
+ * over, a concurrency or a rate limit): then claim-next takes the path that
+ * counts them per candidate (claimNext). Read as COUNT_SHAPE ({ n }).
+ */
+export function flowInEffectQuery(nowMs: number): WhereClause {
+  return {
+    sql: `SELECT EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE paused = 1 OR concurrency > 0 OR rate_limit > 0 ` +
+      "OR (parked_until != '' AND parked_until > {:now})) AS n",
+    params: { now: formatPbDate(nowMs) },
+  };
+}
+
+/** What one round's judging query answers: the rows it writes, in claim order, as JSON text; and how many it gave up on. */
+export const CLAIM_JUDGED_SHAPE = { rows: "", written: 0, gaveUp: 0 };
+
+/** Kinds of decision, by what they write. */
+const WINS = ["claim", "steal"] as const;
+const TIMED_OUT = ["timeout_retry", "timeout_dead"] as const;
+const DEAD_LETTER = ["timeout_dead", "dead", "orphan_cap"] as const;
+const GIVE_UPS = ["timeout_retry", ...DEAD_LETTER] as const;
+const WRITES = [...WINS, ...GIVE_UPS] as const;
+
+/** The JobRow columns the answer shows that batch-plans' ROW_COLUMNS does not read. */
+const MORE_TEXT = ["created", "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key"] as const;
+const MORE_NUMBER = ["priority", "enqueue_index"] as const;
+const CANDIDATE_COLUMNS = [
+  ...ROW_COLUMNS,
+  ...MORE_TEXT.map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
+  ...MORE_NUMBER.map((c) => `COALESCE(r.${c}, 0) AS r_${c}`),
+];
+
+/** decideClaim, in claim order: a timeout first, then the attempts cap, then the orphan cap (steals only). */
+const KIND = "CASE WHEN r_status = 'pending' THEN (CASE WHEN " + ATTEMPTS_LEFT + " THEN 'claim' ELSE 'dead' END) " +
+  `WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) ` +
+  `WHEN NOT ${ATTEMPTS_LEFT} THEN 'dead' WHEN r_consecutive_orphan_count >= {:orphanCap} THEN 'orphan_cap' ELSE 'steal' END`;
+
+const GIVE_UP_ERROR = giveUpErrorSql("r_consecutive_orphan_count");
+
+/** Each written column's value by kind (decideClaim's win patch, timeoutPatch, deadLetterPatch, giveUpPatch); the rest keep theirs. */
+const COLUMNS: { [column: string]: ColumnRule } = {
+  status: [[WINS, "'claimed'"], [["timeout_retry"], "'pending'"], [DEAD_LETTER, "'failed'"]],
+  claimed_by: [[WINS, "{:workerId}"], [["orphan_cap"], "{:sweeper}"], [["timeout_retry", "timeout_dead", "dead"], "''"]],
+  // leaseEnd: never past the attempt's deadline, which a claim dates from now.
+  lease_expires_at: [
+    [WINS, formatPbDateSql("(CASE WHEN r_timeout_seconds > 0 THEN MIN({:leaseEndMs}, {:nowMs} + r_timeout_seconds * 1000) ELSE {:leaseEndMs} END)")],
+    [["timeout_retry"], "''"],
+  ],
+  lease_token: [[WINS, "tok"], [GIVE_UPS, "''"]],
+  version: [[WRITES, "r_version + 1"]],
+  claimed_at: [[WINS, "{:now}"]],
+  attempts: [[WINS, "r_attempts + 1"]],
+  reclaim_count: [[["steal"], "r_reclaim_count + 1"]],
+  consecutive_orphan_count: [[["steal"], "r_consecutive_orphan_count + 1"]],
+  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)]],
+  progress: [[["timeout_retry"], "'null'"]],
+  last_error: [
+    [TIMED_OUT, timedOutErrorSql("r_timeout_seconds")], [["dead"], "{:maxAttemptsError}"], [["orphan_cap"], GIVE_UP_ERROR],
+  ],
+  dead_lettered_at: [[DEAD_LETTER, "{:now}"]],
+  finished_at: [[DEAD_LETTER, "{:now}"]],
+  result: [[["orphan_cap"], `json_object('error', ${GIVE_UP_ERROR}, 'reason', {:orphanReason}, 'lastHolder', r_claimed_by)`]],
+};
+
+/** The candidate's column as read (v's r_ columns). */
+function readValue(column: string): string {
+  return column === "lease_expires_at" ? "r_lease_text" : `r_${column}`;
+}
+
+/** A written row as a JobRow, every column as written. */
+function rowAfter(): string {
+  const fields = [...JOB_ROW_TEXT_FIELDS, ...JOB_ROW_FLOW_TEXT_FIELDS, ...JOB_ROW_NUMBER_FIELDS, ...JOB_ROW_FLOW_NUMBER_FIELDS] as string[];
+  const members = fields.map((f) => {
+    const rule = COLUMNS[f];
+    return `'${f}', ${rule === undefined ? readValue(f) : newValue(f, rule, readValue(f))}`;
+  });
+  return `json_object('id', r_id, ${members.join(", ")})`;
+}
+
+const ORDER = CLAIM_ORDER.join(", ");
+const JUDGED_ORDER = CLAIM_ORDER.map((term) => `r_${term}`).join(", ");
+
+/**
+ * The round's judged candidates, as the CTE `v`: `byQueue`: only the queues
+ * of `{:queues}` (their stored values, a JSON array), each through its own
+ * index; otherwise any queue. `expired`: the held rows whose lease passed
+ * (expiredLeaseWhere's condition).
+ */
+function judgedCandidates(byQueue: boolean, expired: string): string {
+  const inQueue = (alias: string) => (byQueue ? `queue = ${alias}.q AND ` : "");
+  const maxBelow = (alias: string, below: string) =>
+    `(SELECT MAX(priority) FROM probe_jobs WHERE ${inQueue(alias)}status = 'pending'${below})`;
+  const first = byQueue
+    ? `SELECT qs.q, ${maxBelow("qs", "")} FROM (SELECT value AS q FROM json_each({:queues})) AS qs`
+    : `SELECT NULL, ${maxBelow("lv", "")}`;
+  const levels = `lv(q, p) AS (${first} UNION ALL SELECT lv.q, ${maxBelow("lv", " AND priority < lv.p")} FROM lv WHERE lv.p IS NOT NULL)`;
+  const levelRows = `SELECT id FROM probe_jobs WHERE ${inQueue("lv")}status = 'pending' AND priority = lv.p AND run_at <= {:now} ` +
+    `AND ${STARTABLE_SQL} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:want}`;
+  const due = `SELECT j.* FROM lv, probe_jobs AS j WHERE lv.p IS NOT NULL AND j.id IN (${levelRows})`;
+  const stale = `SELECT * FROM probe_jobs WHERE ${expired} ORDER BY ${ORDER} LIMIT {:want}`;
+  return `WITH RECURSIVE ${levels}, ` +
+    `c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), ` +
+    `d AS (SELECT ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), ` +
+    `k AS (SELECT d.*, (${KIND}) AS kind FROM d), ` +
+    // The n-th win in claim order takes the n-th fresh token.
+    `v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || ` +
+    `(SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
+}
+
+function judgeQuery(byQueue: boolean, expired: string): string {
+  return `${judgedCandidates(byQueue, expired)} SELECT COALESCE(json_group_array(json_object('k', kind, 'row', json(${rowAfter()})) ` +
+    `ORDER BY ${JUDGED_ORDER}) FILTER (WHERE kind IN (${quoted(WRITES)})), '[]') AS rows, ` +
+    `COUNT(*) FILTER (WHERE kind IN (${quoted(WRITES)})) AS written, COUNT(*) FILTER (WHERE kind IN (${quoted(GIVE_UPS)})) AS gaveUp FROM v`;
+}
+
+function writeStatement(byQueue: boolean, expired: string): string {
+  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c] as ColumnRule, `probe_jobs.${c}`)}`);
+  sets.push("updated = {:now}");
+  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v ` +
+    `WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(WRITES)})`;
+}
+
+export type ClaimPlanRequest = Pick<ClaimNextRequestFields, "workerId" | "leaseSeconds" | "limit" | "queues">;
+
+/**
+ * claim-next inside its transaction: by the plan when no probe_key prefix
+ * narrows it (claimNext picks, per call, how to walk a family) and no flow
+ * setting is in effect; otherwise claimNext, which counts flow control's
+ * limits per candidate. Answers the claimed jobs as written, in claim order.
+ */
+export function claimNextJobs(
+  batch: JobBatch, req: ClaimNextRequestFields, nowMs: number, orphanCap: number, newLeaseToken: () => string,
+): ClaimedJob[] {
+  if (req.probeKeyPrefix === "" && batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)?.n === 0) {
+    return claimNextByPlan(batch, req, nowMs, orphanCap, newLeaseToken);
+  }
+  return claimNext(batch, req, nowMs, orphanCap, newLeaseToken)
+    .map(({ row, patch }) => ({ job: queueJobView(row, patch), leaseToken: patch.lease_token ?? "" }));
+}
+
+/** One round's statements: its judging query and its write, over the same parameters. */
+export function claimRoundStatements(
+  req: ClaimPlanRequest, want: number, tokens: readonly string[], nowMs: number, orphanCap: number,
+): { judge: WhereClause; write: WhereClause } {
+  const expired = expiredLeaseWhere(nowMs, "", req.queues);
+  const params: WhereClause["params"] = Object.assign({}, expired.params, {
+    now: formatPbDate(nowMs), nowMs, want, tokens: JSON.stringify(tokens), workerId: req.workerId,
+    leaseEndMs: nowMs + clampLeaseSeconds(req.leaseSeconds) * 1000, orphanCap, sweeper: SWEEPER_HOLDER,
+    maxAttemptsError: MAX_ATTEMPTS_ERROR, orphanReason: ORPHAN_CAP_REASON,
+  });
+  const byQueue = req.queues !== null;
+  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues as string[]));
+  return {
+    judge: { sql: judgeQuery(byQueue, expired.sql), params },
+    write: { sql: writeStatement(byQueue, expired.sql), params },
+  };
+}
+
+/**
+ * claim-next by the plan: round by round, each judged and written by two
+ * statements in the caller's transaction; the written jobs recorded for
+ * realtime. Answers the claimed jobs as written, in claim order.
+ */
+export function claimNextByPlan(
+  batch: JobBatch, req: ClaimPlanRequest, nowMs: number, orphanCap: number, newLeaseToken: () => string,
+): ClaimedJob[] {
+  const claimed: ClaimedJob[] = [];
+  if (req.queues !== null && req.queues.length === 0) return claimed;
+  for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
+    const want = req.limit - claimed.length;
+    const tokens: string[] = [];
+    for (let n = 0; n < want; n++) tokens.push(newLeaseToken());
+    const { judge, write } = claimRoundStatements(req, want, tokens, nowMs, orphanCap);
+    const judged = batch.queryOne(judge, CLAIM_JUDGED_SHAPE);
+    if (judged === null) throw new Error("pb-fleet: the claim's judging query answered nothing");
+    if (judged.written === 0) break;
+    batch.execute(write);
+    const rows = JSON.parse(judged.rows) as { k: string; row: JobRow }[];
+    batch.noteWritten(rows.map((r) => jobView(r.row)));
+    for (const r of rows) if ((WINS as readonly string[]).indexOf(r.k) !== -1) claimed.push({ job: queueJobView(r.row), leaseToken: r.row.lease_token });
+    if (judged.gaveUp === 0) break;
+  }
+  return claimed;
+}
