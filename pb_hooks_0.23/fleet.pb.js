@@ -3121,7 +3121,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 616228f1cdb3"] || (globalThis["pbFleet POST /api/fleet/claim-next 616228f1cdb3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next a4931aaf6e29"] || (globalThis["pbFleet POST /api/fleet/claim-next a4931aaf6e29"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -4397,18 +4397,39 @@ function flowInEffectQuery(nowMs) {
     params: { now: formatPbDate(nowMs) }
   };
 }
-var CLAIM_JUDGED_SHAPE = { rows: "", written: 0, gaveUp: 0 };
 var WINS = ["claim", "steal"];
 var TIMED_OUT = ["timeout_retry", "timeout_dead"];
 var DEAD_LETTER2 = ["timeout_dead", "dead", "orphan_cap"];
 var GIVE_UPS = ["timeout_retry", ...DEAD_LETTER2];
 var WRITES = [...WINS, ...GIVE_UPS];
-var MORE_TEXT = ["created", "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key"];
-var MORE_NUMBER = ["priority", "enqueue_index"];
+var READ = [
+  "id",
+  "status",
+  "claimed_by",
+  "lease_token",
+  "probe_key",
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at",
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "attempts",
+  "max_attempts",
+  "timeout_seconds",
+  "lease_expires_at",
+  "priority",
+  "run_at",
+  "created",
+  "enqueue_index"
+];
 var CANDIDATE_COLUMNS = [
   ...ROW_COLUMNS,
-  ...MORE_TEXT.map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
-  ...MORE_NUMBER.map((c) => `COALESCE(r.${c}, 0) AS r_${c}`)
+  "COALESCE(r.priority, 0) AS r_priority",
+  "COALESCE(r.run_at, '') AS r_run_at",
+  "COALESCE(r.created, '') AS r_created",
+  "COALESCE(r.enqueue_index, 0) AS r_enqueue_index"
 ];
 var KIND = "CASE WHEN r_status = 'pending' THEN (CASE WHEN " + ATTEMPTS_LEFT + ` THEN 'claim' ELSE 'dead' END) WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) WHEN NOT ${ATTEMPTS_LEFT} THEN 'dead' WHEN r_consecutive_orphan_count >= {:orphanCap} THEN 'orphan_cap' ELSE 'steal' END`;
 var GIVE_UP_ERROR = giveUpErrorSql("r_consecutive_orphan_count");
@@ -4437,17 +4458,6 @@ var COLUMNS = {
   finished_at: [[DEAD_LETTER2, "{:now}"]],
   result: [[["orphan_cap"], `json_object('error', ${GIVE_UP_ERROR}, 'reason', {:orphanReason}, 'lastHolder', r_claimed_by)`]]
 };
-function readValue(column) {
-  return column === "lease_expires_at" ? "r_lease_text" : `r_${column}`;
-}
-function rowAfter() {
-  const fields = [...JOB_ROW_TEXT_FIELDS, ...JOB_ROW_FLOW_TEXT_FIELDS, ...JOB_ROW_NUMBER_FIELDS, ...JOB_ROW_FLOW_NUMBER_FIELDS];
-  const members = fields.map((f) => {
-    const rule = COLUMNS[f];
-    return `'${f}', ${rule === void 0 ? readValue(f) : newValue(f, rule, readValue(f))}`;
-  });
-  return `json_object('id', r_id, ${members.join(", ")})`;
-}
 var ORDER = CLAIM_ORDER.join(", ");
 var JUDGED_ORDER = CLAIM_ORDER.map((term) => `r_${term}`).join(", ");
 function judgedCandidates(byQueue, expired) {
@@ -4456,18 +4466,16 @@ function judgedCandidates(byQueue, expired) {
   const first = byQueue ? `SELECT qs.q, ${maxBelow("qs", "")} FROM (SELECT value AS q FROM json_each({:queues})) AS qs` : `SELECT NULL, ${maxBelow("lv", "")}`;
   const levels = `lv(q, p) AS (${first} UNION ALL SELECT lv.q, ${maxBelow("lv", " AND priority < lv.p")} FROM lv WHERE lv.p IS NOT NULL)`;
   const levelRows = `SELECT id FROM probe_jobs WHERE ${inQueue("lv")}status = 'pending' AND priority = lv.p AND run_at <= {:now} AND ${STARTABLE_SQL} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:want}`;
-  const due = `SELECT j.* FROM lv, probe_jobs AS j WHERE lv.p IS NOT NULL AND j.id IN (${levelRows})`;
-  const stale = `SELECT * FROM probe_jobs WHERE ${expired} ORDER BY ${ORDER} LIMIT {:want}`;
-  return `WITH RECURSIVE ${levels}, c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), d AS (SELECT ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), k AS (SELECT d.*, (${KIND}) AS kind FROM d), v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || (SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
+  const due = `SELECT j.rowid AS rid, ${READ.map((c) => `j.${c}`).join(", ")} FROM lv, probe_jobs AS j WHERE lv.p IS NOT NULL AND j.id IN (${levelRows})`;
+  const stale = `SELECT rowid AS rid, ${READ.join(", ")} FROM probe_jobs WHERE ${expired} ORDER BY ${ORDER} LIMIT {:want}`;
+  return `WITH RECURSIVE ${levels}, c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), d AS (SELECT r.rid AS r_rowid, ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), k AS (SELECT d.*, (${KIND}) AS kind FROM d), v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || (SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
 }
-function judgeQuery(byQueue, expired) {
-  return `${judgedCandidates(byQueue, expired)} SELECT COALESCE(json_group_array(json_object('k', kind, 'row', json(${rowAfter()})) ORDER BY ${JUDGED_ORDER}) FILTER (WHERE kind IN (${quoted(WRITES)})), '[]') AS rows, COUNT(*) FILTER (WHERE kind IN (${quoted(WRITES)})) AS written, COUNT(*) FILTER (WHERE kind IN (${quoted(GIVE_UPS)})) AS gaveUp FROM v`;
-}
-function writeStatement(byQueue, expired) {
+function roundStatement(byQueue, expired) {
   const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
-  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(WRITES)})`;
+  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row`;
 }
+var CLAIM_ROUND_SHAPE = { row: "" };
 function claimNextJobs(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   var _a;
   if (req.probeKeyPrefix === "" && ((_a = batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n) === 0) {
@@ -4478,7 +4486,7 @@ function claimNextJobs(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
   });
 }
-function claimRoundStatements(req, want, tokens, nowMs, orphanCap2) {
+function claimRoundStatement(req, want, tokens, nowMs, orphanCap2) {
   const expired = expiredLeaseWhere(nowMs, "", req.queues);
   const params = Object.assign({}, expired.params, {
     now: formatPbDate(nowMs),
@@ -4494,29 +4502,27 @@ function claimRoundStatements(req, want, tokens, nowMs, orphanCap2) {
   });
   const byQueue = req.queues !== null;
   if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues));
-  return {
-    judge: { sql: judgeQuery(byQueue, expired.sql), params },
-    write: { sql: writeStatement(byQueue, expired.sql), params }
-  };
+  return { sql: roundStatement(byQueue, expired.sql), params };
 }
 function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   const claimed = [];
-  if (req.queues !== null && req.queues.length === 0) return claimed;
+  if (req.queues !== null && req.queues.length === 0) return [];
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     const tokens = [];
     for (let n = 0; n < want; n++) tokens.push(newLeaseToken2());
-    const { judge, write } = claimRoundStatements(req, want, tokens, nowMs, orphanCap2);
-    const judged = batch.queryOne(judge, CLAIM_JUDGED_SHAPE);
-    if (judged === null) throw new Error("pb-fleet: the claim's judging query answered nothing");
-    if (judged.written === 0) break;
-    batch.execute(write);
-    const rows = JSON.parse(judged.rows);
-    batch.noteWritten(rows.map((r) => jobView(r.row)));
-    for (const r of rows) if (WINS.indexOf(r.k) !== -1) claimed.push({ job: queueJobView(r.row), leaseToken: r.row.lease_token });
-    if (judged.gaveUp === 0) break;
+    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap2), CLAIM_ROUND_SHAPE).map((r) => JSON.parse(r.row));
+    if (written.length === 0) break;
+    batch.noteWritten(written.map((row) => jobView(row)));
+    let won = 0;
+    for (const row of written) {
+      if (row.status !== "claimed") continue;
+      claimed.push(row);
+      won++;
+    }
+    if (won === written.length) break;
   }
-  return claimed;
+  return claimed.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
 }
 
 // src/lib/validate.ts

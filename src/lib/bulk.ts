@@ -32,7 +32,7 @@ const NO_FLOW_FIELDS = "COALESCE(group_key, '') = '' AND COALESCE(timeout_second
  * four more members per row were most of what flow control added to the
  * batch endpoints' CPU).
  */
-const ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ` +
+export const ROW_AS_JSON = `CASE WHEN ${NO_FLOW_FIELDS} THEN json_object(${BASE_MEMBERS}) ` +
   `ELSE json_object(${BASE_MEMBERS}, ${textMembers(JOB_ROW_FLOW_TEXT_FIELDS)}, ${numberMembers(JOB_ROW_FLOW_NUMBER_FIELDS)}) END`;
 
 /**

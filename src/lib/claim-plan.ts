@@ -1,8 +1,10 @@
 /**
  * POST /api/fleet/claim-next as set-based SQL (issue 21), when flow control
- * holds nothing back: one round of the claim is one judging query and one
- * UPDATE ... FROM the same judged candidates, whatever the limit, in place of
- * reading the candidates into JavaScript and writing a patch per row. The
+ * holds nothing back: one round of the claim is one statement, an
+ * UPDATE ... FROM the judged candidates ... RETURNING each row as written,
+ * whatever the limit, in place of reading the candidates into JavaScript and
+ * writing a patch per row (and of a judging query before the write: the
+ * candidates are read once). The
  * rules are decideClaim's (transitions.ts) with the orphan-counting steal rule,
  * row for row, and the rounds are claimNext's (claim-next.ts): those stay as
  * the model that test/integration/claim-plan-agrees-with-model.test.ts checks
@@ -26,14 +28,12 @@ import {
 import { COUNT_SHAPE, FLOW_COLLECTION, STARTABLE_SQL } from "./flow.js";
 import { timedOutErrorSql } from "./flow-limits.js";
 import { SWEEPER_HOLDER } from "./config.js";
-import {
-  JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS,
-} from "./job-schema.js";
 import type { JobBatch, JobRow } from "./job-row.js";
 import { jobView, queueJobView } from "./job-row.js";
 import { clampLeaseSeconds, formatPbDate, formatPbDateSql } from "./lease.js";
 import { CLAIM_NEXT_ROUNDS, claimNext } from "./claim-next.js";
-import { CLAIM_ORDER, expiredLeaseWhere, LEVEL_ORDER, storedQueueValues, type WhereClause } from "./queries.js";
+import { ROW_AS_JSON } from "./bulk.js";
+import { CLAIM_ORDER, compareClaimOrder, expiredLeaseWhere, LEVEL_ORDER, storedQueueValues, type WhereClause } from "./queries.js";
 import { MAX_ATTEMPTS_ERROR, retryBackoffSql } from "./queue.js";
 import { giveUpErrorSql, ORPHAN_CAP_REASON } from "./transitions.js";
 import type { ClaimedJob } from "./types.js";
@@ -52,9 +52,6 @@ export function flowInEffectQuery(nowMs: number): WhereClause {
   };
 }
 
-/** What one round's judging query answers: the rows it writes, in claim order, as JSON text; and how many it gave up on. */
-export const CLAIM_JUDGED_SHAPE = { rows: "", written: 0, gaveUp: 0 };
-
 /** Kinds of decision, by what they write. */
 const WINS = ["claim", "steal"] as const;
 const TIMED_OUT = ["timeout_retry", "timeout_dead"] as const;
@@ -62,13 +59,16 @@ const DEAD_LETTER = ["timeout_dead", "dead", "orphan_cap"] as const;
 const GIVE_UPS = ["timeout_retry", ...DEAD_LETTER] as const;
 const WRITES = [...WINS, ...GIVE_UPS] as const;
 
-/** The JobRow columns the answer shows that batch-plans' ROW_COLUMNS does not read. */
-const MORE_TEXT = ["created", "payload", "progress", "run_at", "last_error", "dead_lettered_at", "unique_key"] as const;
-const MORE_NUMBER = ["priority", "enqueue_index"] as const;
+/** The columns a candidate is read with: those the rules and the claim order read (batch-plans' ROW_COLUMNS, and the order's). */
+const READ = [
+  "id", "status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at", "version", "reclaim_count",
+  "consecutive_orphan_count", "attempts", "max_attempts", "timeout_seconds", "lease_expires_at", "priority", "run_at", "created", "enqueue_index",
+] as const;
+const ORDER_COLUMNS = ["r_priority", "r_run_at", "r_created", "r_enqueue_index"] as const;
 const CANDIDATE_COLUMNS = [
   ...ROW_COLUMNS,
-  ...MORE_TEXT.map((c) => `COALESCE(r.${c}, '') AS r_${c}`),
-  ...MORE_NUMBER.map((c) => `COALESCE(r.${c}, 0) AS r_${c}`),
+  "COALESCE(r.priority, 0) AS r_priority", "COALESCE(r.run_at, '') AS r_run_at", "COALESCE(r.created, '') AS r_created",
+  "COALESCE(r.enqueue_index, 0) AS r_enqueue_index",
 ];
 
 /** decideClaim, in claim order: a timeout first, then the attempts cap, then the orphan cap (steals only). */
@@ -103,21 +103,6 @@ const COLUMNS: { [column: string]: ColumnRule } = {
   result: [[["orphan_cap"], `json_object('error', ${GIVE_UP_ERROR}, 'reason', {:orphanReason}, 'lastHolder', r_claimed_by)`]],
 };
 
-/** The candidate's column as read (v's r_ columns). */
-function readValue(column: string): string {
-  return column === "lease_expires_at" ? "r_lease_text" : `r_${column}`;
-}
-
-/** A written row as a JobRow, every column as written. */
-function rowAfter(): string {
-  const fields = [...JOB_ROW_TEXT_FIELDS, ...JOB_ROW_FLOW_TEXT_FIELDS, ...JOB_ROW_NUMBER_FIELDS, ...JOB_ROW_FLOW_NUMBER_FIELDS] as string[];
-  const members = fields.map((f) => {
-    const rule = COLUMNS[f];
-    return `'${f}', ${rule === undefined ? readValue(f) : newValue(f, rule, readValue(f))}`;
-  });
-  return `json_object('id', r_id, ${members.join(", ")})`;
-}
-
 const ORDER = CLAIM_ORDER.join(", ");
 const JUDGED_ORDER = CLAIM_ORDER.map((term) => `r_${term}`).join(", ");
 
@@ -137,29 +122,31 @@ function judgedCandidates(byQueue: boolean, expired: string): string {
   const levels = `lv(q, p) AS (${first} UNION ALL SELECT lv.q, ${maxBelow("lv", " AND priority < lv.p")} FROM lv WHERE lv.p IS NOT NULL)`;
   const levelRows = `SELECT id FROM probe_jobs WHERE ${inQueue("lv")}status = 'pending' AND priority = lv.p AND run_at <= {:now} ` +
     `AND ${STARTABLE_SQL} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:want}`;
-  const due = `SELECT j.* FROM lv, probe_jobs AS j WHERE lv.p IS NOT NULL AND j.id IN (${levelRows})`;
-  const stale = `SELECT * FROM probe_jobs WHERE ${expired} ORDER BY ${ORDER} LIMIT {:want}`;
+  const due = `SELECT j.rowid AS rid, ${READ.map((c) => `j.${c}`).join(", ")} FROM lv, probe_jobs AS j WHERE lv.p IS NOT NULL AND j.id IN (${levelRows})`;
+  const stale = `SELECT rowid AS rid, ${READ.join(", ")} FROM probe_jobs WHERE ${expired} ORDER BY ${ORDER} LIMIT {:want}`;
   return `WITH RECURSIVE ${levels}, ` +
     `c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), ` +
-    `d AS (SELECT ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), ` +
+    `d AS (SELECT r.rid AS r_rowid, ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), ` +
     `k AS (SELECT d.*, (${KIND}) AS kind FROM d), ` +
     // The n-th win in claim order takes the n-th fresh token.
     `v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || ` +
     `(SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
 }
 
-function judgeQuery(byQueue: boolean, expired: string): string {
-  return `${judgedCandidates(byQueue, expired)} SELECT COALESCE(json_group_array(json_object('k', kind, 'row', json(${rowAfter()})) ` +
-    `ORDER BY ${JUDGED_ORDER}) FILTER (WHERE kind IN (${quoted(WRITES)})), '[]') AS rows, ` +
-    `COUNT(*) FILTER (WHERE kind IN (${quoted(WRITES)})) AS written, COUNT(*) FILTER (WHERE kind IN (${quoted(GIVE_UPS)})) AS gaveUp FROM v`;
-}
-
-function writeStatement(byQueue: boolean, expired: string): string {
+/**
+ * One round: the judged candidates' writes, and each written row as
+ * written (a JobRow as JSON text, bulk.ts's ROW_AS_JSON) in the column
+ * `row`, in no order (RETURNING's).
+ */
+function roundStatement(byQueue: boolean, expired: string): string {
   const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c] as ColumnRule, `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
+  // Driven by the candidates' rowids: joined on its own, SQLite would scan probe_jobs for them.
   return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v ` +
-    `WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(WRITES)})`;
+    `WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid ` +
+    `RETURNING ${ROW_AS_JSON} AS row`;
 }
+export const CLAIM_ROUND_SHAPE = { row: "" };
 
 export type ClaimPlanRequest = Pick<ClaimNextRequestFields, "workerId" | "leaseSeconds" | "limit" | "queues">;
 
@@ -179,10 +166,10 @@ export function claimNextJobs(
     .map(({ row, patch }) => ({ job: queueJobView(row, patch), leaseToken: patch.lease_token ?? "" }));
 }
 
-/** One round's statements: its judging query and its write, over the same parameters. */
-export function claimRoundStatements(
+/** One round's statement (read as CLAIM_ROUND_SHAPE), for `want` candidates, the n-th win taking `tokens[n]`. */
+export function claimRoundStatement(
   req: ClaimPlanRequest, want: number, tokens: readonly string[], nowMs: number, orphanCap: number,
-): { judge: WhereClause; write: WhereClause } {
+): WhereClause {
   const expired = expiredLeaseWhere(nowMs, "", req.queues);
   const params: WhereClause["params"] = Object.assign({}, expired.params, {
     now: formatPbDate(nowMs), nowMs, want, tokens: JSON.stringify(tokens), workerId: req.workerId,
@@ -191,35 +178,34 @@ export function claimRoundStatements(
   });
   const byQueue = req.queues !== null;
   if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues as string[]));
-  return {
-    judge: { sql: judgeQuery(byQueue, expired.sql), params },
-    write: { sql: writeStatement(byQueue, expired.sql), params },
-  };
+  return { sql: roundStatement(byQueue, expired.sql), params };
 }
 
 /**
- * claim-next by the plan: round by round, each judged and written by two
- * statements in the caller's transaction; the written jobs recorded for
- * realtime. Answers the claimed jobs as written, in claim order.
+ * claim-next by the plan: round by round, each one statement in the
+ * caller's transaction (read through queryAll: it answers rows); the written
+ * jobs recorded for realtime. Answers the claimed jobs as written, in claim order.
  */
 export function claimNextByPlan(
   batch: JobBatch, req: ClaimPlanRequest, nowMs: number, orphanCap: number, newLeaseToken: () => string,
 ): ClaimedJob[] {
-  const claimed: ClaimedJob[] = [];
-  if (req.queues !== null && req.queues.length === 0) return claimed;
+  const claimed: JobRow[] = [];
+  if (req.queues !== null && req.queues.length === 0) return [];
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     const tokens: string[] = [];
     for (let n = 0; n < want; n++) tokens.push(newLeaseToken());
-    const { judge, write } = claimRoundStatements(req, want, tokens, nowMs, orphanCap);
-    const judged = batch.queryOne(judge, CLAIM_JUDGED_SHAPE);
-    if (judged === null) throw new Error("pb-fleet: the claim's judging query answered nothing");
-    if (judged.written === 0) break;
-    batch.execute(write);
-    const rows = JSON.parse(judged.rows) as { k: string; row: JobRow }[];
-    batch.noteWritten(rows.map((r) => jobView(r.row)));
-    for (const r of rows) if ((WINS as readonly string[]).indexOf(r.k) !== -1) claimed.push({ job: queueJobView(r.row), leaseToken: r.row.lease_token });
-    if (judged.gaveUp === 0) break;
+    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap), CLAIM_ROUND_SHAPE)
+      .map((r) => JSON.parse(r.row) as JobRow);
+    if (written.length === 0) break;
+    batch.noteWritten(written.map((row) => jobView(row)));
+    let won = 0;
+    for (const row of written) {
+      if (row.status !== "claimed") continue; // given up or timed out
+      claimed.push(row);
+      won++;
+    }
+    if (won === written.length) break;
   }
-  return claimed;
+  return claimed.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
 }

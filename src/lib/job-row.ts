@@ -50,7 +50,10 @@ export interface JobBatch {
   insert(fields: JobInsert): string;
   /** One row of a read-only query inside the transaction (`shape`: its columns, a value of each one's type); null when there is none. */
   queryOne<T extends object>(query: WhereClause, shape: T): T | null;
-  /** Every row of a read-only query inside the transaction. */
+  /**
+   * Every row of a query inside the transaction, or of a statement's
+   * RETURNING clause (claim-next's round: claim-plan.ts), which writes.
+   */
   queryAll<T extends object>(query: WhereClause, shape: T): T[];
   /** A statement that writes (retention's deletes, a schedule's mark); answers the rows it changed. */
   execute(statement: WhereClause): number;

@@ -61,9 +61,9 @@ export class PlanDriver {
     const answers: unknown[] = [];
     for (;;) {
       let k = 0;
-      let ask: { kind: "query" | "execute"; query: WhereClause; shape?: object } | null = null;
+      let ask: { kind: Ask; query: WhereClause; shape?: object } | null = null;
       const noted: JobView[] = [];
-      const next = (kind: "query" | "execute", query: WhereClause, shape?: object): unknown => {
+      const next = (kind: Ask, query: WhereClause, shape?: object): unknown => {
         if (k < answers.length) return answers[k++];
         ask = { kind, query, shape };
         throw ASKED;
@@ -72,7 +72,7 @@ export class PlanDriver {
         find: () => { throw new Error("the plans do not find"); },
         write: () => { throw new Error("the plans do not write"); },
         insert: () => { throw new Error("the plans do not insert"); },
-        queryAll: () => { throw new Error("the plans do not queryAll"); },
+        queryAll: (query, shape) => next("rows", query, shape) as never,
         queryOne: (query, shape) => next("query", query, shape) as never,
         execute: (statement) => next("execute", statement) as number,
         noteWritten: (changes) => { noted.push(...changes); },
@@ -84,10 +84,18 @@ export class PlanDriver {
       } catch (err) {
         if (err !== ASKED || ask === null) throw err;
       }
-      const asked = ask as { kind: "query" | "execute"; query: WhereClause; shape?: object };
+      const asked = ask as { kind: Ask; query: WhereClause; shape?: object };
       if (asked.kind === "execute") {
         await this.sql(asked.query.sql, asked.query.params);
         answers.push(1);
+      } else if (asked.kind === "rows") {
+        // Every row as it comes (a statement's RETURNING cannot be wrapped in a SELECT): one text column.
+        const columns = Object.keys(asked.shape ?? {});
+        if (columns.length !== 1) throw new Error(`the driver reads one column of rows, not ${columns.join(", ")}`);
+        const column = columns[0] as string;
+        const res = await post("/api/test/sql", { sql: asked.query.sql, params: asked.query.params, column }, this.opts);
+        if (res.status !== 200) throw new Error(`SQL rows failed: HTTP ${res.status} ${JSON.stringify(res.body)}\n${asked.query.sql}`);
+        answers.push((res.body as { values: string[] }).values.map((value) => ({ [column]: value })));
       } else {
         const keys = Object.keys(asked.shape ?? {});
         const value = await this.readValue(
@@ -99,6 +107,7 @@ export class PlanDriver {
   }
 }
 const ASKED = Symbol("asked the server");
+type Ask = "query" | "execute" | "rows";
 
 /** A seeded random source's draws, as the differential tests use them. */
 export interface Draws {

@@ -591,35 +591,43 @@ export class FakeDao {
     };
     return {
       newQuery: (sql) => ({
-        bind: (params) => ({
-          one: (model) => {
-            failing();
-            const row = this.#tables().sql.one(sql, params);
-            if (row === null) throw new Error("sql: no rows in result set");
-            Object.assign(model, shaped(model, row));
-          },
-          all: (rows) => {
-            failing();
-            const model = (rows as { [ARRAY_MODEL]?: object })[ARRAY_MODEL];
-            if (model === undefined) throw new Error("fake PocketBase: all() wants an arrayOf(model)");
-            for (const row of this.#tables().sql.all(sql, params)) {
-              rows.push(Object.assign(Object.create(Object.getPrototypeOf(model) as object), shaped(model, row)));
-            }
-          },
-          execute: () => {
-            failing();
+        bind: (params) => {
+          const writing = (): void => {
             if (writesRefused) throw new Error("fake PocketBase: a write through the concurrent pool (0.22's $app.dao().db(), 0.23's $app.db()): use nonconcurrentDB()");
-            const tables = this.#tables();
             // The hooks stamp last_seen_at outside every transaction (a stamp inside one would hold the writer for it).
             if (this.#inTransaction && /\bfleet_workers\b/.test(sql)) {
               throw new Error(`fake PocketBase: ${WORKERS_COLLECTION} written inside a transaction (the hooks stamp it outside)`);
             }
             db.executes++;
             if (db.executes === db.failExecuteNumber) throw new Error("fake PocketBase: database is locked (armed by the test)");
-            const changed = tables.sql.execute(sql, params);
-            return { rowsAffected: () => changed };
-          },
-        }),
+          };
+          return {
+            one: (model) => {
+              failing();
+              const row = this.#tables().sql.one(sql, params);
+              if (row === null) throw new Error("sql: no rows in result set");
+              Object.assign(model, shaped(model, row));
+            },
+            all: (rows) => {
+              failing();
+              const model = (rows as { [ARRAY_MODEL]?: object })[ARRAY_MODEL];
+              if (model === undefined) throw new Error("fake PocketBase: all() wants an arrayOf(model)");
+              const answered = this.#tables().sql.all(sql, params);
+              // A statement whose RETURNING is read (claim-next's round) and that changed rows is a write: it counts, and
+              // may fail, as one (a failure throws, so the transaction rolls it back).
+              if (answered.length > 0 && /\bRETURNING\b/.test(sql)) writing();
+              for (const row of answered) {
+                rows.push(Object.assign(Object.create(Object.getPrototypeOf(model) as object), shaped(model, row)));
+              }
+            },
+            execute: () => {
+              failing();
+              writing();
+              const changed = this.#tables().sql.execute(sql, params);
+              return { rowsAffected: () => changed };
+            },
+          };
+        },
       }),
     };
   }

@@ -2,10 +2,16 @@
 // record API would normalise or refuse (hand-edited lease text, a broken
 // schema), the way an operator editing SQLite directly would. Admin only.
 // `{ sql, params }` runs a statement; `{ sql, params, read: true }` answers the
-// first row's `value` column as text.
+// first row's `value` column as text; `{ sql, params, column }` answers that
+// column of every row (a statement's RETURNING too) as `values`.
 routerAdd("POST", "/api/test/sql", (c) => {
   const data = $apis.requestInfo(c).data;
   const query = $app.dao().db().newQuery(data.sql).bind(data.params || {});
+  if (data.column) {
+    const rows = arrayOf(new DynamicModel({ [data.column]: "" }));
+    query.all(rows);
+    return c.json(200, { values: rows.map((row) => row[data.column]) });
+  }
   if (!data.read) {
     query.execute();
     return c.json(200, { ok: true });

@@ -3,10 +3,16 @@
 // normalise or refuse (hand-edited lease text, a broken schema), the way an
 // operator editing SQLite directly would. Superuser only.
 // `{ sql, params }` runs a statement; `{ sql, params, read: true }` answers the
-// first row's `value` column as text.
+// first row's `value` column as text; `{ sql, params, column }` answers that
+// column of every row (a statement's RETURNING too) as `values`.
 routerAdd("POST", "/api/test/sql", (e) => {
   const data = e.requestInfo().body;
   const query = $app.db().newQuery(data.sql).bind(data.params || {});
+  if (data.column) {
+    const rows = arrayOf(new DynamicModel({ [data.column]: "" }));
+    query.all(rows);
+    return e.json(200, { values: rows.map((row) => row[data.column]) });
+  }
   if (!data.read) {
     query.execute();
     return e.json(200, { ok: true });
