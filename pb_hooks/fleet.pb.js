@@ -2362,7 +2362,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 94e0822d7bf0"] || (globalThis["pbFleet POST /api/fleet/claim-next 94e0822d7bf0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 5cad50fb1572"] || (globalThis["pbFleet POST /api/fleet/claim-next 5cad50fb1572"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3741,7 +3741,7 @@ function claimRoundStatement(req, want, tokens, nowMs, orphanCap2) {
     orphanReason: ORPHAN_CAP_REASON
   });
   const byQueue = req.queues !== null;
-  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues));
+  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues).filter((q, i, all) => all.indexOf(q) === i));
   return { sql: roundStatement(byQueue, expired.sql), params };
 }
 function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {

@@ -3121,7 +3121,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next a4931aaf6e29"] || (globalThis["pbFleet POST /api/fleet/claim-next a4931aaf6e29"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 7a0acdc3f71e"] || (globalThis["pbFleet POST /api/fleet/claim-next 7a0acdc3f71e"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -4501,7 +4501,7 @@ function claimRoundStatement(req, want, tokens, nowMs, orphanCap2) {
     orphanReason: ORPHAN_CAP_REASON
   });
   const byQueue = req.queues !== null;
-  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues));
+  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues).filter((q, i, all) => all.indexOf(q) === i));
   return { sql: roundStatement(byQueue, expired.sql), params };
 }
 function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {

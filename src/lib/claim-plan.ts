@@ -64,7 +64,6 @@ const READ = [
   "id", "status", "claimed_by", "lease_token", "probe_key", "queue", "group_key", "start_by", "claimed_at", "version", "reclaim_count",
   "consecutive_orphan_count", "attempts", "max_attempts", "timeout_seconds", "lease_expires_at", "priority", "run_at", "created", "enqueue_index",
 ] as const;
-const ORDER_COLUMNS = ["r_priority", "r_run_at", "r_created", "r_enqueue_index"] as const;
 const CANDIDATE_COLUMNS = [
   ...ROW_COLUMNS,
   "COALESCE(r.priority, 0) AS r_priority", "COALESCE(r.run_at, '') AS r_run_at", "COALESCE(r.created, '') AS r_created",
@@ -177,7 +176,8 @@ export function claimRoundStatement(
     maxAttemptsError: MAX_ATTEMPTS_ERROR, orphanReason: ORPHAN_CAP_REASON,
   });
   const byQueue = req.queues !== null;
-  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues as string[]));
+  // Each stored value once: a queue named twice would make its rows candidates twice.
+  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues as string[]).filter((q, i, all) => all.indexOf(q) === i));
   return { sql: roundStatement(byQueue, expired.sql), params };
 }
 

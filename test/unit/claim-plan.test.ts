@@ -73,6 +73,13 @@ describe("claim-next by the plan", () => {
     expect(batch.calls.some((c) => c.op === "find")).toBe(true);
   });
 
+  it("claims each job once when a queue is named twice", () => {
+    const batch = memoryBatch([pending(1), pending(2), pending(3, { queue: "" })]);
+    const claimed = claimNextByPlan(batch, request(5, "", ["default", "default"]), NOW, 5, tokens());
+    expect(ids(claimed)).toEqual(["p0001", "p0002", "p0003"]);
+    expect(claimed.map((c) => c.leaseToken)).toEqual(["tok1", "tok2", "tok3"]);
+  });
+
   it("answers nothing for an empty list of queues, and writes nothing", () => {
     const batch = memoryBatch([pending(1)]);
     expect(claimNextByPlan(batch, request(5, "", []), NOW, 5, tokens())).toEqual([]);
