@@ -9,7 +9,7 @@
 // rows afterwards (every column) and parked scopes must be identical. Seeded:
 // a failure names its seed and batch. The endpoints run exactly this code
 // (heartbeatByPlan, completeByPlan) inside their transaction.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { completeByPlan, heartbeatByPlan, JITTER_STEPS } from "../../src/lib/batch-plans";
 import { FLOW_COLLECTION } from "../../src/lib/flow";
 import { formatPbDate } from "../../src/lib/lease";
@@ -17,25 +17,17 @@ import type { ReleaseTarget } from "../../src/lib/types";
 import type { ReleaseRequestFields, RenewRequestFields } from "../../src/lib/validate";
 import { prng } from "../../scripts/bench/queue.mjs";
 import { modelComplete, modelHeartbeat, roundOrder, type StoredRow } from "../support/batch-model";
-import { drawsOf, PlanDriver, randomJobRows } from "./support/plan-driver";
-import { startOwnServer, type OwnServer } from "./support/own-server";
+import { drawsOf, ownServerPlanDriver, randomJobRows } from "./support/plan-driver";
 
 const SEED = Number(process.env["PB_FLEET_PLAN_SEED"] ?? 20261203);
 const ROWS = 3000;
 const BATCHES = 240;
 
-let server: OwnServer;
-let db: PlanDriver;
-beforeAll(async () => {
-  server = await startOwnServer({ testHooks: ["raw-sql.pb.js"] });
-  db = new PlanDriver({ baseUrl: server.url, token: server.token });
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const planDriver = ownServerPlanDriver();
 
 describe("heartbeat and complete's SQL agree with the model", () => {
   it(`on ${ROWS} random rows and ${BATCHES} random batches (seed ${SEED})`, async () => {
+    const db = planDriver();
     const d = drawsOf(prng(SEED));
     const { random, pick, int } = d;
     const baseMs = Date.UTC(2026, 11, 2, 12, 0, 0, 0);

@@ -9,30 +9,22 @@
 // told to realtime, and every row of the table afterwards must be identical.
 // Seeded: a failure names its seed and claim. The endpoint runs exactly this
 // code (claimNextByPlan) inside its transaction when no flow setting is in effect.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { claimNextByPlan } from "../../src/lib/claim-plan";
 import { prng } from "../../scripts/bench/queue.mjs";
 import { modelClaimNext, type StoredRow } from "../support/batch-model";
-import { drawsOf, PlanDriver, randomJobRows } from "./support/plan-driver";
-import { startOwnServer, type OwnServer } from "./support/own-server";
+import { drawsOf, ownServerPlanDriver, randomJobRows } from "./support/plan-driver";
 
 const SEED = Number(process.env["PB_FLEET_PLAN_SEED"] ?? 20261207);
 const ROWS = 2500;
 const CLAIMS = 160;
 const STEP_MS = 400;
 
-let server: OwnServer;
-let db: PlanDriver;
-beforeAll(async () => {
-  server = await startOwnServer({ testHooks: ["raw-sql.pb.js"] });
-  db = new PlanDriver({ baseUrl: server.url, token: server.token });
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const planDriver = ownServerPlanDriver();
 
 describe("claim-next's SQL agrees with the model", () => {
   it(`on ${ROWS} random rows and ${CLAIMS} random claims (seed ${SEED})`, async () => {
+    const db = planDriver();
     const d = drawsOf(prng(SEED));
     const { random, pick, int } = d;
     const baseMs = Date.UTC(2026, 11, 7, 12, 0, 0, 0);

@@ -2,11 +2,13 @@
 // real PocketBase's SQLite, statement by statement, through the test-only
 // raw SQL route (hooks/raw-sql.pb.js), and reads rows back as stored: what
 // the differential tests compare with their model (test/support/batch-model.ts).
+import { afterAll, beforeAll } from "vitest";
 import type { JobBatch } from "../../../src/lib/job-row";
 import type { WhereClause } from "../../../src/lib/queries";
 import type { JobView } from "../../../src/lib/types";
 import type { StoredRow } from "../../support/batch-model";
 import { post, type RequestOptions } from "./fleet-api";
+import { startOwnServer, type OwnServer } from "./own-server";
 
 /** Every column the rules read or write, with updated. */
 export const COLUMNS = [
@@ -108,6 +110,26 @@ export class PlanDriver {
 }
 const ASKED = Symbol("asked the server");
 type Ask = "query" | "execute" | "rows";
+
+/**
+ * A PlanDriver on a PocketBase of the test file's own (with the raw SQL
+ * route), started before the file's tests and stopped after them.
+ */
+export function ownServerPlanDriver(): () => PlanDriver {
+  let server: OwnServer | undefined;
+  let driver: PlanDriver | undefined;
+  beforeAll(async () => {
+    server = await startOwnServer({ testHooks: ["raw-sql.pb.js"] });
+    driver = new PlanDriver({ baseUrl: server.url, token: server.token });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (driver === undefined) throw new Error("the plan driver's PocketBase has not started");
+    return driver;
+  };
+}
 
 /** A seeded random source's draws, as the differential tests use them. */
 export interface Draws {
