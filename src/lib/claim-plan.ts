@@ -4,8 +4,8 @@
  * UPDATE ... FROM the judged candidates ... RETURNING each row as written,
  * whatever the limit, in place of reading the candidates into JavaScript and
  * writing a patch per row (and of a judging query before the write: the
- * candidates are read once). The
- * rules are decideClaim's (transitions.ts) with the orphan-counting steal rule,
+ * candidates are read once). The rules are decideClaim's (transitions.ts)
+ * with the orphan-counting steal rule,
  * row for row, and the rounds are claimNext's (claim-next.ts): those stay as
  * the model that test/integration/claim-plan-agrees-with-model.test.ts checks
  * these statements against on real PocketBase, for both hooks lines, and as
