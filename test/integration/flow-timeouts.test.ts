@@ -64,13 +64,14 @@ describe("the lease never reaches past the deadline", () => {
     expect(row.lease_expires_at).toBe(deadline);
     expect(row.timeout_seconds).toBe(2);
 
-    // a lease shorter than the timeout is kept as asked; the deadline is still reported
-    const other = await claimNextOne({ workerId: "w", probeKeyPrefix: prefix, leaseSeconds: 5 });
+    // a lease shorter than the timeout is kept as asked; the deadline is still reported. (Long enough not to lapse
+    // before the next claim on a loaded machine: the next claim would steal this job, which sorts first.)
+    const other = await claimNextOne({ workerId: "w", probeKeyPrefix: prefix, leaseSeconds: 20 });
     const otherRow = await getQueueJob(short!.id);
-    expect(other.job).toMatchObject({ id: short!.id, timeout_seconds: 30, deadline: plus(otherRow.claimed_at, 30_000), lease_expires_at: plus(otherRow.claimed_at, 5_000) });
+    expect(other.job).toMatchObject({ id: short!.id, timeout_seconds: 30, deadline: plus(otherRow.claimed_at, 30_000), lease_expires_at: plus(otherRow.claimed_at, 20_000) });
 
-    // a job without a timeout: deadline null
-    const [plain] = await enqueueOk([{ probeKey: `${prefix}c` }]);
+    // a job without a timeout: deadline null (first in claim order, whatever the jobs above have become by now)
+    const [plain] = await enqueueOk([{ probeKey: `${prefix}c`, priority: 3 }]);
     const third = await claimNextOne({ workerId: "w", probeKeyPrefix: prefix, leaseSeconds: 5 });
     expect(third.job).toMatchObject({ id: plain!.id, timeout_seconds: 0, deadline: null });
   });
