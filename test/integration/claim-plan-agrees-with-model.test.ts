@@ -11,6 +11,7 @@
 // code (claimNextByPlan) inside its transaction when no flow setting is in effect.
 import { describe, expect, it } from "vitest";
 import { claimNextByPlan } from "../../src/lib/claim-plan";
+import { formatPbDate } from "../../src/lib/lease";
 import { prng } from "../../scripts/bench/queue.mjs";
 import { modelClaimNext, type StoredRow } from "../support/batch-model";
 import { drawsOf, ownServerPlanDriver, randomJobRows } from "./support/plan-driver";
@@ -84,7 +85,7 @@ describe("claim-next's SQL agrees with the model", () => {
         await db.sql(
           "UPDATE probe_jobs SET status = 'pending', lease_expires_at = '', run_at = {:due} WHERE id IN " +
             "(SELECT id FROM probe_jobs WHERE status != 'pending' ORDER BY id LIMIT 150 OFFSET {:from})",
-          { due: new Date(nowMs - 1000).toISOString().replace("T", " "), from: int(0, ROWS - 200) },
+          { due: formatPbDate(nowMs - 1000), from: int(0, ROWS - 200) },
         );
         model = await db.readRows(null);
       }

@@ -13,7 +13,7 @@ import { compareClaimOrder, storedQueueValues } from "../../src/lib/queries";
 import {
   JOB_PATCH_JSON_FIELDS, JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS,
 } from "../../src/lib/job-schema";
-import { decideClaim, decideRelease, decideRenew, isClaimable, isHeldStatus } from "../../src/lib/transitions";
+import { decideClaim, decideRelease, decideRenew, isClaimable } from "../../src/lib/transitions";
 import { startByPassed } from "../../src/lib/flow";
 import type { ClaimedJob, CompleteResult, HeartbeatResult } from "../../src/lib/types";
 import type { ReleaseRequestFields, RenewRequestFields } from "../../src/lib/validate";
@@ -133,8 +133,7 @@ export function modelClaimNext(
     const tokens = Array.from({ length: want }, newLeaseToken);
     let won = 0;
     const candidates = [...rows.values()].map((stored) => ({ stored, row: judgedRow(stored) }))
-      .filter(({ row }) => (queues === null || queues.includes(row.queue)) && isClaimable(row, nowMs) &&
-        (isHeldStatus(row.status) || !startByPassed(row, nowMs)))
+      .filter(({ row }) => (queues === null || queues.includes(row.queue)) && isClaimable(row, nowMs) && !startByPassed(row, nowMs))
       .sort((a, b) => compareClaimOrder(a.row, b.row)).slice(0, want);
     let gaveUp = false;
     for (const { stored, row } of candidates) {

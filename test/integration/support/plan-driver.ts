@@ -4,6 +4,7 @@
 // the differential tests compare with their model (test/support/batch-model.ts).
 import { afterAll, beforeAll } from "vitest";
 import type { JobBatch } from "../../../src/lib/job-row";
+import { formatPbDate } from "../../../src/lib/lease";
 import type { WhereClause } from "../../../src/lib/queries";
 import type { JobView } from "../../../src/lib/types";
 import type { StoredRow } from "../../support/batch-model";
@@ -158,18 +159,17 @@ export function randomJobRows(
 ): StoredRow[] {
   const { pick, int, random } = d;
   const { baseMs, stepMs, batches, idPrefix, workers, tokens } = opts;
-  const fmt = (ms: number) => new Date(ms).toISOString().replace("T", " ");
   return Array.from({ length: count }, (_, n): StoredRow => {
-    const at = (spreadMs: number) => fmt(baseMs + int(-spreadMs, spreadMs));
+    const at = (spreadMs: number) => formatPbDate(baseMs + int(-spreadMs, spreadMs));
     // Live for the whole run, unless a heartbeat caps it at a deadline.
-    const live = () => fmt(baseMs + int(90_000, 600_000));
+    const live = () => formatPbDate(baseMs + int(90_000, 600_000));
     // Exactly some batch's time: the `>` and `>=` of the lease and deadline rules.
-    const onGrid = (minusMs = 0) => fmt(baseMs + int(0, batches - 1) * stepMs - minusMs);
+    const onGrid = (minusMs = 0) => formatPbDate(baseMs + int(0, batches - 1) * stepMs - minusMs);
     const timeout = pick([0, 0, 0, 5, 60, 90]);
     const held = random() < 0.6;
     return {
       id: `${idPrefix}${String(n).padStart(15 - idPrefix.length, "0")}`,
-      created: fmt(baseMs - 3_600_000 + int(0, count)), updated: fmt(baseMs - 3_600_000),
+      created: formatPbDate(baseMs - 3_600_000 + int(0, count)), updated: formatPbDate(baseMs - 3_600_000),
       probe_key: `${idPrefix}-${n}`,
       status: held ? pick(["claimed", "running"]) : pick(["pending", "done", "failed", "cancelled", "odd"]),
       claimed_by: pick([...workers, ...workers, ""]),
