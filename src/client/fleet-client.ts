@@ -25,7 +25,8 @@ import { credentialsOf, Session } from "./fleet-client/auth.js";
 import { ProtocolCalls } from "./fleet-client/protocol-calls.js";
 import { QueueCalls } from "./fleet-client/queue-calls.js";
 import { JobRecords } from "./fleet-client/records.js";
-import { Transport } from "./fleet-client/transport.js";
+import { nodeHttpRequester } from "./fleet-client/node-http.js";
+import { fetchRequester, Transport } from "./fleet-client/transport.js";
 import {
   DEFAULT_TIMEOUT_MS,
   type AuthApi, type ClaimNextOptions, type ClaimResult, type EnqueueCallOptions, type EnqueueManyOptions, type FleetApi,
@@ -37,7 +38,7 @@ export { pbFilter };
 export * from "./fleet-client/types.js";
 
 /**
- * One client of one identity: its parts are the transport (fetch, timeouts,
+ * One client of one identity: its parts are the transport (HTTP, timeouts,
  * JSON), the session (sign-in, token), the record API's rows, and the
  * endpoint calls of the protocol and of the queue, each checking its answers.
  */
@@ -65,9 +66,8 @@ export class FleetClient implements FleetApi {
     }
     this.url = opts.url.replace(/\/+$/, "");
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    // Looked up per call, so a fetch installed later (or stubbed in a test) is the one used.
-    const fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    this.#session = new Session(new Transport(this.url, this.timeoutMs, fetchImpl, credentials.isWorker), credentials);
+    const request = opts.fetch ? fetchRequester(opts.fetch) : nodeHttpRequester();
+    this.#session = new Session(new Transport(this.url, this.timeoutMs, request, credentials.isWorker), credentials);
     this.#records = new JobRecords(this.#session);
     this.#protocol = new ProtocolCalls(this.#session, this.#records);
     this.#queue = new QueueCalls(this.#session, this.#records, credentials.isWorker);

@@ -20,7 +20,7 @@ import { parkFor, rateLimitedUntilMs } from "./flow.js";
 import { timedOutErrorSql } from "./flow-limits.js";
 import { clampLeaseSeconds, formatPbDate, formatPbDateSql, LEASE_AS_JUDGED_SQL, LIVE_LEASE_SQL, pbDateMsSql } from "./lease.js";
 import type { WhereClause } from "./queries.js";
-import { hasAttemptsLeftSql, MAX_ATTEMPTS_ERROR, retryBackoffSql } from "./queue.js";
+import { hasAttemptsLeftSql, MAX_ATTEMPTS_ERROR, retryBackoffSql, TIMEOUT_BACKOFF_DRAW } from "./queue.js";
 import type { CompleteResult, HeartbeatResult, JobView } from "./types.js";
 import type { ReleaseRequestFields, RenewRequestFields } from "./validate.js";
 import { COMPLETED_STATUSES, HELD_STATUSES, statusInSql, statusListSql } from "./job-schema.js";
@@ -209,7 +209,7 @@ const RELEASE: Plan = {
     lease_expires_at: [[BACK_TO_PENDING, "''"]],
     progress: [[BACK_TO_PENDING, "'null'"]],
     run_at: [
-      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)],
       [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
       [["rate_limited"], "i_ra"],
     ],

@@ -34,7 +34,7 @@ import { clampLeaseSeconds, formatPbDate, formatPbDateSql } from "./lease.js";
 import { CLAIM_NEXT_ROUNDS, claimNext } from "./claim-next.js";
 import { ROW_AS_JSON } from "./bulk.js";
 import { CLAIM_ORDER, compareClaimOrder, expiredLeaseWhere, LEVEL_ORDER, storedQueueValues, type WhereClause } from "./queries.js";
-import { MAX_ATTEMPTS_ERROR, retryBackoffSql } from "./queue.js";
+import { MAX_ATTEMPTS_ERROR, retryBackoffSql, TIMEOUT_BACKOFF_DRAW } from "./queue.js";
 import { giveUpErrorSql, ORPHAN_CAP_REASON } from "./transitions.js";
 import type { ClaimedJob } from "./types.js";
 import type { ClaimNextRequestFields } from "./validate.js";
@@ -92,7 +92,7 @@ const COLUMNS: { [column: string]: ColumnRule } = {
   attempts: [[WINS, "r_attempts + 1"]],
   reclaim_count: [[["steal"], "r_reclaim_count + 1"]],
   consecutive_orphan_count: [[["steal"], "r_consecutive_orphan_count + 1"]],
-  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)]],
+  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)]],
   progress: [[["timeout_retry"], "'null'"]],
   last_error: [
     [TIMED_OUT, timedOutErrorSql("r_timeout_seconds")], [["dead"], "{:maxAttemptsError}"], [["orphan_cap"], GIVE_UP_ERROR],

@@ -70,6 +70,13 @@ export const BACKOFF_BASE_MS = 1000;
 export const BACKOFF_CAP_MS = 3_600_000;
 /** Jitter adds up to this fraction of the delay (never subtracts: the floor stays 1 s). */
 export const BACKOFF_JITTER = 0.25;
+/**
+ * The jitter draw (the `r` of retryBackoffMs) of an attempt given up at its
+ * deadline: the middle of the range, fixed, since the server decides a
+ * timeout inside claim-next's and complete's statements, where the model the
+ * tests hold them to draws nothing either.
+ */
+export const TIMEOUT_BACKOFF_DRAW = 0.5;
 /** 2^32 s is far past the cap. */
 export const BACKOFF_MAX_EXPONENT = 32;
 

@@ -8,7 +8,7 @@ import { notStartedByError, timedOutError } from "./flow-limits.js";
 import { clampLeaseSeconds, formatPbDate, isLeaseLive } from "./lease.js";
 import type { JobPatch, JobRow } from "./job-row.js";
 import { DEFAULT_QUEUE } from "./queue-names.js";
-import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs } from "./queue.js";
+import { hasAttemptsLeft, MAX_ATTEMPTS_ERROR, retryBackoffMs, TIMEOUT_BACKOFF_DRAW } from "./queue.js";
 import type { ClaimRefusal, ReleaseRefusal, ReleaseTarget, RenewRefusal } from "./types.js";
 import { HELD_STATUSES, inStatusClass, RETRYABLE_STATUSES, TERMINAL_STATUSES } from "./job-schema.js";
 
@@ -181,7 +181,7 @@ export function isPastDeadline(row: JobRow, nowMs: number): boolean {
 export function timeoutPatch(row: JobRow, nowMs: number): JobPatch {
   const error = timedOutError(row.timeout_seconds ?? 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }

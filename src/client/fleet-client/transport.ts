@@ -1,8 +1,10 @@
 /**
- * The client's transport: one HTTP request over `fetch` with its timeout and
- * cancellation, JSON both ways, and every answer but a 2xx with JSON thrown as
- * a typed error. It knows nothing of signing in: its caller gives it the token
- * to send (auth.ts's Session, which signs in again when a token is refused).
+ * The client's transport: one HTTP request with its timeout and cancellation,
+ * JSON both ways, and every answer but a 2xx with JSON thrown as a typed
+ * error. The request itself goes through a Requester: Node's http by default
+ * (node-http.ts), or a `fetch` the client was given. It knows nothing of
+ * signing in: its caller gives it the token to send (auth.ts's Session, which
+ * signs in again when a token is refused).
  */
 import {
   FleetAbortError,
@@ -27,6 +29,50 @@ export interface HttpCall {
   body?: unknown;
 }
 
+/** One request as the transport hands it to a Requester: the whole URL, the body already JSON text. */
+export interface HttpRequest {
+  method: HttpCall["method"];
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** The whole request's time, ms (at least 1): past it the Requester rejects with a RequestTimedOut. */
+  timeoutMs: number;
+  /** The caller's cancellation: once aborted, the Requester rejects (with whatever error). */
+  signal?: AbortSignal;
+}
+
+/** A whole answer: its status and its body as text. */
+export interface HttpAnswer {
+  status: number;
+  text: string;
+}
+
+/** Sends one request; rejects when it cannot get a whole answer (a network error, its time, the signal). */
+export type Requester = (request: HttpRequest) => Promise<HttpAnswer>;
+
+/** A Requester's rejection when the request's time ran out. */
+export class RequestTimedOut extends Error {
+  constructor(options?: ErrorOptions) {
+    super("the request's time ran out", options);
+    this.name = "RequestTimedOut";
+  }
+}
+
+/** A Requester over a fetch implementation (a client's `fetch` option). */
+export function fetchRequester(fetchImpl: typeof fetch): Requester {
+  return async ({ method, url, headers, body, timeoutMs, signal }) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      const response = await fetchImpl(url, {
+        method, headers, signal: signal ? AbortSignal.any([timeout, signal]) : timeout, ...(body !== undefined ? { body } : {}),
+      });
+      return { status: response.status, text: await response.text() };
+    } catch (err) {
+      throw timeout.aborted && !signal?.aborted ? new RequestTimedOut({ cause: err }) : err;
+    }
+  };
+}
+
 /** What the endpoint calls need of the client: requests made as its signed-in identity. */
 export interface AuthorizedCalls {
   /** One request, its answer as parsed JSON. */
@@ -40,14 +86,14 @@ export class Transport {
   readonly url: string;
   /** The request timeout, ms, unless a call gives its own. */
   readonly timeoutMs: number;
-  readonly #fetch: typeof fetch;
+  readonly #request: Requester;
   /** A worker identity's 403 is what the identity may do (FleetForbiddenError), an admin's a refused token. */
   readonly #isWorker: boolean;
 
-  constructor(url: string, timeoutMs: number, fetchImpl: typeof fetch, isWorker: boolean) {
+  constructor(url: string, timeoutMs: number, request: Requester, isWorker: boolean) {
     this.url = url;
     this.timeoutMs = timeoutMs;
-    this.#fetch = fetchImpl;
+    this.#request = request;
     this.#isWorker = isWorker;
   }
 
@@ -57,8 +103,6 @@ export class Transport {
    */
   async send(op: string, call: HttpCall, token: string, req?: RequestOptions): Promise<unknown> {
     const timeoutMs = req?.timeoutMs ?? this.timeoutMs;
-    const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
-    const signal = req?.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
     const headers: Record<string, string> = { accept: "application/json" };
     if (call.body !== undefined) headers["content-type"] = "application/json";
     // Both lines take the bare token (a "Bearer " prefix is optional there).
@@ -67,17 +111,17 @@ export class Transport {
     let status: number;
     let text: string;
     try {
-      const response = await this.#fetch(`${this.url}${call.path}${query}`, {
+      ({ status, text } = await this.#request({
         method: call.method,
+        url: `${this.url}${call.path}${query}`,
         headers,
-        signal,
+        timeoutMs: Math.max(1, timeoutMs),
+        ...(req?.signal ? { signal: req.signal } : {}),
         ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
-      });
-      status = response.status;
-      text = await response.text();
+      }));
     } catch (err) {
       if (req?.signal?.aborted) throw new FleetAbortError(op, { cause: err });
-      if (timeout.aborted) throw new FleetTimeoutError(op, timeoutMs, { cause: err });
+      if (err instanceof RequestTimedOut) throw new FleetTimeoutError(op, timeoutMs, { cause: err });
       throw new FleetNetworkError(op, networkMessage(err), { cause: err });
     }
     const parsed = parseJson(text);
@@ -141,10 +185,14 @@ function snippet(text: string): string {
   return flat.length > 200 ? `${flat.slice(0, 200)}...` : flat;
 }
 
-/** fetch's own message with the system's code when it has one ("fetch failed (ECONNREFUSED)"). */
+/**
+ * The error's own message with the system's code when it has one, from fetch's
+ * cause ("fetch failed (ECONNREFUSED)") or Node's error ("connect ECONNREFUSED
+ * 127.0.0.1:8090"), named once.
+ */
 function networkMessage(err: unknown): string {
   const cause = isObject(err) ? err["cause"] : undefined;
-  const code = isObject(cause) && typeof cause["code"] === "string" ? cause["code"] : undefined;
+  const code = [cause, err].map((e) => (isObject(e) && typeof e["code"] === "string" ? e["code"] : undefined)).find((c) => c);
   const message = err instanceof Error ? err.message : String(err);
-  return code ? `${message} (${code})` : message;
+  return code && !message.includes(code) ? `${message} (${code})` : message;
 }

@@ -89,7 +89,11 @@ export interface FleetClientOptions {
   worker?: WorkerCredentials;
   /** Per-request timeout, ms (default 10 000). Every call can override it. */
   timeoutMs?: number;
-  /** fetch implementation (default: the global one); tests pass a fake. */
+  /**
+   * A fetch to send requests with (tests pass a fake). Without it the client
+   * uses Node's http and https modules with keep-alive connections, which cost
+   * less than half of fetch's CPU per call (node-http.ts).
+   */
   fetch?: typeof fetch;
 }
 
