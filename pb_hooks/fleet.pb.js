@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim f4fc474faccc"] || (globalThis["pbFleet POST /api/fleet/claim f4fc474faccc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 5680fb30c20a"] || (globalThis["pbFleet POST /api/fleet/claim 5680fb30c20a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -321,6 +321,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -396,7 +397,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
@@ -1531,7 +1532,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 184ae08880be"] || (globalThis["pbFleet POST /api/fleet/release 184ae08880be"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 0da85800df15"] || (globalThis["pbFleet POST /api/fleet/release 0da85800df15"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1736,6 +1737,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -1781,7 +1783,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
@@ -2362,7 +2364,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 5cad50fb1572"] || (globalThis["pbFleet POST /api/fleet/claim-next 5cad50fb1572"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next be91ad3efac7"] || (globalThis["pbFleet POST /api/fleet/claim-next be91ad3efac7"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2724,6 +2726,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -2807,7 +2810,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
@@ -3502,7 +3505,7 @@ var RELEASE = {
     lease_expires_at: [[BACK_TO_PENDING, "''"]],
     progress: [[BACK_TO_PENDING, "'null'"]],
     run_at: [
-      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)],
       [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
       [["rate_limited"], "i_ra"]
     ],
@@ -3687,7 +3690,7 @@ var COLUMNS = {
   attempts: [[WINS, "r_attempts + 1"]],
   reclaim_count: [[["steal"], "r_reclaim_count + 1"]],
   consecutive_orphan_count: [[["steal"], "r_consecutive_orphan_count + 1"]],
-  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)]],
+  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)]],
   progress: [[["timeout_retry"], "'null'"]],
   last_error: [
     [TIMED_OUT, timedOutErrorSql("r_timeout_seconds")],
@@ -3851,7 +3854,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 4149c8f72114"] || (globalThis["pbFleet POST /api/fleet/sweep 4149c8f72114"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 7a5a9dfd7c44"] || (globalThis["pbFleet POST /api/fleet/sweep 7a5a9dfd7c44"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4039,6 +4042,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -4080,7 +4084,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
@@ -8891,7 +8895,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat b80ba70a8f71"] || (globalThis["pbFleet POST /api/fleet/heartbeat b80ba70a8f71"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 5f22fc571df0"] || (globalThis["pbFleet POST /api/fleet/heartbeat 5f22fc571df0"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9074,6 +9078,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffSql(attempts, jitter) {
   const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
@@ -9613,7 +9618,7 @@ var RELEASE = {
     lease_expires_at: [[BACK_TO_PENDING, "''"]],
     progress: [[BACK_TO_PENDING, "'null'"]],
     run_at: [
-      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)],
       [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
       [["rate_limited"], "i_ra"]
     ],
@@ -9782,7 +9787,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete ad8f3e437e53"] || (globalThis["pbFleet POST /api/fleet/complete ad8f3e437e53"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete cb2983ed848c"] || (globalThis["pbFleet POST /api/fleet/complete cb2983ed848c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10000,6 +10005,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffSql(attempts, jitter) {
   const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
@@ -10528,7 +10534,7 @@ var RELEASE = {
     lease_expires_at: [[BACK_TO_PENDING, "''"]],
     progress: [[BACK_TO_PENDING, "'null'"]],
     run_at: [
-      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)],
       [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
       [["rate_limited"], "i_ra"]
     ],
@@ -14117,6 +14123,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -14145,7 +14152,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }

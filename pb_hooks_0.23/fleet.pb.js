@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 2f74df4afc49"] || (globalThis["pbFleet POST /api/fleet/claim 2f74df4afc49"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim e356f6619707"] || (globalThis["pbFleet POST /api/fleet/claim e356f6619707"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -321,6 +321,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -396,7 +397,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
@@ -2037,7 +2038,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 25caacd57f4c"] || (globalThis["pbFleet POST /api/fleet/release 25caacd57f4c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release a5f7af61bc84"] || (globalThis["pbFleet POST /api/fleet/release a5f7af61bc84"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2242,6 +2243,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -2287,7 +2289,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
@@ -3121,7 +3123,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 7a0acdc3f71e"] || (globalThis["pbFleet POST /api/fleet/claim-next 7a0acdc3f71e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next c818d4909124"] || (globalThis["pbFleet POST /api/fleet/claim-next c818d4909124"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3483,6 +3485,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -3566,7 +3569,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
@@ -4262,7 +4265,7 @@ var RELEASE = {
     lease_expires_at: [[BACK_TO_PENDING, "''"]],
     progress: [[BACK_TO_PENDING, "'null'"]],
     run_at: [
-      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)],
       [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
       [["rate_limited"], "i_ra"]
     ],
@@ -4447,7 +4450,7 @@ var COLUMNS = {
   attempts: [[WINS, "r_attempts + 1"]],
   reclaim_count: [[["steal"], "r_reclaim_count + 1"]],
   consecutive_orphan_count: [[["steal"], "r_consecutive_orphan_count + 1"]],
-  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)]],
+  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)]],
   progress: [[["timeout_retry"], "'null'"]],
   last_error: [
     [TIMED_OUT, timedOutErrorSql("r_timeout_seconds")],
@@ -4863,7 +4866,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 3ca732d784ce"] || (globalThis["pbFleet POST /api/fleet/sweep 3ca732d784ce"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep ca723ee062f5"] || (globalThis["pbFleet POST /api/fleet/sweep ca723ee062f5"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5051,6 +5054,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -5092,7 +5096,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
@@ -11704,7 +11708,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat aa2731218ec4"] || (globalThis["pbFleet POST /api/fleet/heartbeat aa2731218ec4"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 31fcbf9c197f"] || (globalThis["pbFleet POST /api/fleet/heartbeat 31fcbf9c197f"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11887,6 +11891,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffSql(attempts, jitter) {
   const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
@@ -12427,7 +12432,7 @@ var RELEASE = {
     lease_expires_at: [[BACK_TO_PENDING, "''"]],
     progress: [[BACK_TO_PENDING, "'null'"]],
     run_at: [
-      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)],
       [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
       [["rate_limited"], "i_ra"]
     ],
@@ -12848,7 +12853,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete ac899e3f2e3a"] || (globalThis["pbFleet POST /api/fleet/complete ac899e3f2e3a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 33d7a000eff8"] || (globalThis["pbFleet POST /api/fleet/complete 33d7a000eff8"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -13066,6 +13071,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffSql(attempts, jitter) {
   const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
@@ -13595,7 +13601,7 @@ var RELEASE = {
     lease_expires_at: [[BACK_TO_PENDING, "''"]],
     progress: [[BACK_TO_PENDING, "'null'"]],
     run_at: [
-      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", "0.5")}`)],
+      [["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)],
       [["retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", `i_j / ${JITTER_STEPS}.0`)}`)],
       [["rate_limited"], "i_ra"]
     ],
@@ -18225,6 +18231,7 @@ var MAX_ATTEMPTS_ERROR = "max attempts reached";
 var BACKOFF_BASE_MS = 1e3;
 var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
+var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
 function retryBackoffMs(attempts, r) {
   const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
@@ -18253,7 +18260,7 @@ function timeoutPatch(row, nowMs) {
   var _a;
   const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
   if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
-  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, 0.5)));
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
   patch.last_error = error;
   return patch;
 }
