@@ -12853,8 +12853,10 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 33d7a000eff8"] || (globalThis["pbFleet POST /api/fleet/complete 33d7a000eff8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 93d52070c5c8"] || (globalThis["pbFleet POST /api/fleet/complete 93d52070c5c8"] = (() => {
 var __defProp = Object.defineProperty;
+var __defProps = Object.defineProperties;
+var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
 var __propIsEnum = Object.prototype.propertyIsEnumerable;
@@ -12870,6 +12872,7 @@ var __spreadValues = (a, b) => {
     }
   return a;
 };
+var __spreadProps = (a, b) => __defProps(a, __getOwnPropDescs(b));
 
 // src/lib/job-events.ts
 var JOB_EVENTS_COLLECTION = "probe_job_events";
@@ -12905,7 +12908,13 @@ function deleteOldEventsStatement(cutoff, limit) {
 }
 
 // src/lib/config.ts
+var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
+var DEFAULT_ORPHAN_CAP = 5;
 var SWEEPER_HOLDER = "pb-fleet-sweeper";
+function orphanCap(getenv2) {
+  const n = Number(getenv2(ORPHAN_CAP_ENV).trim());
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORPHAN_CAP;
+}
 var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
 var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
@@ -12986,6 +12995,13 @@ function inStatusClass(statuses, status) {
 }
 
 // src/lib/lease.ts
+var DEFAULT_LEASE_SECONDS = 30;
+var MIN_LEASE_SECONDS = 1;
+var MAX_LEASE_SECONDS = 3600;
+function clampLeaseSeconds(raw) {
+  if (typeof raw !== "number" || !(raw > 0)) return DEFAULT_LEASE_SECONDS;
+  return Math.max(MIN_LEASE_SECONDS, Math.min(raw, MAX_LEASE_SECONDS));
+}
 function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
@@ -13004,6 +13020,9 @@ function parsePbDate(text) {
 function daysInMonth(year, month) {
   if (month === 2) return year % 4 === 0 && year % 100 !== 0 || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+function isLeaseLive(leaseExpiresAt, nowMs) {
+  return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
@@ -13027,6 +13046,149 @@ function isQueueName(value) {
 }
 
 // src/lib/flow.ts
+var FLOW_COLLECTION = "probe_flow";
+var FLOW_CLAIMS_TABLE = "probe_flow_claims";
+var FLOW_ROW_SHAPE = { scope: "", name: "", paused: 0, concurrency: 0, rate_limit: 0, rate_period: 0, parked_until: "" };
+var FLOW_COLUMNS = "scope, name, COALESCE(paused, 0) AS paused, COALESCE(concurrency, 0) AS concurrency, COALESCE(rate_limit, 0) AS rate_limit, COALESCE(rate_period, 0) AS rate_period, COALESCE(parked_until, '') AS parked_until";
+function flowRowsQuery(scopes) {
+  const params = {};
+  const terms = scopes.map((s, i) => {
+    params[`s${i}`] = s.scope;
+    params[`n${i}`] = s.name;
+    return `(scope = {:s${i}} AND name = {:n${i}})`;
+  });
+  return { sql: `SELECT ${FLOW_COLUMNS} FROM probe_flow WHERE ${terms.join(" OR ")}`, params };
+}
+function heldBackScopesQuery(nowMs, limit) {
+  const held = (match) => `(SELECT COUNT(*) FROM probe_jobs j WHERE ${match} AND ${statusInSql(HELD_STATUSES, "j.status")} AND ${LIVE_LEASE_SQL.replace(/lease_expires_at/g, "j.lease_expires_at")})`;
+  const groupHeld = held("j.group_key != '' AND j.group_key = f.name");
+  const queueHeld = held("j.queue IN (f.name, CASE WHEN f.name = {:defaultQueue} THEN '' ELSE f.name END)");
+  const inWindow = `(SELECT COUNT(*) FROM ${FLOW_CLAIMS_TABLE} c WHERE c.scope = f.scope AND c.name = f.name AND c.at > {:nowMs} - f.rate_period * 1000)`;
+  const part = (where) => `SELECT scope, name FROM (SELECT f.scope, f.name FROM probe_flow f WHERE ${where} LIMIT {:limit})`;
+  return {
+    sql: [
+      part("f.paused = 1"),
+      part("f.parked_until != '' AND f.parked_until > {:now}"),
+      part(`f.scope = 'group' AND f.concurrency > 0 AND ${groupHeld} >= f.concurrency`),
+      part(`f.scope = 'queue' AND f.concurrency > 0 AND ${queueHeld} >= f.concurrency`),
+      part(`f.rate_limit > 0 AND ${inWindow} >= f.rate_limit`)
+    ].join(" UNION "),
+    params: { now: formatPbDate(nowMs), nowMs, limit, defaultQueue: DEFAULT_QUEUE }
+  };
+}
+var SCOPE_SHAPE = { scope: "", name: "" };
+var HELD_BACK_SCOPES_LIMIT = 5e3;
+function scopeTerm(s, params) {
+  params["scopeName"] = s.name;
+  if (s.scope === "group") return "group_key != '' AND group_key = {:scopeName}";
+  return s.name === DEFAULT_QUEUE ? "queue IN ({:scopeName}, '')" : "queue = {:scopeName}";
+}
+function heldCountQuery(s, nowMs) {
+  const params = { now: formatPbDate(nowMs) };
+  return {
+    sql: `SELECT COUNT(*) AS n FROM probe_jobs WHERE ${scopeTerm(s, params)} AND ${statusInSql(HELD_STATUSES)} AND ${LIVE_LEASE_SQL}`,
+    params
+  };
+}
+var COUNT_SHAPE = { n: 0 };
+var STARTABLE_SQL = "(COALESCE(start_by, '') = '' OR attempts > 0 OR start_by > {:now})";
+function windowCountQuery(s, nowMs, periodSeconds) {
+  return {
+    sql: `SELECT COUNT(*) AS n FROM ${FLOW_CLAIMS_TABLE} WHERE scope = {:scope} AND name = {:name} AND at > {:since}`,
+    params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
+  };
+}
+function recordClaimStatement(s, nowMs, periodSeconds) {
+  return {
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
+    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+  };
+}
+function isParked(row, nowMs) {
+  return row.parked_until !== "" && row.parked_until > formatPbDate(nowMs);
+}
+function flowGate(batch, nowMs) {
+  const states = {};
+  const loadedIds = {};
+  let withSettings = 0;
+  const count = (query) => {
+    var _a, _b;
+    return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
+  };
+  const stateOf = (s) => {
+    const st = states[keyOf(s)];
+    if (st === void 0) throw new Error(`pb-fleet: flow scope ${s.scope} ${s.name} was not loaded`);
+    return st;
+  };
+  const load = (rows) => {
+    var _a;
+    const missing = [];
+    const seen = {};
+    for (const row of rows) {
+      if (loadedIds[row.id]) continue;
+      loadedIds[row.id] = true;
+      for (const s of scopesOf(row)) {
+        const key = keyOf(s);
+        if (states[key] !== void 0 || seen[key]) continue;
+        seen[key] = true;
+        missing.push(s);
+      }
+    }
+    if (missing.length === 0) return;
+    const found = {};
+    for (const row of batch.queryAll(flowRowsQuery(missing), FLOW_ROW_SHAPE)) found[keyOf({ scope: row.scope, name: row.name })] = row;
+    for (const s of missing) {
+      const row = (_a = found[keyOf(s)]) != null ? _a : null;
+      const state = { row, held: 0, claims: 0 };
+      if (row !== null) withSettings++;
+      if (row !== null && row.concurrency > 0) state.held = count(heldCountQuery(s, nowMs));
+      if (row !== null && row.rate_limit > 0) state.claims = count(windowCountQuery(s, nowMs, row.rate_period));
+      states[keyOf(s)] = state;
+    }
+  };
+  return {
+    load,
+    refusal(row) {
+      load([row]);
+      if (withSettings === 0) return null;
+      const scopes = scopesOf(row);
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && (st.row.paused === 1 || isParked(st.row, nowMs))) return { reason: "paused", scope: s };
+      }
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && st.row.concurrency > 0 && st.held >= st.row.concurrency) return { reason: "concurrency_limit", scope: s };
+      }
+      for (const s of scopes) {
+        const st = stateOf(s);
+        if (st.row !== null && st.row.rate_limit > 0 && st.claims >= st.row.rate_limit) return { reason: "rate_limit", scope: s };
+      }
+      return null;
+    },
+    claimed(row) {
+      if (withSettings === 0) return;
+      for (const s of scopesOf(row)) {
+        const st = stateOf(s);
+        if (st.row === null) continue;
+        if (st.row.concurrency > 0) st.held++;
+        if (st.row.rate_limit > 0) {
+          st.claims++;
+          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+        }
+      }
+    }
+  };
+}
+function scopesOf(row) {
+  var _a;
+  const queue = { scope: "queue", name: storedQueueName(row.queue) };
+  const group = (_a = row.group_key) != null ? _a : "";
+  return group === "" ? [queue] : [queue, { scope: "group", name: group }];
+}
+function keyOf(s) {
+  return `${s.scope}\0${s.name}`;
+}
 function parkScopeOf(row) {
   var _a;
   const group = (_a = row.group_key) != null ? _a : "";
@@ -13046,11 +13208,30 @@ function parkFor(batch, row, seconds, nowMs) {
 function rateLimitedUntilMs(nowMs, seconds) {
   return nowMs + Math.round(seconds * 1e3);
 }
+function nextQueueQuery(after) {
+  return after === null ? { sql: "SELECT queue AS name FROM probe_jobs ORDER BY queue LIMIT 1", params: {} } : { sql: "SELECT queue AS name FROM probe_jobs WHERE queue > {:after} ORDER BY queue LIMIT 1", params: { after } };
+}
+var NAME_SHAPE = { name: "" };
+function deadlineMs(row) {
+  var _a, _b;
+  const timeout = (_a = row.timeout_seconds) != null ? _a : 0;
+  if (!(timeout > 0)) return null;
+  const claimed = parsePbDate((_b = row.claimed_at) != null ? _b : "");
+  return claimed === null ? null : claimed + timeout * 1e3;
+}
+function startByPassed(row, nowMs) {
+  var _a;
+  const startBy = (_a = row.start_by) != null ? _a : "";
+  return row.status === "pending" && row.attempts === 0 && startBy !== "" && startBy <= formatPbDate(nowMs);
+}
 
 // src/lib/flow-limits.ts
 var MAX_GROUP_KEY_CHARS = 200;
 var MAX_RATE_LIMITED_FOR_SECONDS = 86400;
 var GROUP_NAME_RULE = `a group is 1 to ${MAX_GROUP_KEY_CHARS} characters with no control characters`;
+function timedOutError(timeoutSeconds) {
+  return `${TIMED_OUT_BEFORE}${timeoutSeconds}${TIMED_OUT_AFTER}`;
+}
 var TIMED_OUT_BEFORE = "timed out after ";
 var TIMED_OUT_AFTER = " s";
 function timedOutErrorSql(timeoutSeconds) {
@@ -13064,6 +13245,7 @@ var MAX_ERROR_BYTES = 65536;
 var MAX_WORKER_ID_BYTES = 256;
 var MAX_JOB_ID_BYTES = 255;
 var MAX_LEASE_TOKEN_BYTES = 255;
+var MAX_PROBE_KEY_BYTES = 1024;
 var MAX_REQUEST_BODY_BYTES = 33554432;
 var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes, the most PocketBase reads: send fewer or smaller items per call (nothing was written)`;
 var TRANSACTION_FAILED = "the transaction was rolled back and nothing was written: retry later (details are in PocketBase's log)";
@@ -13073,6 +13255,11 @@ var BACKOFF_CAP_MS = 36e5;
 var BACKOFF_JITTER = 0.25;
 var TIMEOUT_BACKOFF_DRAW = 0.5;
 var BACKOFF_MAX_EXPONENT = 32;
+function retryBackoffMs(attempts, r) {
+  const exponent = Math.max(0, Math.min(attempts - 1, BACKOFF_MAX_EXPONENT));
+  const delay = BACKOFF_BASE_MS * Math.pow(2, exponent) * (1 + BACKOFF_JITTER * Math.min(Math.max(r, 0), 1));
+  return Math.max(BACKOFF_BASE_MS, Math.min(BACKOFF_CAP_MS, delay));
+}
 function retryBackoffSql(attempts, jitter) {
   const exponent = `MAX(0, MIN((${attempts}) - 1, ${BACKOFF_MAX_EXPONENT}))`;
   const delay = `${BACKOFF_BASE_MS} * (1 << ${exponent}) * (1 + ${BACKOFF_JITTER} * MIN(MAX(${jitter}, 0), 1))`;
@@ -13080,6 +13267,9 @@ function retryBackoffSql(attempts, jitter) {
 }
 function hasAttemptsLeftSql(attempts, maxAttempts) {
   return `((${maxAttempts}) <= 0 OR (${attempts}) < (${maxAttempts}))`;
+}
+function hasAttemptsLeft(attempts, maxAttempts) {
+  return maxAttempts <= 0 || attempts < maxAttempts;
 }
 function utf8LongerThan(text, maxBytes) {
   if (text.length > maxBytes) return true;
@@ -13100,8 +13290,120 @@ function utf8ByteLength(text) {
 }
 
 // src/lib/transitions.ts
+function isHeldStatus(status) {
+  return inStatusClass(HELD_STATUSES, status);
+}
 function isTerminalStatus(status) {
   return inStatusClass(TERMINAL_STATUSES, status);
+}
+function isDue(row, nowMs) {
+  return row.run_at <= formatPbDate(nowMs);
+}
+function isClaimable(row, nowMs) {
+  return row.status === "pending" && isDue(row, nowMs) || isHeldStatus(row.status) && !isLeaseLive(row.lease_expires_at, nowMs);
+}
+var REFERENCE_STEAL = { kind: "reference" };
+function decideClaim(row, workerId, leaseSeconds, nowMs, newLeaseToken2, stealRule = REFERENCE_STEAL, flow) {
+  if (!isClaimable(row, nowMs)) {
+    const heldByCaller = isHeldStatus(row.status) && row.claimed_by === workerId;
+    return heldByCaller ? { kind: "already_held", leaseToken: row.lease_token } : { kind: "refused" };
+  }
+  const steal = isHeldStatus(row.status);
+  if (steal && isPastDeadline(row, nowMs)) return { kind: "timed_out", patch: timeoutPatch(row, nowMs) };
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) {
+    return { kind: "give_up", patch: deadLetterPatch(row, nowMs, MAX_ATTEMPTS_ERROR) };
+  }
+  const countsOrphans = steal && stealRule.kind === "count_orphans";
+  if (countsOrphans && row.consecutive_orphan_count >= stealRule.cap) {
+    return { kind: "give_up", patch: giveUpPatch(row, nowMs) };
+  }
+  if (startByPassed(row, nowMs)) return { kind: "refused", reason: "start_by_passed" };
+  const held = flow === void 0 ? null : flow(row);
+  if (held !== null) return { kind: "refused", reason: held };
+  const claimedAt = formatPbDate(nowMs);
+  const patch = {
+    status: "claimed",
+    claimed_by: workerId,
+    lease_expires_at: leaseEnd(nowMs, leaseSeconds, deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: claimedAt })),
+    lease_token: newLeaseToken2(),
+    // only for a winner: most claimers of a contended job lose
+    version: row.version + 1,
+    // Re-stamped on a steal: queue latency is measured to the last claim, and a timeout's deadline from it.
+    claimed_at: claimedAt,
+    attempts: row.attempts + 1
+  };
+  if (steal) patch.reclaim_count = row.reclaim_count + 1;
+  if (countsOrphans) patch.consecutive_orphan_count = row.consecutive_orphan_count + 1;
+  return { kind: "win", patch, steal };
+}
+function isPastDeadline(row, nowMs) {
+  const deadline = deadlineMs(row);
+  return deadline !== null && nowMs >= deadline;
+}
+function timeoutPatch(row, nowMs) {
+  var _a;
+  const error = timedOutError((_a = row.timeout_seconds) != null ? _a : 0);
+  if (!hasAttemptsLeft(row.attempts, row.max_attempts)) return deadLetterPatch(row, nowMs, error);
+  const patch = backToPendingPatch(row, formatPbDate(nowMs + retryBackoffMs(row.attempts, TIMEOUT_BACKOFF_DRAW)));
+  patch.last_error = error;
+  return patch;
+}
+function backToPendingPatch(row, runAt) {
+  return {
+    status: "pending",
+    run_at: runAt,
+    claimed_by: "",
+    lease_token: "",
+    // A pending row must not look held until then.
+    lease_expires_at: "",
+    progress: null,
+    version: row.version + 1
+  };
+}
+function deadLetterPatch(row, nowMs, error) {
+  const now = formatPbDate(nowMs);
+  return {
+    status: "failed",
+    claimed_by: "",
+    lease_token: "",
+    dead_lettered_at: now,
+    finished_at: now,
+    last_error: error,
+    version: row.version + 1
+  };
+}
+var ORPHAN_CAP_REASON = "orphan_cap";
+var GIVE_UP_BEFORE = "pb-fleet gave up: the lease of this job expired ";
+var GIVE_UP_AFTER = " times in a row without a release";
+function giveUpErrorSql(orphanCount) {
+  return `('${GIVE_UP_BEFORE}' || ((${orphanCount}) + 1) || '${GIVE_UP_AFTER}')`;
+}
+function giveUpPatch(row, nowMs) {
+  const error = `${GIVE_UP_BEFORE}${row.consecutive_orphan_count + 1}${GIVE_UP_AFTER}`;
+  return {
+    status: "failed",
+    // A dead letter too (stats, retry), with its own reason.
+    dead_lettered_at: formatPbDate(nowMs),
+    last_error: error,
+    // The server, not the last worker, finished it: that worker's late release
+    // must get refused_not_holder, not refused_terminal_same_holder (which
+    // would let it write its result). It stays on record in result.lastHolder.
+    claimed_by: SWEEPER_HOLDER,
+    lease_token: "",
+    finished_at: formatPbDate(nowMs),
+    // Kept, not reset as by a worker's release: it is the evidence, and what
+    // the stats count as "past the orphan cap".
+    result: {
+      error,
+      reason: ORPHAN_CAP_REASON,
+      lastHolder: row.claimed_by
+    },
+    version: row.version + 1
+  };
+}
+function leaseEnd(nowMs, leaseSeconds, deadline) {
+  const end = nowMs + clampLeaseSeconds(leaseSeconds) * 1e3;
+  return formatPbDate(deadline === null ? end : Math.min(end, deadline));
 }
 
 // src/lib/identity.ts
@@ -13161,6 +13463,19 @@ function batchWorkerIdRefusal(caller, items) {
 function isOwnWorkerId(identityId, workerId) {
   return workerId === identityId || workerId.slice(0, identityId.length + 1) === `${identityId}/`;
 }
+function mayTakeQueue(caller, queue) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return true;
+  return caller.queues.indexOf(storedQueueName(queue)) !== -1;
+}
+function claimQueues(caller, asked) {
+  if (caller.kind === "admin" || caller.queues.length === 0) return { queues: asked };
+  if (asked === null) return { queues: caller.queues };
+  for (const queue of asked) if (!mayTakeQueue(caller, queue)) return { refusal: queueRefusal(queue) };
+  return { queues: asked };
+}
+function queueRefusal(queue) {
+  return `queue ${queue} is not among this worker identity's queues (nothing was written)`;
+}
 function lastSeenIsStale(lastSeenAt, nowMs) {
   if (lastSeenAt === null) return false;
   const seen = lastSeenAt === "" ? null : parsePbDate(lastSeenAt);
@@ -13213,8 +13528,39 @@ function jobView(row, patch) {
     version: (_d = p.version) != null ? _d : row.version
   };
 }
+function parseJsonField(text) {
+  if (text === "" || text === "null") return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return null;
+  }
+}
+function queueJobView(row, patch) {
+  var _a, _b, _c, _d, _e, _f, _g, _h;
+  const p = patch != null ? patch : {};
+  const view = jobView(row, patch);
+  view.payload = parseJsonField(row.payload);
+  view.priority = row.priority;
+  view.run_at = (_a = p.run_at) != null ? _a : row.run_at;
+  view.attempts = (_b = p.attempts) != null ? _b : row.attempts;
+  view.max_attempts = row.max_attempts;
+  view.last_error = (_c = p.last_error) != null ? _c : row.last_error;
+  view.dead_lettered_at = (_d = p.dead_lettered_at) != null ? _d : row.dead_lettered_at;
+  view.unique_key = row.unique_key;
+  view.queue = storedQueueName(row.queue);
+  view.progress = p.progress !== void 0 ? p.progress : parseJsonField(row.progress);
+  view.group_key = (_e = row.group_key) != null ? _e : "";
+  view.timeout_seconds = (_f = row.timeout_seconds) != null ? _f : 0;
+  const deadline = isHeldStatus((_g = p.status) != null ? _g : row.status) ? deadlineMs({ timeout_seconds: row.timeout_seconds, claimed_at: (_h = p.claimed_at) != null ? _h : row.claimed_at }) : null;
+  view.deadline = deadline === null ? null : formatPbDate(deadline);
+  return view;
+}
 
 // src/adapter/runtime.ts
+function newLeaseToken() {
+  return $security.randomString(24);
+}
 function getenv(name) {
   return $os.getenv(name);
 }
@@ -13371,10 +13717,138 @@ var RELEASE_TARGETS = ["done", "failed", "pending", "retry"];
 var FLOW_CLAIM_REFUSALS = ["start_by_passed", "paused", "concurrency_limit", "rate_limit"];
 var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 
+// src/lib/prefix.ts
+function withPrefix(sql, params, probeKeyPrefix, use = "range") {
+  if (probeKeyPrefix === "") return { sql, params };
+  params["prefix"] = probeKeyPrefix;
+  const column = use === "range" ? "probe_key" : "+probe_key";
+  let range = `${column} >= {:prefix}`;
+  const end = prefixUpperBound(probeKeyPrefix);
+  if (end !== null) {
+    params["prefixEnd"] = end;
+    range += ` AND ${column} < {:prefixEnd}`;
+  }
+  return { sql: `(${sql}) AND ${range}`, params };
+}
+function prefixUpperBound(prefix) {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0));
+  while (points.length > 0 && points[points.length - 1] === 1114111) points.pop();
+  const last = points.pop();
+  if (last === void 0) return null;
+  points.push(last === 55295 ? 57344 : last + 1);
+  return String.fromCodePoint(...points);
+}
+
 // src/lib/queries.ts
+function pendingDueWhere(priority, nowMs, probeKeyPrefix, use = "filter", queue, held = NONE_HELD) {
+  const params = { priority, now: formatPbDate(nowMs) };
+  return withPrefix(
+    `${queueTerm(queue, params)}status = 'pending' AND ${levelTerms(use, "priority = {:priority} AND run_at <= {:now}")} AND ${STARTABLE_SQL}${heldBackTerms(held, params)}`,
+    params,
+    probeKeyPrefix,
+    use
+  );
+}
+function pendingGroupsCte(params, queue, groupLimit) {
+  params["groupQueue"] = queue;
+  params["groupLimit"] = groupLimit;
+  const next = "SELECT group_key FROM probe_jobs WHERE status = 'pending' AND queue = {:groupQueue}";
+  return `WITH RECURSIVE grp(k) AS (SELECT (${next} ORDER BY group_key LIMIT 1) UNION ALL SELECT (${next} AND group_key > grp.k ORDER BY group_key LIMIT 1) FROM grp WHERE grp.k IS NOT NULL LIMIT {:groupLimit})`;
+}
+function pendingGroupCountQuery(queue, limit) {
+  const params = {};
+  return { sql: `${pendingGroupsCte(params, queue, limit + 1)} SELECT COUNT(*) AS n FROM grp WHERE k IS NOT NULL`, params };
+}
+var MAX_GROUP_WALK = 4096;
+function pendingDueByGroupWhere(priority, nowMs, probeKeyPrefix, queue, heldGroups, want) {
+  const params = { priority, now: formatPbDate(nowMs), groupWant: want };
+  const held = heldGroups.map((group, i) => {
+    params[`heldGroup${i}`] = group;
+    return `{:heldGroup${i}}`;
+  });
+  const inGroup = withPrefix(
+    `status = 'pending' AND queue = {:groupQueue} AND group_key = grp.k AND priority = {:priority} AND run_at <= {:now} AND ${STARTABLE_SQL}`,
+    params,
+    probeKeyPrefix,
+    "filter"
+  );
+  const cte = pendingGroupsCte(params, queue, MAX_GROUP_WALK + 1);
+  return {
+    sql: `id IN (${cte} SELECT r.id FROM grp, probe_jobs r WHERE grp.k IS NOT NULL AND grp.k NOT IN (${held.join(", ")}) AND r.id IN (SELECT id FROM probe_jobs WHERE ${inGroup.sql} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:groupWant}))`,
+    params: inGroup.params
+  };
+}
+var NONE_HELD = { queues: [], groups: [] };
+function heldBackTerms(held, params) {
+  let terms = "";
+  if (held.queues.length > 0) {
+    const names = storedQueueValues(held.queues).map((queue, i) => {
+      params[`heldQueue${i}`] = queue;
+      return `{:heldQueue${i}}`;
+    });
+    terms += ` AND queue NOT IN (${names.join(", ")})`;
+  }
+  if (held.groups.length > 0) {
+    const names = held.groups.map((group, i) => {
+      params[`heldGroup${i}`] = group;
+      return `{:heldGroup${i}}`;
+    });
+    terms += ` AND group_key NOT IN (${names.join(", ")})`;
+  }
+  return terms;
+}
+function queueTerm(queue, params) {
+  if (queue === void 0) return "";
+  params["queue"] = queue;
+  return "queue = {:queue} AND ";
+}
+function storedQueueValues(queues) {
+  return queues.indexOf(DEFAULT_QUEUE) === -1 ? queues.slice() : queues.concat([""]);
+}
+function levelTerms(use, terms) {
+  return use === "range" ? terms.replace(/\b(priority|run_at) /g, "+$1 ") : terms;
+}
+function familyProbeQuery(probeKeyPrefix) {
+  const family = withPrefix("status = 'pending'", {}, probeKeyPrefix);
+  return {
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM probe_jobs WHERE ${family.sql} LIMIT ${FAMILY_PROBE_LIMIT})`,
+    params: family.params
+  };
+}
+var FAMILY_PROBE_LIMIT = 5e3;
+var FAMILY_PROBE_SHAPE = { n: 0 };
+var PRIORITY_LEVEL_SHAPE = { found: 0, priority: 0 };
+function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
+  const params = below === void 0 ? {} : { below };
+  const pending = `${queueTerm(queue, params)}status = 'pending'`;
+  const where = below === void 0 ? withPrefix(pending, params, probeKeyPrefix, use) : withPrefix(`${pending} AND ${levelTerms(use, "priority < {:below}")}`, params, probeKeyPrefix, use);
+  return {
+    sql: `SELECT MAX(priority) IS NOT NULL AS found, COALESCE(MAX(priority), 0) AS priority FROM probe_jobs WHERE ${where.sql}`,
+    params: where.params
+  };
+}
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
 var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
+  const params = { now: formatPbDate(nowMs) };
+  if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
+  const names = storedQueueValues(queues).map((queue, i) => {
+    params[`queue${i}`] = queue;
+    return `{:queue${i}}`;
+  });
+  return withPrefix(`${EXPIRED_LEASE_SQL} AND queue IN (${names.join(", ")})${heldBackTerms(held, params)}`, params, probeKeyPrefix);
+}
+function compareClaimOrder(a, b) {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (a.run_at !== b.run_at) return a.run_at < b.run_at ? -1 : 1;
+  if (a.created !== b.created) return a.created < b.created ? -1 : 1;
+  if (a.enqueue_index !== b.enqueue_index) return a.enqueue_index - b.enqueue_index;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+function firstInClaimOrder(candidates, limit) {
+  return candidates.slice().sort(compareClaimOrder).slice(0, limit);
+}
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
@@ -13686,6 +14160,246 @@ function inRounds(items, run) {
   return answers;
 }
 
+// src/lib/claim-next.ts
+var CLAIM_NEXT_ROUNDS = 4;
+var MAX_PASSES = 64;
+var MAX_CANDIDATES = 500;
+var MAX_HELD_GROUPS = 12e3;
+function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
+  const claimed = [];
+  const stealRule = { kind: "count_orphans", cap: orphanCap2 };
+  const gate = flowGate(batch, nowMs);
+  const held = { queues: [], groups: [] };
+  const isHeld = {};
+  const holdBack = (s) => {
+    const key = `${s.scope}\0${s.name}`;
+    if (isHeld[key]) return;
+    isHeld[key] = true;
+    (s.scope === "queue" ? held.queues : held.groups).push(s.name);
+  };
+  for (const s of batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
+  const anyHeld = held.queues.length > 0 || held.groups.length > 0;
+  let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
+  if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
+  let rounds = 0;
+  for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_PASSES && claimed.length < req.limit; pass++) {
+    if (queues !== null && queues.length === 0) break;
+    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + held.queues.length + held.groups.length);
+    const except = queues === null ? held : { queues: [], groups: held.groups };
+    const candidates = firstInClaimOrder(
+      duePendingOf(batch, nowMs, req.probeKeyPrefix, want, queues, except).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, queues, except), CLAIM_ORDER, want)),
+      want
+    );
+    gate.load(candidates);
+    let gaveUp = false;
+    let heldBack = false;
+    for (const row of candidates) {
+      if (claimed.length >= req.limit) break;
+      const heldBy = { scope: null };
+      const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken2, stealRule, (r) => {
+        const refusal = gate.refusal(r);
+        heldBy.scope = refusal === null ? null : refusal.scope;
+        return refusal === null ? null : refusal.reason;
+      });
+      if (decision.kind === "win") {
+        batch.write(row, decision.patch);
+        gate.claimed(row);
+        claimed.push({ row, patch: decision.patch });
+      } else if (decision.kind === "give_up" || decision.kind === "timed_out") {
+        batch.write(row, decision.patch);
+        gaveUp = true;
+      } else if (heldBy.scope !== null) {
+        const scope = heldBy.scope;
+        holdBack(scope);
+        if (held.groups.length > MAX_HELD_GROUPS) return claimed;
+        if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
+        else if (queues === null) queues = otherQueues(batch, held.queues);
+        heldBack = true;
+      }
+    }
+    if (gaveUp) rounds++;
+    else if (!heldBack) break;
+  }
+  return claimed;
+}
+function otherQueues(batch, heldQueues) {
+  const names = [];
+  let after = null;
+  for (let i = 0; i <= MAX_CLAIM_QUEUES + heldQueues.length + 1; i++) {
+    const next = batch.queryOne(nextQueueQuery(after), NAME_SHAPE);
+    if (next === null) return names;
+    after = next.name;
+    const name = storedQueueName(next.name);
+    if (heldQueues.indexOf(name) === -1 && names.indexOf(name) === -1) names.push(name);
+    if (names.length > MAX_CLAIM_QUEUES) return null;
+  }
+  return null;
+}
+function duePendingOf(batch, nowMs, probeKeyPrefix, want, queues, except) {
+  var _a, _b;
+  if (queues === null) return duePending(batch, nowMs, probeKeyPrefix, want, void 0, except);
+  const rows = [];
+  for (const queue of storedQueueValues(queues)) {
+    const byGroup = except.groups.length > 0 && ((_b = (_a = batch.queryOne(pendingGroupCountQuery(queue, MAX_GROUP_WALK), COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : MAX_GROUP_WALK + 1) <= MAX_GROUP_WALK;
+    const found = byGroup ? duePending(batch, nowMs, probeKeyPrefix, want, queue, except, (priority) => pendingDueByGroupWhere(priority, nowMs, probeKeyPrefix, queue, except.groups, want)) : duePending(batch, nowMs, probeKeyPrefix, want, queue, except);
+    for (const row of found) rows.push(row);
+  }
+  return rows;
+}
+function duePending(batch, nowMs, probeKeyPrefix, want, queue, except = NONE_HELD, levelWhere) {
+  const use = prefixUse(batch, probeKeyPrefix);
+  const rows = [];
+  let level = batch.queryOne(topPriorityQuery(probeKeyPrefix, void 0, use, queue), PRIORITY_LEVEL_SHAPE);
+  while (level !== null && level.found === 1 && rows.length < want) {
+    const where = levelWhere !== void 0 ? levelWhere(level.priority) : pendingDueWhere(level.priority, nowMs, probeKeyPrefix, use, queue, except);
+    const found = batch.find(where, LEVEL_ORDER, want - rows.length);
+    for (const row of found) rows.push(row);
+    if (rows.length >= want) break;
+    level = batch.queryOne(topPriorityQuery(probeKeyPrefix, level.priority, use, queue), PRIORITY_LEVEL_SHAPE);
+  }
+  return rows;
+}
+function prefixUse(batch, probeKeyPrefix) {
+  if (probeKeyPrefix === "") return "filter";
+  const family = batch.queryOne(familyProbeQuery(probeKeyPrefix), FAMILY_PROBE_SHAPE);
+  return family !== null && family.n < FAMILY_PROBE_LIMIT ? "range" : "filter";
+}
+
+// src/lib/claim-plan.ts
+function flowInEffectQuery(nowMs) {
+  return {
+    sql: `SELECT EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE paused = 1 OR concurrency > 0 OR rate_limit > 0 OR (parked_until != '' AND parked_until > {:now})) AS n`,
+    params: { now: formatPbDate(nowMs) }
+  };
+}
+var WINS = ["claim", "steal"];
+var TIMED_OUT = ["timeout_retry", "timeout_dead"];
+var DEAD_LETTER2 = ["timeout_dead", "dead", "orphan_cap"];
+var GIVE_UPS = ["timeout_retry", ...DEAD_LETTER2];
+var WRITES = [...WINS, ...GIVE_UPS];
+var READ = [
+  "id",
+  "status",
+  "claimed_by",
+  "lease_token",
+  "probe_key",
+  "queue",
+  "group_key",
+  "start_by",
+  "claimed_at",
+  "version",
+  "reclaim_count",
+  "consecutive_orphan_count",
+  "attempts",
+  "max_attempts",
+  "timeout_seconds",
+  "lease_expires_at",
+  "priority",
+  "run_at",
+  "created",
+  "enqueue_index"
+];
+var CANDIDATE_COLUMNS = [
+  ...ROW_COLUMNS,
+  "COALESCE(r.priority, 0) AS r_priority",
+  "COALESCE(r.run_at, '') AS r_run_at",
+  "COALESCE(r.created, '') AS r_created",
+  "COALESCE(r.enqueue_index, 0) AS r_enqueue_index"
+];
+var KIND = "CASE WHEN r_status = 'pending' THEN (CASE WHEN " + ATTEMPTS_LEFT + ` THEN 'claim' ELSE 'dead' END) WHEN ${PAST_DEADLINE} THEN (CASE WHEN ${ATTEMPTS_LEFT} THEN 'timeout_retry' ELSE 'timeout_dead' END) WHEN NOT ${ATTEMPTS_LEFT} THEN 'dead' WHEN r_consecutive_orphan_count >= {:orphanCap} THEN 'orphan_cap' ELSE 'steal' END`;
+var GIVE_UP_ERROR = giveUpErrorSql("r_consecutive_orphan_count");
+var COLUMNS = {
+  status: [[WINS, "'claimed'"], [["timeout_retry"], "'pending'"], [DEAD_LETTER2, "'failed'"]],
+  claimed_by: [[WINS, "{:workerId}"], [["orphan_cap"], "{:sweeper}"], [["timeout_retry", "timeout_dead", "dead"], "''"]],
+  // leaseEnd: never past the attempt's deadline, which a claim dates from now.
+  lease_expires_at: [
+    [WINS, formatPbDateSql("(CASE WHEN r_timeout_seconds > 0 THEN MIN({:leaseEndMs}, {:nowMs} + r_timeout_seconds * 1000) ELSE {:leaseEndMs} END)")],
+    [["timeout_retry"], "''"]
+  ],
+  lease_token: [[WINS, "tok"], [GIVE_UPS, "''"]],
+  version: [[WRITES, "r_version + 1"]],
+  claimed_at: [[WINS, "{:now}"]],
+  attempts: [[WINS, "r_attempts + 1"]],
+  reclaim_count: [[["steal"], "r_reclaim_count + 1"]],
+  consecutive_orphan_count: [[["steal"], "r_consecutive_orphan_count + 1"]],
+  run_at: [[["timeout_retry"], formatPbDateSql(`{:nowMs} + ${retryBackoffSql("r_attempts", String(TIMEOUT_BACKOFF_DRAW))}`)]],
+  progress: [[["timeout_retry"], "'null'"]],
+  last_error: [
+    [TIMED_OUT, timedOutErrorSql("r_timeout_seconds")],
+    [["dead"], "{:maxAttemptsError}"],
+    [["orphan_cap"], GIVE_UP_ERROR]
+  ],
+  dead_lettered_at: [[DEAD_LETTER2, "{:now}"]],
+  finished_at: [[DEAD_LETTER2, "{:now}"]],
+  result: [[["orphan_cap"], `json_object('error', ${GIVE_UP_ERROR}, 'reason', {:orphanReason}, 'lastHolder', r_claimed_by)`]]
+};
+var ORDER = CLAIM_ORDER.join(", ");
+var JUDGED_ORDER = CLAIM_ORDER.map((term) => `r_${term}`).join(", ");
+function judgedCandidates(byQueue, expired) {
+  const inQueue = (alias) => byQueue ? `queue = ${alias}.q AND ` : "";
+  const maxBelow = (alias, below) => `(SELECT MAX(priority) FROM probe_jobs WHERE ${inQueue(alias)}status = 'pending'${below})`;
+  const first = byQueue ? `SELECT qs.q, ${maxBelow("qs", "")} FROM (SELECT value AS q FROM json_each({:queues})) AS qs` : `SELECT NULL, ${maxBelow("lv", "")}`;
+  const levels = `lv(q, p) AS (${first} UNION ALL SELECT lv.q, ${maxBelow("lv", " AND priority < lv.p")} FROM lv WHERE lv.p IS NOT NULL)`;
+  const levelRows = `SELECT id FROM probe_jobs WHERE ${inQueue("lv")}status = 'pending' AND priority = lv.p AND run_at <= {:now} AND ${STARTABLE_SQL} ORDER BY ${LEVEL_ORDER.join(", ")} LIMIT {:want}`;
+  const due = `SELECT j.rowid AS rid, ${READ.map((c) => `j.${c}`).join(", ")} FROM lv, probe_jobs AS j WHERE lv.p IS NOT NULL AND j.id IN (${levelRows})`;
+  const stale = `SELECT rowid AS rid, ${READ.join(", ")} FROM probe_jobs WHERE ${expired} ORDER BY ${ORDER} LIMIT {:want}`;
+  return `WITH RECURSIVE ${levels}, c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), d AS (SELECT r.rid AS r_rowid, ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), k AS (SELECT d.*, (${KIND}) AS kind FROM d), v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || (SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
+}
+function roundStatement(byQueue, expired) {
+  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
+  sets.push("updated = {:now}");
+  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row`;
+}
+var CLAIM_ROUND_SHAPE = { row: "" };
+function claimNextJobs(batch, req, nowMs, orphanCap2, newLeaseToken2) {
+  var _a;
+  if (req.probeKeyPrefix === "" && ((_a = batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n) === 0) {
+    return claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2);
+  }
+  return claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2).map(({ row, patch }) => {
+    var _a2;
+    return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
+  });
+}
+function claimRoundStatement(req, want, tokens, nowMs, orphanCap2) {
+  const expired = expiredLeaseWhere(nowMs, "", req.queues);
+  const params = Object.assign({}, expired.params, {
+    now: formatPbDate(nowMs),
+    nowMs,
+    want,
+    tokens: JSON.stringify(tokens),
+    workerId: req.workerId,
+    leaseEndMs: nowMs + clampLeaseSeconds(req.leaseSeconds) * 1e3,
+    orphanCap: orphanCap2,
+    sweeper: SWEEPER_HOLDER,
+    maxAttemptsError: MAX_ATTEMPTS_ERROR,
+    orphanReason: ORPHAN_CAP_REASON
+  });
+  const byQueue = req.queues !== null;
+  if (byQueue) params["queues"] = JSON.stringify(storedQueueValues(req.queues).filter((q, i, all) => all.indexOf(q) === i));
+  return { sql: roundStatement(byQueue, expired.sql), params };
+}
+function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
+  const claimed = [];
+  if (req.queues !== null && req.queues.length === 0) return [];
+  for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
+    const want = req.limit - claimed.length;
+    const tokens = [];
+    for (let n = 0; n < want; n++) tokens.push(newLeaseToken2());
+    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap2), CLAIM_ROUND_SHAPE).map((r) => JSON.parse(r.row));
+    if (written.length === 0) break;
+    batch.noteWritten(written.map((row) => jobView(row)));
+    let won = 0;
+    for (const row of written) {
+      if (row.status !== "claimed") continue;
+      claimed.push(row);
+      won++;
+    }
+    if (won === written.length) break;
+  }
+  return claimed.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
+}
+
 // src/lib/retention.ts
 var RETENTION_BATCH = 200;
 var RETENTION_CLASSES = COMPLETED_STATUSES;
@@ -13777,6 +14491,7 @@ function deleteExpiredBatch(batch, nowMs, getenv2, limits = TICK_BATCH) {
 }
 
 // src/lib/validate.ts
+var MAX_CLAIM_NEXT_LIMIT = 100;
 var RESERVED_WORKER_IDS = [SWEEPER_HOLDER];
 function reservedWorkerIdError(workerId) {
   return RESERVED_WORKER_IDS.indexOf(workerId) === -1 ? null : `workerId ${JSON.stringify(workerId)} is reserved for pb-fleet's server sweeper: pick another id`;
@@ -13848,6 +14563,7 @@ function validateReleaseRequest(data) {
 function absentIfNull(value) {
   return value === null ? void 0 : value;
 }
+var INVALID = null;
 var LEASE_TOKEN_ERROR = "leaseToken must be a non-empty string when given";
 function readLeaseToken(data) {
   const token = asBody(data)["leaseToken"];
@@ -13855,6 +14571,44 @@ function readLeaseToken(data) {
   if (typeof token !== "string" || token === "") return { error: LEASE_TOKEN_ERROR };
   const tooLong = tooLongError("leaseToken", token, MAX_LEASE_TOKEN_BYTES);
   return tooLong === null ? { token } : { error: tooLong };
+}
+function validateClaimNextRequest(data) {
+  const body = asBody(data);
+  const { workerId, limit } = body;
+  if (!workerId) return fail("workerId is required");
+  if (typeof workerId !== "string") return fail("workerId must be a string");
+  const badWorkerId = workerIdError(workerId);
+  if (badWorkerId !== null) return fail(badWorkerId);
+  if (limit !== void 0 && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_CLAIM_NEXT_LIMIT)) {
+    return fail(`limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`);
+  }
+  const probeKeyPrefix = readPrefix(data);
+  if (probeKeyPrefix === INVALID) return fail(PREFIX_ERROR);
+  const badPrefix = prefixError(probeKeyPrefix);
+  if (badPrefix !== null) return fail(badPrefix);
+  const queues = readClaimQueues(body["queue"]);
+  if (typeof queues === "string") return fail(queues);
+  return {
+    ok: true,
+    value: { workerId, leaseSeconds: body["leaseSeconds"], limit: limit === void 0 ? 1 : limit, probeKeyPrefix, queues }
+  };
+}
+var QUEUE_NAME_RULE = "a queue name is 1 to 64 letters, digits and _ . : -, starting with a letter or digit";
+function readClaimQueues(value) {
+  if (value === void 0 || value === null) return null;
+  const names = Array.isArray(value) ? value : [value];
+  if (names.length < 1 || names.length > MAX_CLAIM_QUEUES) return `queue must be a queue name or an array of 1 to ${MAX_CLAIM_QUEUES} names`;
+  for (const name of names) if (!isQueueName(name)) return `queue must be a queue name or an array of them (${QUEUE_NAME_RULE})`;
+  return names.filter((name, i) => names.indexOf(name) === i);
+}
+function prefixError(prefix) {
+  return tooLongError("probeKeyPrefix", prefix, MAX_PROBE_KEY_BYTES);
+}
+var PREFIX_ERROR = "probeKeyPrefix must be a string";
+function readPrefix(data) {
+  const prefix = asBody(data)["probeKeyPrefix"];
+  if (prefix === void 0) return "";
+  return typeof prefix === "string" ? prefix : INVALID;
 }
 function isReleaseTarget(value) {
   return RELEASE_TARGETS.indexOf(value) !== -1;
@@ -13880,6 +14634,15 @@ function validateCompleteRequest(data) {
   }
   return { ok: true, value: releases };
 }
+function validateCompleteClaimNext(data) {
+  const body = asBody(data);
+  const claim = body["claimNext"];
+  if (claim === void 0 || claim === null) return { ok: true, value: null };
+  if (typeof claim !== "object" || Array.isArray(claim)) return fail("claimNext must be an object of claim-next's fields");
+  if ("workerId" in claim) return fail("claimNext takes the call's workerId: leave workerId out of it");
+  const valid = validateClaimNextRequest(__spreadProps(__spreadValues({}, claim), { workerId: body["workerId"] }));
+  return valid.ok ? valid : fail(`claimNext: ${valid.error}`);
+}
 function batchItems(body, field) {
   const { workerId } = body;
   if (!workerId) return "workerId is required";
@@ -13899,17 +14662,25 @@ function batchItems(body, field) {
 
 // src/handlers/complete.ts
 function handleComplete(req) {
-  const valid = validateCompleteRequest(req.body());
+  const body = req.body();
+  const valid = validateCompleteRequest(body);
   if (!valid.ok) return json(400, { error: valid.error });
+  const next = validateCompleteClaimNext(body);
+  if (!next.ok) return json(400, { error: next.error });
   const refused = batchWorkerIdRefusal(req.caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
-  const results = updateJobsBulk("complete", (batch, now) => {
+  const scope = next.value === null ? null : claimQueues(req.caller, next.value.queues);
+  if (scope !== null && "refusal" in scope) return json(403, { error: scope.refusal });
+  const claim = next.value === null || scope === null ? null : __spreadProps(__spreadValues({}, next.value), { queues: scope.queues });
+  const cap = claim === null ? 0 : orphanCap(getenv);
+  const done = updateJobsBulk("complete", (batch, now) => {
     const released = completeByPlan(batch, valid.value, now, Math.random);
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
-    return released;
+    const jobs = claim === null ? null : claimNextJobs(batch, claim, now, cap, newLeaseToken);
+    return { released, jobs };
   });
-  if (results === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer = { results };
+  if (done === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer = done.jobs === null ? { results: done.released } : { results: done.released, jobs: done.jobs };
   return json(200, answer);
 }
 
@@ -15909,7 +16680,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 39f683ca264b"] || (globalThis["pbFleet GET /api/fleet/openapi.json 39f683ca264b"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 66fa1d7f11e6"] || (globalThis["pbFleet GET /api/fleet/openapi.json 66fa1d7f11e6"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -16436,6 +17207,13 @@ var completeResult = oneOf(
   answer({ jobId: text(), released: { const: true }, job: ref("JobView") }),
   answer({ jobId: text(), released: { const: false }, reason: reasons(RELEASE_REFUSALS, "Why the release was refused.") })
 );
+var claimNextFields = {
+  leaseSeconds,
+  limit: int(1, MAX_CLAIM_NEXT_LIMIT, "How many jobs to claim at most; default 1."),
+  probeKeyPrefix,
+  queue: oneOf(queueName, arrayOf2(queueName, 1, MAX_CLAIM_QUEUES))
+};
+var claimedJobs = arrayOf2(answer({ job: ref("QueueJobView"), leaseToken: text() }));
 var OPERATIONS = {
   "POST /api/fleet/claim": {
     operationId: "claim",
@@ -16477,14 +17255,8 @@ var OPERATIONS = {
   "POST /api/fleet/claim-next": {
     operationId: "claimNext",
     summary: "Claim the next due jobs, in claim order",
-    body: request({
-      workerId,
-      leaseSeconds,
-      limit: int(1, MAX_CLAIM_NEXT_LIMIT, "How many jobs to claim at most; default 1."),
-      probeKeyPrefix,
-      queue: oneOf(queueName, arrayOf2(queueName, 1, MAX_CLAIM_QUEUES))
-    }, ["workerId"]),
-    ok: answer({ jobs: arrayOf2(answer({ job: ref("QueueJobView"), leaseToken: text() })) }),
+    body: request(__spreadValues({ workerId }, claimNextFields), ["workerId"]),
+    ok: answer({ jobs: claimedJobs }),
     validates: true
   },
   "POST /api/fleet/sweep": {
@@ -16622,11 +17394,13 @@ var OPERATIONS = {
   "POST /api/fleet/complete": {
     operationId: "complete",
     summary: "Release many jobs of one holder in one transaction",
+    description: "With claimNext (claim-next's fields without workerId), the same transaction then claims as claim-next would for workerId, answered as jobs: a worker whose slots the releases free asks for their next jobs in the same request.",
     body: request({
       workerId,
-      releases: arrayOf2(request(__spreadValues({ jobId }, releaseFields), ["jobId", "status"]), 1, MAX_BATCH_ITEMS)
+      releases: arrayOf2(request(__spreadValues({ jobId }, releaseFields), ["jobId", "status"]), 1, MAX_BATCH_ITEMS),
+      claimNext: request(claimNextFields, [])
     }, ["workerId", "releases"]),
-    ok: answer({ results: arrayOf2(completeResult) }),
+    ok: answer({ results: arrayOf2(completeResult), jobs: claimedJobs }, ["results"]),
     validates: true,
     unavailable: ERROR_503
   },

@@ -27,14 +27,20 @@
  * A lost answer is sent again like a lost release: an item that committed
  * then reads refused_terminal_same_holder, its own release. A server without
  * `complete` (a 404 to the first call, remembered) gets one release per job.
+ *
+ * With a rider (the Worker's, worker/claim-rides.ts), a call's first attempt
+ * also claims the jobs for the room its releases free (completeAndClaim), once
+ * the server has answered a complete; its retries never claim.
  */
 import { MAX_BATCH_BODY_BYTES, MAX_BATCH_ITEMS, MAX_REQUEST_BODY_BYTES } from "../lib/queue.js";
 import type { CompleteItem, CompleteResponse, JobView, ReleaseRefusal, ReleaseTarget } from "../lib/types.js";
-import { FleetHttpError, isMissingEndpoint, isTransientError, toError } from "./errors.js";
+import { FleetForbiddenError, FleetHttpError, isMissingEndpoint, isTransientError, toError } from "./errors.js";
+import { isObject } from "./json-object.js";
 import { jsonBytes } from "./json-bytes.js";
 import type { ErrorEvent } from "./events.js";
 import { DEFAULT_TIMEOUT_MS, type FleetApi, type ReleaseOptions, type RequestOptions } from "./fleet-client.js";
 import { retryReport } from "./report-retry.js";
+import type { ClaimRider } from "./worker/claim-rides.js";
 
 /**
  * How long a finished job's release waits in the completion queue when no
@@ -91,7 +97,9 @@ export interface FinishedRelease {
 
 export interface CompletionQueueOptions {
   workerId: string;
-  client: Pick<FleetApi, "complete" | "release" | "timeoutMs">;
+  client: Pick<FleetApi, "complete" | "completeAndClaim" | "release" | "timeoutMs">;
+  /** Claims that ride on the complete calls (worker/claim-rides.ts); none without it. */
+  rider?: ClaimRider;
   /** How long to keep retrying a call that fails transiently, ms (the Worker's reportRetryMs). */
   reportRetryMs: number;
   /** Every failure, as the Worker's `error` event. */
@@ -110,7 +118,8 @@ interface Entry {
 
 export class CompletionQueue {
   readonly #workerId: string;
-  readonly #client: Pick<FleetApi, "complete" | "release" | "timeoutMs">;
+  readonly #client: Pick<FleetApi, "complete" | "completeAndClaim" | "release" | "timeoutMs">;
+  readonly #rider: ClaimRider | null;
   readonly #reportRetryMs: number;
   readonly #onError: (event: ErrorEvent) => void;
   readonly #maxBodyBytes: number;
@@ -133,6 +142,7 @@ export class CompletionQueue {
   constructor(opts: CompletionQueueOptions) {
     this.#workerId = opts.workerId;
     this.#client = opts.client;
+    this.#rider = typeof opts.client.completeAndClaim === "function" ? opts.rider ?? null : null;
     this.#reportRetryMs = opts.reportRetryMs;
     this.#onError = opts.onError;
     this.#maxBodyBytes = opts.maxBodyBytes ?? MAX_BATCH_BODY_BYTES;
@@ -225,14 +235,40 @@ export class CompletionQueue {
     // Queued before a 404 to another call told the server has no `complete`.
     if (this.#hasComplete === false) return this.#releaseEach(batch, null);
     const probing = (err: unknown): boolean => this.#hasComplete !== true && isMissingEndpoint(err);
+    const items = batch.map((entry) => entry.item);
+    const wait = this.#waitFor(this.#bodyBytes(batch.length, sum(batch)));
+    // The first attempt may carry a claim, once the server is known to have complete; a retry never does.
+    const firstRide = this.#rider !== null && this.#hasComplete === true ? this.#rider.ride(batch.length) : null;
+    let ride = firstRide;
     const sent = await retryReport(
-      () => this.#client.complete!(this.#workerId, batch.map((entry) => entry.item), ...this.#waitFor(this.#bodyBytes(batch.length, sum(batch)))),
+      () => {
+        const thisRide = ride;
+        ride = null;
+        if (thisRide === null) return this.#client.complete!(this.#workerId, items, ...wait);
+        const sentAt = Date.now();
+        return this.#client.completeAndClaim!(this.#workerId, items, thisRide.claim, ...wait).then(
+          (answer) => {
+            thisRide.settle(answer.jobs ?? "unsupported", sentAt);
+            return { results: answer.results };
+          },
+          (err: unknown) => {
+            // Refused for the claim it carried (a server that takes another claimNext, a queue the identity may not
+            // take): no more rides, and the releases go at once without it.
+            const refusedClaim = isClaimRefusal(err);
+            thisRide.settle(refusedClaim ? "unsupported" : "failed", sentAt);
+            if (refusedClaim) return this.#client.complete!(this.#workerId, items, ...wait);
+            throw err;
+          },
+        );
+      },
       this.#reportRetryMs,
       (err) => {
         // (A 404 to a call sent beside the first probe counts too: the server has never answered one.)
         if (!probing(err)) this.#onError({ op: "complete", error: toError(err) });
       },
     );
+    // (Settled already, unless the client threw before it had a promise.)
+    firstRide?.settle("failed", Date.now());
     if ("value" in sent) {
       this.#hasComplete = true;
       return this.#settleAll(batch, sent.value);
@@ -314,6 +350,14 @@ export class CompletionQueue {
     this.#onError({ op, jobId, error });
     entry.settle(null);
   }
+}
+
+/** A ride's call refused for its claimNext: a 400 about it, or a worker identity's 403 (plain complete then tells whether it was the claim). */
+function isClaimRefusal(err: unknown): boolean {
+  if (err instanceof FleetForbiddenError) return true;
+  if (!(err instanceof FleetHttpError) || err.status !== 400) return false;
+  const body: unknown = err.body;
+  return isObject(body) && typeof body["error"] === "string" && body["error"].startsWith("claimNext");
 }
 
 /** The wire item of a release (null and undefined fields left out, as the client sends it). */

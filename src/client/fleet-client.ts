@@ -29,7 +29,7 @@ import { nodeHttpRequester } from "./fleet-client/node-http.js";
 import { fetchRequester, Transport } from "./fleet-client/transport.js";
 import {
   DEFAULT_TIMEOUT_MS,
-  type AuthApi, type ClaimNextOptions, type ClaimResult, type EnqueueCallOptions, type EnqueueManyOptions, type FleetApi,
+  type AuthApi, type ClaimNextOptions, type ClaimResult, type CompleteAndClaimResponse, type CompleteClaimOptions, type EnqueueCallOptions, type EnqueueManyOptions, type FleetApi,
   type FleetClientOptions, type HeartbeatOptions, type HeldJob, type JobQuery, type JobRecord, type ListOptions,
   type ReleaseOptions, type RenewOptions, type RequestOptions, type WorkerIdentity,
 } from "./fleet-client/types.js";
@@ -246,6 +246,26 @@ export class FleetClient implements FleetApi {
    */
   complete(workerId: string, releases: readonly CompleteItem[], req?: RequestOptions): Promise<CompleteResponse> {
     return this.#protocol.complete(workerId, releases, req);
+  }
+
+  /**
+   * POST /api/fleet/complete with `claimNext`: the releases (at most
+   * MAX_BATCH_ITEMS, checked as complete checks them), then in the same
+   * transaction a claim as claimNext would make for `workerId` with `claim`'s
+   * options, all in one request, as a Worker reports finished jobs and asks
+   * for the next ones at once. Answers `{ results, jobs }`: the results as
+   * complete answers them, and the claimed jobs (as claimNext answers them),
+   * or `jobs: null` from a server that claims nothing in a complete (one from
+   * before it: it ignores the field).
+   *
+   * Sent once, never retried (a lost answer may have claimed jobs: they are
+   * held by `workerId` until their leases lapse): after a failure, send the
+   * releases again with complete, which is safe.
+   */
+  completeAndClaim(
+    workerId: string, releases: readonly CompleteItem[], claim: CompleteClaimOptions, req?: RequestOptions,
+  ): Promise<CompleteAndClaimResponse> {
+    return this.#protocol.completeAndClaim(workerId, releases, claim, req);
   }
 
   /**

@@ -21,6 +21,8 @@ export {
   type ClaimResult,
   type ClaimedJobView,
   type ClaimNextOptions,
+  type CompleteClaimOptions,
+  type CompleteAndClaimResponse,
   type RenewOptions,
   type ReleaseOptions,
   type HeartbeatOptions,

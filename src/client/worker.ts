@@ -55,6 +55,7 @@ import {
 import type { StopMode, WorkerJob, WorkerOptions } from "./worker/api.js";
 import { ClaimAheadBuffer } from "./worker/claim-ahead.js";
 import { ClaimLoop } from "./worker/claim-loop.js";
+import { ClaimRides } from "./worker/claim-rides.js";
 import type { WorkerEvents } from "./worker/events.js";
 import { runHandler, type Handlers } from "./worker/handlers.js";
 import { LeaseUpkeep } from "./worker/lease-upkeep.js";
@@ -99,6 +100,8 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   readonly #buffer: ClaimAheadBuffer;
   /** Claims jobs into the buffer while the Worker runs. */
   readonly #claims: ClaimLoop;
+  /** The claims on the wire, and those that ride on complete calls. */
+  readonly #rides: ClaimRides;
   /** Resolves stop()'s wait once no job is left. */
   #idle: (() => void) | null = null;
   /** Renews the leases of #active, and loses those that end or are refused. */
@@ -141,9 +144,21 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
       launch: (job) => this.#launch(job),
       onRoom: () => this.#claims.roomMade(),
     });
+    this.#rides = new ClaimRides({
+      isRunning: () => this.#running,
+      room: () => this.#buffer.claimLimit(),
+      roomAfter: (ended) => this.#buffer.claimLimitAfter(ended),
+      claim: () => ({
+        leaseSeconds: this.#leaseSeconds,
+        ...(opts.probeKeyPrefix !== undefined ? { probeKeyPrefix: opts.probeKeyPrefix } : {}),
+        ...(queue !== undefined ? { queue } : {}),
+      }),
+      take: (held, sentAt) => this.#startJob(held, sentAt), fill: () => this.#buffer.fill(), roomMade: () => this.#claims.roomMade(),
+    });
     this.#claims = new ClaimLoop({
       client, workerId: () => this.#workerId, leaseSeconds: this.#leaseSeconds, probeKeyPrefix: opts.probeKeyPrefix, queue, poll,
-      events: this.#events, isRunning: () => this.#running, claimLimit: () => this.#buffer.claimLimit(),
+      events: this.#events, isRunning: () => this.#running, claimLimit: () => this.#rides.available(),
+      reserve: (n) => this.#rides.reserve(n),
       take: (held, sentAt) => this.#startJob(held, sentAt), fill: () => this.#buffer.fill(),
       onIdentity: (identity) => {
         this.#workerId = identityWorkerId(identity.id, this.#workerId);
@@ -175,7 +190,9 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
   }
 
   #jobReports(): JobReports {
-    return new JobReports({ workerId: this.#workerId, client: this.#client, reportRetryMs: this.#reportRetryMs, events: this.#events });
+    return new JobReports({
+      workerId: this.#workerId, client: this.#client, reportRetryMs: this.#reportRetryMs, events: this.#events, rider: this.#rides,
+    });
   }
 
   /** Jobs whose handler or report is still running (not those waiting in the claim-ahead buffer). */
@@ -217,9 +234,10 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
     // Releases waiting for company go now: no more jobs will be claimed to join them.
     this.#reports.flush();
     this.#stopping = (async () => {
-      // The loop may still be starting jobs it has just claimed: let it, then
-      // treat those like the others.
+      // The loop and the rides on the wire may still be starting jobs they have
+      // just claimed: let them, then treat those like the others.
       await this.#loop;
+      await this.#rides.landed();
       applyStopMode(this.#active, mode, (job) => this.#buffer.unbuffer(job));
       if (this.#active.size > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
       this.#leases.stop();

@@ -1,28 +1,41 @@
 /**
- * POST /api/fleet/complete { workerId, releases: [{ jobId, leaseToken?, status, result?, error? }] }
+ * POST /api/fleet/complete { workerId, releases: [{ jobId, leaseToken?, status, result?, error? }], claimNext? }
  * Releases up to 100 jobs in one transaction: `{ results: [{ jobId, released, reason? }] }` in request order.
- * The same transaction deletes up to twice as many expired finished rows.
+ * The same transaction deletes up to twice as many expired finished rows, and
+ * with `claimNext` (claim-next's fields but workerId) then claims as
+ * claim-next would, answered as `jobs` beside the results.
  */
-import { getenv, json, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
+import { getenv, json, newLeaseToken, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { completeByPlan } from "../lib/batch-plans.js";
-import { batchWorkerIdRefusal } from "../lib/identity.js";
+import { claimNextJobs } from "../lib/claim-plan.js";
+import { orphanCap } from "../lib/config.js";
+import { batchWorkerIdRefusal, claimQueues } from "../lib/identity.js";
 import { deleteExpiredBatch, retentionAlongsideComplete } from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
-import type { CompleteResponse } from "../lib/types.js";
-import { validateCompleteRequest } from "../lib/validate.js";
+import type { ClaimedJob, CompleteResponse } from "../lib/types.js";
+import { validateCompleteClaimNext, validateCompleteRequest } from "../lib/validate.js";
 
 export function handleComplete(req: FleetRequest): Reply {
-  const valid = validateCompleteRequest(req.body());
+  const body = req.body();
+  const valid = validateCompleteRequest(body);
   if (!valid.ok) return json(400, { error: valid.error });
+  const next = validateCompleteClaimNext(body);
+  if (!next.ok) return json(400, { error: next.error });
   const refused = batchWorkerIdRefusal(req.caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
-  const results = updateJobsBulk("complete", (batch, now) => {
+  const scope = next.value === null ? null : claimQueues(req.caller, next.value.queues);
+  if (scope !== null && "refusal" in scope) return json(403, { error: scope.refusal });
+  const claim = next.value === null || scope === null ? null : { ...next.value, queues: scope.queues };
+  const cap = claim === null ? 0 : orphanCap(getenv);
+  const done = updateJobsBulk("complete", (batch, now) => {
     const released = completeByPlan(batch, valid.value, now, Math.random);
     // Retention keeps pace with the batch path, in this same transaction (maintenance.ts).
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
-    return released;
+    // After the releases: the jobs and the flow limits they held are free for this claim.
+    const jobs: ClaimedJob[] | null = claim === null ? null : claimNextJobs(batch, claim, now, cap, newLeaseToken);
+    return { released, jobs };
   });
-  if (results === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer: CompleteResponse = { results };
+  if (done === null) return json(503, { error: TRANSACTION_FAILED });
+  const answer: CompleteResponse = done.jobs === null ? { results: done.released } : { results: done.released, jobs: done.jobs };
   return json(200, answer);
 }

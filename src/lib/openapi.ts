@@ -68,6 +68,15 @@ const completeResult = oneOf(
   answer({ jobId: text(), released: { const: false }, reason: reasons(RELEASE_REFUSALS, "Why the release was refused.") }),
 );
 
+/** claim-next's fields but the holder: its own body, and complete's `claimNext`. */
+const claimNextFields = {
+  leaseSeconds,
+  limit: int(1, MAX_CLAIM_NEXT_LIMIT, "How many jobs to claim at most; default 1."),
+  probeKeyPrefix,
+  queue: oneOf(queueName, arrayOf(queueName, 1, MAX_CLAIM_QUEUES)),
+};
+const claimedJobs = arrayOf(answer({ job: ref("QueueJobView"), leaseToken: text() }));
+
 const OPERATIONS: { [route: string]: Operation } = {
   "POST /api/fleet/claim": {
     operationId: "claim",
@@ -106,13 +115,8 @@ const OPERATIONS: { [route: string]: Operation } = {
   "POST /api/fleet/claim-next": {
     operationId: "claimNext",
     summary: "Claim the next due jobs, in claim order",
-    body: request({
-      workerId, leaseSeconds,
-      limit: int(1, MAX_CLAIM_NEXT_LIMIT, "How many jobs to claim at most; default 1."),
-      probeKeyPrefix,
-      queue: oneOf(queueName, arrayOf(queueName, 1, MAX_CLAIM_QUEUES)),
-    }, ["workerId"]),
-    ok: answer({ jobs: arrayOf(answer({ job: ref("QueueJobView"), leaseToken: text() })) }),
+    body: request({ workerId, ...claimNextFields }, ["workerId"]),
+    ok: answer({ jobs: claimedJobs }),
     validates: true,
   },
   "POST /api/fleet/sweep": {
@@ -237,11 +241,14 @@ const OPERATIONS: { [route: string]: Operation } = {
   "POST /api/fleet/complete": {
     operationId: "complete",
     summary: "Release many jobs of one holder in one transaction",
+    description: "With claimNext (claim-next's fields without workerId), the same transaction then claims as claim-next would for workerId, answered as jobs: " +
+      "a worker whose slots the releases free asks for their next jobs in the same request.",
     body: request({
       workerId,
       releases: arrayOf(request({ jobId, ...releaseFields }, ["jobId", "status"]), 1, MAX_BATCH_ITEMS),
+      claimNext: request(claimNextFields, []),
     }, ["workerId", "releases"]),
-    ok: answer({ results: arrayOf(completeResult) }),
+    ok: answer({ results: arrayOf(completeResult), jobs: claimedJobs }, ["results"]),
     validates: true,
     unavailable: ERROR_503,
   },

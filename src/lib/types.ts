@@ -263,6 +263,12 @@ export interface CompleteRequest {
   workerId: string;
   /** 1 to MAX_BATCH_ITEMS. */
   releases: CompleteItem[];
+  /**
+   * Also claim, in the same transaction after the releases, as claim-next
+   * would for `workerId` with these fields (a call of a Worker whose slots
+   * the releases free: one request instead of two). Absent: no claim.
+   */
+  claimNext?: Omit<ClaimNextRequest, "workerId">;
 }
 /** As release answers, per item: a released item carries the job as written. */
 export type CompleteResult =
@@ -271,6 +277,8 @@ export type CompleteResult =
 /** One result per item, in request order. */
 export interface CompleteResponse {
   results: CompleteResult[];
+  /** Only when the request had `claimNext`: what that claimed, as claim-next answers it. */
+  jobs?: ClaimedJob[];
 }
 
 /** GET /api/fleet/stats (JSON; `?format=prometheus` gives the same in Prometheus text). */

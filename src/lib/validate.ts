@@ -438,6 +438,20 @@ export function validateCompleteRequest(data: unknown): Validated<ReleaseRequest
   return { ok: true, value: releases };
 }
 
+/**
+ * complete's `claimNext`: absent or null (no claim), or claim-next's fields
+ * but `workerId` (the call's own claims); else the 400's message.
+ */
+export function validateCompleteClaimNext(data: unknown): Validated<ClaimNextRequestFields | null> {
+  const body = asBody(data);
+  const claim: unknown = body["claimNext"];
+  if (claim === undefined || claim === null) return { ok: true, value: null };
+  if (typeof claim !== "object" || Array.isArray(claim)) return fail("claimNext must be an object of claim-next's fields");
+  if ("workerId" in claim) return fail("claimNext takes the call's workerId: leave workerId out of it");
+  const valid = validateClaimNextRequest({ ...claim, workerId: body["workerId"] });
+  return valid.ok ? valid : fail(`claimNext: ${valid.error}`);
+}
+
 /** The items of a batch call: 1 to MAX_BATCH_ITEMS objects, from a caller with a valid workerId; else the 400's message. */
 function batchItems(body: Body, field: string): unknown[] | string {
   const { workerId } = body;

@@ -131,6 +131,18 @@ describe("answers fit the OpenAPI document", () => {
     }, undefined, 200);
     expect(done.body.results.map((r: { released: boolean }) => r.released)).toEqual([true, false, true]);
     await call("POST", "/api/fleet/complete", { workerId: "bw", releases: [{ jobId: a!.job.id }] }, undefined, 400);
+
+    // complete with claimNext: the results and the jobs claimed after them.
+    await call("POST", "/api/fleet/enqueue", { jobs: [{ probeKey: `${prefix}c`, priority: 9 }, { probeKey: `${prefix}d`, priority: 8 }] }, undefined, 200);
+    const [c] = (await call("POST", "/api/fleet/claim-next", { workerId: "bw", probeKeyPrefix: prefix }, undefined, 200)).body.jobs;
+    const rode = await call("POST", "/api/fleet/complete", {
+      workerId: "bw", releases: [{ jobId: c.job.id, leaseToken: c.leaseToken, status: "done" }],
+      claimNext: { probeKeyPrefix: prefix, limit: 2, leaseSeconds: 60 },
+    }, undefined, 200);
+    expect(rode.body.jobs.map((j: { job: { probe_key: string } }) => j.job.probe_key)).toEqual([`${prefix}d`]);
+    await call("POST", "/api/fleet/complete", {
+      workerId: "bw", releases: [{ jobId: c.job.id, status: "done" }], claimNext: { limit: 0 },
+    }, undefined, 400);
   });
 
   it("cancel, retry (retried, refused with and without a reason)", async () => {

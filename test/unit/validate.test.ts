@@ -11,6 +11,7 @@ import {
   readPrefix,
   validateClaimNextRequest,
   validateClaimRequest,
+  validateCompleteClaimNext,
   validateEnqueueRequest,
   validateJobIdRequest,
   validateReleaseRequest,
@@ -248,6 +249,39 @@ describe("validateClaimNextRequest", () => {
       expect(validateClaimNextRequest({ workerId: "w", limit: 0, queue: [] })).toEqual({ ok: false, error: LIMIT_INVALID });
       expect(validateClaimNextRequest({ workerId: "w", probeKeyPrefix: 5, queue: [] })).toEqual({ ok: false, error: PREFIX_INVALID });
     });
+  });
+});
+
+describe("validateCompleteClaimNext (complete's claimNext)", () => {
+  const body = (claimNext: unknown) => ({ workerId: "w1", releases: [{ jobId: "j", status: "done" }], claimNext });
+
+  it("absent or null: no claim", () => {
+    expect(validateCompleteClaimNext({ workerId: "w1", releases: [] })).toEqual({ ok: true, value: null });
+    expect(validateCompleteClaimNext(body(null))).toEqual({ ok: true, value: null });
+  });
+
+  it("claim-next's fields, under the call's workerId, with claim-next's defaults", () => {
+    expect(validateCompleteClaimNext(body({}))).toEqual({
+      ok: true, value: { workerId: "w1", leaseSeconds: undefined, limit: 1, probeKeyPrefix: "", queues: null },
+    });
+    expect(validateCompleteClaimNext(body({ limit: MAX_CLAIM_NEXT_LIMIT, queue: ["a", "b", "a"], probeKeyPrefix: "p/", leaseSeconds: 45 }))).toEqual({
+      ok: true, value: { workerId: "w1", leaseSeconds: 45, limit: MAX_CLAIM_NEXT_LIMIT, probeKeyPrefix: "p/", queues: ["a", "b"] },
+    });
+  });
+
+  it.each([
+    [5, "claimNext must be an object of claim-next's fields"],
+    ["x", "claimNext must be an object of claim-next's fields"],
+    [[], "claimNext must be an object of claim-next's fields"],
+    [{ workerId: "w1" }, "claimNext takes the call's workerId: leave workerId out of it"],
+    [{ limit: 0 }, `claimNext: limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`],
+    [{ limit: 1.5 }, `claimNext: limit must be an integer from 1 to ${MAX_CLAIM_NEXT_LIMIT}`],
+  ])("refuses %j: %s", (claimNext, error) => {
+    expect(validateCompleteClaimNext(body(claimNext))).toEqual({ ok: false, error });
+  });
+
+  it("the call's workerId is claim-next's: a missing one is claim-next's message", () => {
+    expect(validateCompleteClaimNext({ claimNext: {} })).toEqual({ ok: false, error: "claimNext: workerId is required" });
   });
 });
 

@@ -26,6 +26,7 @@ import type {
 } from "../../lib/types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "../../lib/validate.js";
 import { FleetHttpError, isMissingEndpoint } from "../errors.js";
+import { isObject } from "../json-object.js";
 import { checkBatchList, checkBatchWorkerId, checkClaimQueue, checkLeaseSeconds, checkProgress, checkReleaseFields, toCompleteItem, toHeartbeatItem } from "../queue-options.js";
 import {
   parseClaim, parseClaimNext, parseCompleteResults, parseHeartbeatResults, parseRelease, parseRenew, parseSweep,
@@ -33,7 +34,8 @@ import {
 import type { JobRecords } from "./records.js";
 import { retryOnce, type AuthorizedCalls } from "./transport.js";
 import type {
-  ClaimNextOptions, ClaimResult, HeartbeatOptions, HeldJob, ReleaseOptions, RenewOptions, RequestOptions,
+  ClaimNextOptions, ClaimResult, CompleteAndClaimResponse, CompleteClaimOptions, HeartbeatOptions, HeldJob, ReleaseOptions,
+  RenewOptions, RequestOptions,
 } from "./types.js";
 
 export class ProtocolCalls {
@@ -122,12 +124,39 @@ export class ProtocolCalls {
     return { results };
   }
 
-  /** One chunk of heartbeat or complete, retried once; a 404 to the first chunk says the server has no such endpoint. */
-  async #batchCall(op: "heartbeat" | "complete", start: number, body: HeartbeatRequest | CompleteRequest, req?: RequestOptions): Promise<unknown> {
+  async completeAndClaim(
+    workerId: string, releases: readonly CompleteItem[], claim: CompleteClaimOptions, req?: RequestOptions,
+  ): Promise<CompleteAndClaimResponse> {
+    const op = "completeAndClaim";
+    checkBatchWorkerId(op, workerId);
+    const items = checkBatchList(op, "releases", releases).map((release, i) => toCompleteItem(`${op}: releases[${i}]`, release));
+    if (items.length > MAX_BATCH_ITEMS) {
+      throw new TypeError(`${op}: releases must be at most ${MAX_BATCH_ITEMS} items (one transaction); got ${items.length}`);
+    }
+    const queue = checkClaimQueue(op, claim.queue);
+    const claimNext: CompleteRequest["claimNext"] = {
+      leaseSeconds: claim.leaseSeconds, limit: claim.limit, probeKeyPrefix: claim.probeKeyPrefix || undefined, queue,
+    };
+    // Sent once: a retry after a lost answer would claim a second time.
+    const body = await this.#batchCall("complete", 0, { workerId, releases: items, claimNext } satisfies CompleteRequest, req, false);
+    const results = parseCompleteResults(body, items);
+    // A server from before claimNext in complete ignores it: no `jobs`.
+    const jobs = isObject(body) && body["jobs"] !== undefined ? parseClaimNext({ jobs: body["jobs"] }) : null;
+    return { results, jobs };
+  }
+
+  /**
+   * One chunk of heartbeat or complete, retried once unless `retry` is false;
+   * a 404 to the first chunk says the server has no such endpoint.
+   */
+  async #batchCall(
+    op: "heartbeat" | "complete", start: number, body: HeartbeatRequest | CompleteRequest, req?: RequestOptions, retry = true,
+  ): Promise<unknown> {
     const path = `/api/fleet/${op}`;
     let answer: unknown;
     try {
-      answer = await retryOnce(() => this.#calls.post(op, path, body as unknown as Record<string, unknown>, req));
+      const send = () => this.#calls.post(op, path, body as unknown as Record<string, unknown>, req);
+      answer = await (retry ? retryOnce(send) : send());
     } catch (err) {
       // Only a 404 before the server ever answered one is a probe: a server
       // that has answered a chunk has the endpoint.

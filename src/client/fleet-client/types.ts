@@ -10,6 +10,7 @@ import type {
   ClaimRefusal,
   CompleteItem,
   CompleteResponse,
+  CompleteResult,
   HeartbeatItem,
   HeartbeatResponse,
   JobStatus,
@@ -186,6 +187,15 @@ export interface EnqueueManyOptions extends RequestOptions {
  */
 export type ClaimNextOptions = Omit<ClaimNextRequest, "queue"> & { queue?: string | readonly string[] };
 
+/** What completeAndClaim claims: claimNext's options but the holder (the call's workerId). */
+export type CompleteClaimOptions = Omit<ClaimNextOptions, "workerId">;
+
+/** completeAndClaim's answer: the releases' results, and the jobs claimed (null: a server that claims nothing in a complete). */
+export interface CompleteAndClaimResponse {
+  results: CompleteResult[];
+  jobs: HeldJob[] | null;
+}
+
 /** Most rows one list asks for (PocketBase 0.22's page size limit; 0.23+ allows 1000). */
 export const MAX_LIST_LIMIT = 500;
 
@@ -240,4 +250,13 @@ export interface FleetApi {
    * FleetApi without it gets one release per job from the Worker.
    */
   complete?(workerId: string, releases: readonly CompleteItem[], req?: RequestOptions): Promise<CompleteResponse>;
+  /**
+   * POST /api/fleet/complete with `claimNext`: the releases, then a claim in
+   * the same transaction, in one request sent once (never retried: a lost
+   * answer would have claimed). Optional: a FleetApi without it gets its
+   * Worker's claims from claimNext alone.
+   */
+  completeAndClaim?(
+    workerId: string, releases: readonly CompleteItem[], claim: CompleteClaimOptions, req?: RequestOptions,
+  ): Promise<CompleteAndClaimResponse>;
 }

@@ -131,16 +131,28 @@ export class ClaimAheadBuffer {
    * claim is worth its round trip); 0: none now.
    */
   claimLimit(): number {
+    return this.claimLimitAfter(0);
+  }
+
+  /**
+   * claimLimit once `ended` of the jobs started (their handlers returned,
+   * their reports under way) have left: what a claim sent with those
+   * reports may ask for (see claim-rides.ts).
+   */
+  claimLimitAfter(ended: number): number {
     const buffered = this.#buffer.length;
-    const free = this.#startRoom() - buffered;
+    const free = this.#startRoom(ended) - buffered;
     if (free > 0) return free;
     const target = this.#aheadTarget();
     return buffered * 2 <= target ? target - buffered : 0;
   }
 
-  /** Jobs that may start now: free slots, within the bound of jobs started and not ended (#maxStarted). */
-  #startRoom(): number {
-    return Math.min(this.#concurrency - this.#handlers, this.#maxStarted - (this.#jobs.size - this.#buffer.length));
+  /**
+   * Jobs that may start now (or once `ended` started jobs have left): free
+   * slots, within the bound of jobs started and not ended (#maxStarted).
+   */
+  #startRoom(ended = 0): number {
+    return Math.min(this.#concurrency - this.#handlers, this.#maxStarted - (this.#jobs.size - ended - this.#buffer.length));
   }
 
   /**

@@ -26,6 +26,8 @@ export interface ClaimLoopOptions {
   isRunning: () => boolean;
   /** How many jobs the next claim asks for; 0: none now (the loop waits for roomMade()). */
   claimLimit: () => number;
+  /** Holds `n` of the room while a claim is on the wire; the function returned gives it back (see claim-rides.ts). */
+  reserve: (n: number) => () => void;
   /** Takes one claim (sent at `sentAt`); true when it added a job to start. */
   take: (held: HeldJob, sentAt: number) => boolean;
   /** Starts the jobs the claims added. */
@@ -74,17 +76,20 @@ export class ClaimLoop {
         continue;
       }
       const sentAt = Date.now();
+      // The server's claim-next takes at most 100 a call: more free slots are filled by the next poll, at once.
+      const asked = Math.min(limit, MAX_CLAIM_NEXT_LIMIT);
+      const unreserve = this.#opts.reserve(asked);
       let held: HeldJob[];
       try {
         held = await client.claimNext({
           workerId: this.#opts.workerId(),
           leaseSeconds: this.#opts.leaseSeconds,
-          // The server's claim-next takes at most 100 a call: more free slots are filled by the next poll, at once.
-          limit: Math.min(limit, MAX_CLAIM_NEXT_LIMIT),
+          limit: asked,
           probeKeyPrefix: this.#opts.probeKeyPrefix,
           ...(this.#opts.queue !== undefined ? { queue: this.#opts.queue } : {}),
         });
       } catch (err) {
+        unreserve();
         events.report("error", { op: "claimNext", error: toError(err) });
         await sleep(backoffDelay(emptyPolls++, this.#opts.poll), this.#wake.signal);
         continue;
@@ -93,6 +98,7 @@ export class ClaimLoop {
       // once would only get them again, so such a poll counts as empty.
       let added = 0;
       for (const h of held) if (this.#opts.take(h, sentAt)) added++;
+      unreserve();
       if (added > 0) this.#opts.fill();
       if (added === 0) {
         await sleep(backoffDelay(emptyPolls++, this.#opts.poll), this.#wake.signal);

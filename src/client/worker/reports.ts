@@ -23,12 +23,15 @@ import { jsonSizeProblem } from "../json-bytes.js";
 import { fitError } from "../queue-options.js";
 import { retryReport } from "../report-retry.js";
 import type { ActiveJob, Outcome } from "./active-job.js";
+import type { ClaimRider } from "./claim-rides.js";
 import type { WorkerEvents } from "./events.js";
 
 export interface JobReportsOptions {
   /** The id the releases go under (a new JobReports is made once it is resolved, before any claim). */
   workerId: string;
-  client: Pick<FleetApi, "complete" | "release" | "timeoutMs" | "writeResult">;
+  client: Pick<FleetApi, "complete" | "completeAndClaim" | "release" | "timeoutMs" | "writeResult">;
+  /** Claims that ride on the complete calls (claim-rides.ts). */
+  rider?: ClaimRider;
   /** How long a report step that fails transiently is tried again, ms (WorkerOptions.reportRetryMs). */
   reportRetryMs: number;
   events: WorkerEvents;
@@ -50,6 +53,7 @@ export class JobReports {
     this.#completions = new CompletionQueue({
       workerId: opts.workerId, client: opts.client, reportRetryMs: opts.reportRetryMs,
       onError: (event) => opts.events.report("error", event),
+      ...(opts.rider !== undefined ? { rider: opts.rider } : {}),
     });
   }
 

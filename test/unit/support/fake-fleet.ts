@@ -22,7 +22,8 @@
 import { afterEach, beforeEach, vi } from "vitest";
 import { FleetHttpError } from "../../../src/client/errors";
 import type {
-  ClaimNextOptions, ClaimResult, FleetApi, HeartbeatOptions, HeldJob, JobRecord, ListOptions, ReleaseOptions, RenewOptions,
+  ClaimNextOptions, ClaimResult, CompleteAndClaimResponse, CompleteClaimOptions, FleetApi, HeartbeatOptions, HeldJob, JobRecord,
+  ListOptions, ReleaseOptions, RenewOptions,
 } from "../../../src/client/fleet-client";
 import { DEFAULT_ORPHAN_CAP, SWEEP_BATCH } from "../../../src/lib/config";
 import { jobView, parseJsonField, queueJobView, type JobBatch, type JobPatch, type JobRow } from "../../../src/lib/job-row";
@@ -59,6 +60,9 @@ export interface FakeCall {
   items?: Array<HeartbeatItem | CompleteItem>;
   /** Answered 404: a server without heartbeat/complete. */
   notFound?: true;
+  /** claimNext's limit; a complete's claimNext limit (completeAndClaim). */
+  limit?: number;
+  claimLimit?: number;
   at: number;
 }
 
@@ -81,6 +85,12 @@ export class FakeFleet implements FleetApi {
   queue = true;
   /** false: a server without POST /api/fleet/heartbeat and /complete (both answer 404). */
   batchCalls = true;
+  /**
+   * completeAndClaim, absent unless a test turns it on (the Worker then claims
+   * with its complete calls): `enableClaimRides("claims")`, a server that
+   * claims in a complete; `"ignores"`, one from before that, answering no jobs.
+   */
+  completeAndClaim?: (workerId: string, releases: readonly CompleteItem[], claim: CompleteClaimOptions) => Promise<CompleteAndClaimResponse>;
   #nextId = 1;
   #nextToken = 1;
   #lastCreatedMs = 0;
@@ -136,9 +146,24 @@ export class FakeFleet implements FleetApi {
     return parseJsonField(this.row(id).progress);
   }
 
+  /** Gives this fake completeAndClaim (see there): the releases as complete judges them, then a claim as claimNext makes. */
+  enableClaimRides(server: "claims" | "ignores" = "claims"): void {
+    this.completeAndClaim = async (workerId, releases, claim) => {
+      const { results } = await this.complete(workerId, releases);
+      const call = this.calls[this.calls.length - 1]!;
+      call.claimLimit = claim.limit ?? 1;
+      if (server === "ignores") return { results, jobs: null };
+      return { results, jobs: this.#claimNext({ ...claim, workerId }) };
+    };
+  }
+
   /** claim-next: the oldest claimable rows, a steal counting as an orphaning (given up at orphanCap), as the server does. */
   async claimNext(opts: ClaimNextOptions): Promise<HeldJob[]> {
-    this.calls.push({ op: "claimNext", workerId: opts.workerId, at: Date.now() });
+    this.calls.push({ op: "claimNext", workerId: opts.workerId, limit: opts.limit ?? 1, at: Date.now() });
+    return this.#claimNext(opts);
+  }
+
+  #claimNext(opts: ClaimNextOptions): HeldJob[] {
     if (this.pauseClaims) return [];
     const now = Date.now();
     const limit = opts.limit ?? 1;
