@@ -1,5 +1,5 @@
 // A pb-fleet client as a Worker sees it, with its calls counted: the same
-// methods, each passed through to the FleetClient, and a tally of the requests
+// methods (completeAndClaim only when the client has it), each passed through to the FleetClient, and a tally of the requests
 // by endpoint and of the items of each batch call. Used by the benchmark's
 // `batched` phase (batched-fleet.mjs) and by the batched crash soak
 // (test/integration/support-soak/fleet-process.mjs, `countCalls`), so both can
@@ -11,9 +11,9 @@
  */
 export function countedClient(client, { onClaimed } = {}) {
   /** Requests by endpoint. */
-  const calls = { claimNext: 0, heartbeat: 0, complete: 0, renew: 0, release: 0 };
-  /** What the batch calls carried: jobs claimed, leases heartbeated, releases completed. */
-  const items = { claimed: 0, heartbeatItems: 0, completeItems: 0 };
+  const calls = { claimNext: 0, heartbeat: 0, complete: 0, renew: 0, release: 0, completeAndClaim: 0 };
+  /** What the batch calls carried: jobs claimed (by claim-next; by completes that claim), leases heartbeated, releases completed. */
+  const items = { claimed: 0, rideClaimed: 0, heartbeatItems: 0, completeItems: 0 };
   const api = {
     // A worker identity's Worker asks who it is before its first claim (not counted: one sign-in answer).
     get isWorkerIdentity() {
@@ -49,6 +49,20 @@ export function countedClient(client, { onClaimed } = {}) {
       items.completeItems += releases.length;
       return client.complete(workerId, releases, req);
     },
+    // A client with it (from issue 21 on): a complete call that also claims, one complete request (also counted on its own).
+    ...(typeof client.completeAndClaim === "function" ? {
+      async completeAndClaim(workerId, releases, claim, req) {
+        calls.complete++;
+        calls.completeAndClaim++;
+        items.completeItems += releases.length;
+        const answer = await client.completeAndClaim(workerId, releases, claim, req);
+        if (answer.jobs) {
+          items.rideClaimed += answer.jobs.length;
+          onClaimed?.(answer.jobs);
+        }
+        return answer;
+      },
+    } : {}),
   };
   return { api, calls, items };
 }

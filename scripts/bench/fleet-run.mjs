@@ -277,7 +277,8 @@ export function fleetTotals(reports, jobs, wallMs) {
     clientJobsPerSec: Number.isFinite(lastDone - firstClaim) && lastDone > firstClaim ? jobs / ((lastDone - firstClaim) / 1000) : null,
     clientCpuMicrosPerJob: (sum((r) => r.cpuSeconds) * 1e6) / jobs,
     clientCpuShare: sum((r) => r.cpuSeconds) / (wallMs / 1000),
-    requestsPerJob: Object.values(calls).reduce((s, v) => s + v, 0) / jobs,
+    // (completeAndClaim is a tally of the complete requests that also claimed, already counted as complete.)
+    requestsPerJob: Object.entries(calls).reduce((s, [k, v]) => (k === "completeAndClaim" ? s : s + v), 0) / jobs,
     problems: { leaseLost: sum((r) => r.problems.leaseLost), refused: sum((r) => r.problems.refused), errors: sum((r) => r.problems.errors) },
     errorSamples: reports.flatMap((r) => r.errorSamples).slice(0, 5),
   };

@@ -86,6 +86,9 @@ export interface SoakEvent {
   completeItems?: number;
   renew?: number;
   release?: number;
+  /** Complete calls that also claimed, and the jobs they claimed. */
+  completeAndClaim?: number;
+  rideClaimed?: number;
 }
 
 export interface Figures {
