@@ -2364,7 +2364,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next be91ad3efac7"] || (globalThis["pbFleet POST /api/fleet/claim-next be91ad3efac7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 033d21c80f46"] || (globalThis["pbFleet POST /api/fleet/claim-next 033d21c80f46"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3759,7 +3759,7 @@ function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     batch.noteWritten(written.map((row) => jobView(row)));
     let won = 0;
     for (const row of written) {
-      if (row.status !== "claimed") continue;
+      if (!isHeldStatus(row.status)) continue;
       claimed.push(row);
       won++;
     }
@@ -9787,7 +9787,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 2395cf3ef432"] || (globalThis["pbFleet POST /api/fleet/complete 2395cf3ef432"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete f82c2ea0238d"] || (globalThis["pbFleet POST /api/fleet/complete f82c2ea0238d"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11324,7 +11324,7 @@ function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     batch.noteWritten(written.map((row) => jobView(row)));
     let won = 0;
     for (const row of written) {
-      if (row.status !== "claimed") continue;
+      if (!isHeldStatus(row.status)) continue;
       claimed.push(row);
       won++;
     }

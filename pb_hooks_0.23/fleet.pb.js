@@ -3123,7 +3123,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next c818d4909124"] || (globalThis["pbFleet POST /api/fleet/claim-next c818d4909124"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 7668cab439e5"] || (globalThis["pbFleet POST /api/fleet/claim-next 7668cab439e5"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -4519,7 +4519,7 @@ function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     batch.noteWritten(written.map((row) => jobView(row)));
     let won = 0;
     for (const row of written) {
-      if (row.status !== "claimed") continue;
+      if (!isHeldStatus(row.status)) continue;
       claimed.push(row);
       won++;
     }
@@ -12853,7 +12853,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 93d52070c5c8"] || (globalThis["pbFleet POST /api/fleet/complete 93d52070c5c8"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 42a86ac85acb"] || (globalThis["pbFleet POST /api/fleet/complete 42a86ac85acb"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14391,7 +14391,7 @@ function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     batch.noteWritten(written.map((row) => jobView(row)));
     let won = 0;
     for (const row of written) {
-      if (row.status !== "claimed") continue;
+      if (!isHeldStatus(row.status)) continue;
       claimed.push(row);
       won++;
     }

@@ -35,7 +35,7 @@ import { CLAIM_NEXT_ROUNDS, claimNext } from "./claim-next.js";
 import { ROW_AS_JSON } from "./bulk.js";
 import { CLAIM_ORDER, compareClaimOrder, expiredLeaseWhere, LEVEL_ORDER, storedQueueValues, type WhereClause } from "./queries.js";
 import { MAX_ATTEMPTS_ERROR, retryBackoffSql, TIMEOUT_BACKOFF_DRAW } from "./queue.js";
-import { giveUpErrorSql, ORPHAN_CAP_REASON } from "./transitions.js";
+import { giveUpErrorSql, isHeldStatus, ORPHAN_CAP_REASON } from "./transitions.js";
 import type { ClaimedJob } from "./types.js";
 import type { ClaimNextRequestFields } from "./validate.js";
 
@@ -201,7 +201,7 @@ export function claimNextByPlan(
     batch.noteWritten(written.map((row) => jobView(row)));
     let won = 0;
     for (const row of written) {
-      if (row.status !== "claimed") continue; // given up or timed out
+      if (!isHeldStatus(row.status)) continue; // given up or timed out
       claimed.push(row);
       won++;
     }
