@@ -29,6 +29,9 @@ export default defineConfig({
           // Real HTTP against a real server; races of hundreds of requests per round.
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          // A page or server that answers "eventually": vitest's 1 s default is less than one request
+          // takes on a loaded CI machine (a dashboard's cancel notice missed it on 0.40.4).
+          expect: { poll: { timeout: 5_000 } },
         },
       },
       {
