@@ -2364,7 +2364,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 033d21c80f46"] || (globalThis["pbFleet POST /api/fleet/claim-next 033d21c80f46"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next cde6ab5839aa"] || (globalThis["pbFleet POST /api/fleet/claim-next cde6ab5839aa"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3474,6 +3474,7 @@ function newValue(column, rule, current) {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
+var WRITTEN_VIEW = `json_object('id', id, 'probe_key', COALESCE(probe_key, ''), 'status', COALESCE(status, ''), 'claimed_by', COALESCE(claimed_by, ''), 'lease_expires_at', ${LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "")}, 'version', COALESCE(version, 0))`;
 var quoted = (kinds) => kinds.map((k) => `'${k}'`).join(", ");
 var RENEW = {
   // id, worker, token (absent: none sent), progress as JSON text (absent: none), the lease's end (text, and ms).
@@ -3487,7 +3488,8 @@ var RENEW = {
     version: [[["renew"], "r_version + 1"]],
     progress: [[["renew"], "COALESCE(i_p, probe_jobs.progress)"]]
   },
-  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`
+  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`,
+  writtenAnswer: (view) => `json_object('jobId', id, 'renewed', json('true'), 'job', ${view})`
 };
 var BACK_TO_PENDING = ["timeout_retry", "retry", "rate_limited"];
 var DEAD_LETTER = ["timeout_dead", "dead"];
@@ -3525,7 +3527,7 @@ var RELEASE = {
     start_by: [[["rate_limited"], "(CASE WHEN r_start_by != '' THEN '' ELSE probe_jobs.start_by END)"]]
   },
   answer: (view) => `CASE WHEN kind IN (${quoted(RELEASES)}) THEN json_object('jobId', i_id, 'released', json('true'), 'job', ${view}) ELSE json_object('jobId', i_id, 'released', json('false'), 'reason', kind) END`,
-  parks: "rate_limited"
+  writtenAnswer: (view) => `json_object('jobId', id, 'released', json('true'), 'job', ${view})`
 };
 
 // src/lib/claim-next.ts
@@ -8895,7 +8897,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 5f22fc571df0"] || (globalThis["pbFleet POST /api/fleet/heartbeat 5f22fc571df0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 2ef895f1420d"] || (globalThis["pbFleet POST /api/fleet/heartbeat 2ef895f1420d"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9521,7 +9523,8 @@ function forgetCollections() {
 
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
-var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
+var JUDGED_SHAPE = { answers: "" };
+var WRITTEN_SHAPE = { id: "", answer: "", queue: "", group_key: "" };
 var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
@@ -9553,15 +9556,15 @@ function viewOf(plan) {
   });
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
+var WRITTEN_VIEW = `json_object('id', id, 'probe_key', COALESCE(probe_key, ''), 'status', COALESCE(status, ''), 'claimed_by', COALESCE(claimed_by, ''), 'lease_expires_at', ${LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "")}, 'version', COALESCE(version, 0))`;
 function judgeQuery(plan) {
   const answer = plan.answer(viewOf(plan));
-  const parks = plan.parks === void 0 ? "'[]'" : `COALESCE(json_group_array(json_object('k', k, 'queue', r_queue, 'group_key', r_group_key)) FILTER (WHERE kind = '${plan.parks}'), '[]')`;
-  return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers, ${parks} AS parks, COUNT(*) FILTER (WHERE kind IN (${quoted(plan.writes)})) AS written FROM v`;
+  return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers FROM v`;
 }
 function writeStatement(plan) {
   const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
-  return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)})`;
+  return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)}) RETURNING id, ${plan.writtenAnswer(WRITTEN_VIEW)} AS answer, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key`;
 }
 var quoted = (kinds) => kinds.map((k) => `'${k}'`).join(", ");
 var RENEW = {
@@ -9576,7 +9579,8 @@ var RENEW = {
     version: [[["renew"], "r_version + 1"]],
     progress: [[["renew"], "COALESCE(i_p, probe_jobs.progress)"]]
   },
-  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`
+  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`,
+  writtenAnswer: (view) => `json_object('jobId', id, 'renewed', json('true'), 'job', ${view})`
 };
 function heartbeatJudgeQuery(items, nowMs) {
   return { sql: judgeQuery(RENEW), params: planParams(items, nowMs) };
@@ -9598,8 +9602,12 @@ function heartbeatItems(renewals, nowMs) {
 }
 function heartbeatByPlan(batch, renewals, nowMs) {
   return inRounds(renewals, (round) => {
-    const items = JSON.stringify(heartbeatItems(round, nowMs));
-    return runPlan(batch, heartbeatJudgeQuery(items, nowMs), heartbeatWriteStatement(items, nowMs), (a) => a.renewed ? a.job : null);
+    return runPlan(
+      batch,
+      heartbeatItems(round, nowMs),
+      (items) => heartbeatWriteStatement(items, nowMs),
+      (items) => heartbeatJudgeQuery(items, nowMs)
+    ).answers;
   });
 }
 var BACK_TO_PENDING = ["timeout_retry", "retry", "rate_limited"];
@@ -9638,21 +9646,25 @@ var RELEASE = {
     start_by: [[["rate_limited"], "(CASE WHEN r_start_by != '' THEN '' ELSE probe_jobs.start_by END)"]]
   },
   answer: (view) => `CASE WHEN kind IN (${quoted(RELEASES)}) THEN json_object('jobId', i_id, 'released', json('true'), 'job', ${view}) ELSE json_object('jobId', i_id, 'released', json('false'), 'reason', kind) END`,
-  parks: "rate_limited"
+  writtenAnswer: (view) => `json_object('jobId', id, 'released', json('true'), 'job', ${view})`
 };
-function runPlan(batch, judge, write, writtenJob, park) {
-  const judged = batch.queryOne(judge, JUDGED_SHAPE);
-  if (judged === null) throw new Error("pb-fleet: the judging query answered nothing");
-  if (judged.written > 0) batch.execute(write);
-  const answers = JSON.parse(judged.answers);
-  const changes = [];
-  for (const answer of answers) {
-    const job = writtenJob(answer);
-    if (job !== null) changes.push(job);
+function runPlan(batch, items, write, judge) {
+  const byId = /* @__PURE__ */ new Map();
+  for (const row of batch.queryAll(write(JSON.stringify(items)), WRITTEN_SHAPE)) byId.set(row.id, row);
+  const written = items.map((item) => byId.get(item.id));
+  const writtenAnswers = JSON.parse(`[${written.filter((row) => row !== void 0).map((row) => row.answer).join(",")}]`);
+  const rest = items.filter((_, n) => written[n] === void 0);
+  let judged = [];
+  if (rest.length > 0) {
+    const found = batch.queryOne(judge(JSON.stringify(rest)), JUDGED_SHAPE);
+    if (found === null) throw new Error("pb-fleet: the judging query answered nothing");
+    judged = JSON.parse(found.answers);
   }
-  if (changes.length > 0) batch.noteWritten(changes);
-  if (park !== void 0 && judged.written > 0) for (const p of JSON.parse(judged.parks)) park(p);
-  return answers;
+  let w = 0;
+  let r = 0;
+  const answers = written.map((row) => row !== void 0 ? writtenAnswers[w++] : judged[r++]);
+  if (writtenAnswers.length > 0) batch.noteWritten(writtenAnswers.map((answer) => answer.job));
+  return { answers, written };
 }
 function inRounds(items, run) {
   const seen = /* @__PURE__ */ new Map();
@@ -9787,7 +9799,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete f82c2ea0238d"] || (globalThis["pbFleet POST /api/fleet/complete f82c2ea0238d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 2dde47962fa9"] || (globalThis["pbFleet POST /api/fleet/complete 2dde47962fa9"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -10932,7 +10944,8 @@ function forgetCollections() {
 
 // src/lib/batch-plans.ts
 var JITTER_STEPS = 1048576;
-var JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
+var JUDGED_SHAPE = { answers: "" };
+var WRITTEN_SHAPE = { id: "", answer: "", queue: "", group_key: "" };
 var HELD = statusListSql(HELD_STATUSES);
 var ROW_COLUMNS = [
   "r.id AS r_id",
@@ -10964,15 +10977,15 @@ function viewOf(plan) {
   });
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
+var WRITTEN_VIEW = `json_object('id', id, 'probe_key', COALESCE(probe_key, ''), 'status', COALESCE(status, ''), 'claimed_by', COALESCE(claimed_by, ''), 'lease_expires_at', ${LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "")}, 'version', COALESCE(version, 0))`;
 function judgeQuery(plan) {
   const answer = plan.answer(viewOf(plan));
-  const parks = plan.parks === void 0 ? "'[]'" : `COALESCE(json_group_array(json_object('k', k, 'queue', r_queue, 'group_key', r_group_key)) FILTER (WHERE kind = '${plan.parks}'), '[]')`;
-  return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers, ${parks} AS parks, COUNT(*) FILTER (WHERE kind IN (${quoted(plan.writes)})) AS written FROM v`;
+  return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers FROM v`;
 }
 function writeStatement(plan) {
   const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
-  return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)})`;
+  return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)}) RETURNING id, ${plan.writtenAnswer(WRITTEN_VIEW)} AS answer, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key`;
 }
 var quoted = (kinds) => kinds.map((k) => `'${k}'`).join(", ");
 var RENEW = {
@@ -10987,7 +11000,8 @@ var RENEW = {
     version: [[["renew"], "r_version + 1"]],
     progress: [[["renew"], "COALESCE(i_p, probe_jobs.progress)"]]
   },
-  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`
+  answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ELSE json_object('jobId', i_id, 'renewed', json('false')) END`,
+  writtenAnswer: (view) => `json_object('jobId', id, 'renewed', json('true'), 'job', ${view})`
 };
 function planParams(items, nowMs) {
   return { items, now: formatPbDate(nowMs), nowMs };
@@ -11028,7 +11042,7 @@ var RELEASE = {
     start_by: [[["rate_limited"], "(CASE WHEN r_start_by != '' THEN '' ELSE probe_jobs.start_by END)"]]
   },
   answer: (view) => `CASE WHEN kind IN (${quoted(RELEASES)}) THEN json_object('jobId', i_id, 'released', json('true'), 'job', ${view}) ELSE json_object('jobId', i_id, 'released', json('false'), 'reason', kind) END`,
-  parks: "rate_limited"
+  writtenAnswer: (view) => `json_object('jobId', id, 'released', json('true'), 'job', ${view})`
 };
 function completeJudgeQuery(items, nowMs) {
   return { sql: judgeQuery(RELEASE), params: planParams(items, nowMs) };
@@ -11050,27 +11064,38 @@ function completeItems(releases, nowMs, jitterSteps) {
 function completeByPlan(batch, releases, nowMs, random) {
   return inRounds(releases, (round) => {
     const steps = round.map(() => Math.min(JITTER_STEPS - 1, Math.floor(random() * JITTER_STEPS)));
-    const items = JSON.stringify(completeItems(round, nowMs, steps));
-    return runPlan(batch, completeJudgeQuery(items, nowMs), completeWriteStatement(items, nowMs), (a) => a.released ? a.job : null, (park) => {
-      var _a;
-      const release = round[park.k];
-      parkFor(batch, { queue: park.queue, group_key: park.group_key }, (_a = release.rateLimitedFor) != null ? _a : 0, nowMs);
+    const { answers, written } = runPlan(
+      batch,
+      completeItems(round, nowMs, steps),
+      (items) => completeWriteStatement(items, nowMs),
+      (items) => completeJudgeQuery(items, nowMs)
+    );
+    round.forEach((release, n) => {
+      const row = written[n];
+      if (row !== void 0 && release.target === "retry" && release.rateLimitedFor !== void 0) {
+        parkFor(batch, { queue: row.queue, group_key: row.group_key }, release.rateLimitedFor, nowMs);
+      }
     });
+    return answers;
   });
 }
-function runPlan(batch, judge, write, writtenJob, park) {
-  const judged = batch.queryOne(judge, JUDGED_SHAPE);
-  if (judged === null) throw new Error("pb-fleet: the judging query answered nothing");
-  if (judged.written > 0) batch.execute(write);
-  const answers = JSON.parse(judged.answers);
-  const changes = [];
-  for (const answer of answers) {
-    const job = writtenJob(answer);
-    if (job !== null) changes.push(job);
+function runPlan(batch, items, write, judge) {
+  const byId = /* @__PURE__ */ new Map();
+  for (const row of batch.queryAll(write(JSON.stringify(items)), WRITTEN_SHAPE)) byId.set(row.id, row);
+  const written = items.map((item) => byId.get(item.id));
+  const writtenAnswers = JSON.parse(`[${written.filter((row) => row !== void 0).map((row) => row.answer).join(",")}]`);
+  const rest = items.filter((_, n) => written[n] === void 0);
+  let judged = [];
+  if (rest.length > 0) {
+    const found = batch.queryOne(judge(JSON.stringify(rest)), JUDGED_SHAPE);
+    if (found === null) throw new Error("pb-fleet: the judging query answered nothing");
+    judged = JSON.parse(found.answers);
   }
-  if (changes.length > 0) batch.noteWritten(changes);
-  if (park !== void 0 && judged.written > 0) for (const p of JSON.parse(judged.parks)) park(p);
-  return answers;
+  let w = 0;
+  let r = 0;
+  const answers = written.map((row) => row !== void 0 ? writtenAnswers[w++] : judged[r++]);
+  if (writtenAnswers.length > 0) batch.noteWritten(writtenAnswers.map((answer) => answer.job));
+  return { answers, written };
 }
 function inRounds(items, run) {
   const seen = /* @__PURE__ */ new Map();

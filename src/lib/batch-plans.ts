@@ -8,12 +8,14 @@
  * stay as the model that test/integration/batch-plans-agree-with-model.test.ts
  * checks these statements against on real PocketBase, for both hooks lines.
  *
- * Each batch is one judging query (the answers, in request order, as one JSON
- * text) and one UPDATE ... FROM the same judged items. Both run in the
- * caller's transaction on PocketBase's single writer, one after the other, so
- * the UPDATE judges exactly what the query answered. An item naming a job an
- * earlier item of the batch named is judged in a later round, after the
- * earlier one's write, as the model judges it.
+ * Each batch is first one UPDATE ... FROM the judged items, answering each
+ * written item's answer from its row as written (RETURNING); only when some
+ * items were not written (refusals, rare on the hot path) a judging query
+ * answers those, over the same rules. Both run in the caller's transaction on
+ * PocketBase's single writer, and no round names a job twice, so an item the
+ * UPDATE left alone is judged on the row the UPDATE judged it on. An item
+ * naming a job an earlier item of the batch named is judged in a later round,
+ * after the earlier one's write, as the model judges it.
  */
 import type { JobBatch, JobRow } from "./job-row.js";
 import { parkFor, rateLimitedUntilMs } from "./flow.js";
@@ -36,8 +38,11 @@ export function jitterOfStep(step: number): number {
   return step / JITTER_STEPS;
 }
 
-/** What one judging query answers. */
-export const JUDGED_SHAPE = { answers: "", parks: "", written: 0 };
+/** What one judging query answers: the items' answers, in their order, as one JSON text. */
+export const JUDGED_SHAPE = { answers: "" };
+
+/** What the write answers per written row (RETURNING, in no order): its id, the item's answer, the scope a park names. */
+export const WRITTEN_SHAPE = { id: "", answer: "", queue: "", group_key: "" };
 
 /** A held status, as isHeldStatus says. */
 const HELD = statusListSql(HELD_STATUSES);
@@ -72,6 +77,12 @@ const STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
 export const PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
 export const ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
 
+/** An item as the statements read it (`{:items}`): its job's id, and the fields of Plan.items. */
+export interface PlanItem {
+  id: string;
+  [field: string]: unknown;
+}
+
 /** A column's new value for some kinds of decision (in order); the rest keep theirs. */
 export type ColumnRule = readonly (readonly [kinds: readonly string[], value: string])[];
 
@@ -89,8 +100,8 @@ interface Plan {
   columns: { [column: string]: ColumnRule };
   /** The answer of one item, from v's columns and `view` (the job as written). */
   answer: (view: string) => string;
-  /** The kinds whose items park a scope (rateLimitedFor), if any. */
-  parks?: string;
+  /** The answer of a written item, from the row as written (`id`) and `view`: what `answer` says of it. */
+  writtenAnswer: (view: string) => string;
 }
 
 const VIEW_COLUMNS = ["status", "claimed_by", "lease_expires_at", "version"] as const;
@@ -108,19 +119,22 @@ function viewOf(plan: Plan): string {
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
 
+/** The job as written, from the written row's own columns (RETURNING), as viewOf shows it: the same text. */
+const WRITTEN_VIEW = "json_object('id', id, 'probe_key', COALESCE(probe_key, ''), 'status', COALESCE(status, ''), " +
+  `'claimed_by', COALESCE(claimed_by, ''), 'lease_expires_at', ${LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "")}, ` +
+  "'version', COALESCE(version, 0))";
+
 function judgeQuery(plan: Plan): string {
   const answer = plan.answer(viewOf(plan));
-  const parks = plan.parks === undefined ? "'[]'" :
-    `COALESCE(json_group_array(json_object('k', k, 'queue', r_queue, 'group_key', r_group_key)) FILTER (WHERE kind = '${plan.parks}'), '[]')`;
-  return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers, ` +
-    `${parks} AS parks, COUNT(*) FILTER (WHERE kind IN (${quoted(plan.writes)})) AS written FROM v`;
+  return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers FROM v`;
 }
 
 function writeStatement(plan: Plan): string {
   const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c] as ColumnRule, `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v ` +
-    `WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)})`;
+    `WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)}) ` +
+    `RETURNING id, ${plan.writtenAnswer(WRITTEN_VIEW)} AS answer, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key`;
 }
 
 export const quoted = (kinds: readonly string[]) => kinds.map((k) => `'${k}'`).join(", ");
@@ -144,6 +158,7 @@ const RENEW: Plan = {
   answer: (view) => `CASE kind WHEN 'renew' THEN json_object('jobId', i_id, 'renewed', json('true'), 'job', ${view}) ` +
     `WHEN 'timed_out' THEN json_object('jobId', i_id, 'renewed', json('false'), 'reason', 'timed_out') ` +
     "ELSE json_object('jobId', i_id, 'renewed', json('false')) END",
+  writtenAnswer: (view) => `json_object('jobId', id, 'renewed', json('true'), 'job', ${view})`,
 };
 
 /** The heartbeat's judging query over `items` (JSON text of heartbeatItems). */
@@ -160,11 +175,11 @@ function planParams(items: string, nowMs: number): Record<string, string | numbe
 }
 
 /** The heartbeat's items as its statements read them. */
-export function heartbeatItems(renewals: readonly RenewRequestFields[], nowMs: number): object[] {
+export function heartbeatItems(renewals: readonly RenewRequestFields[], nowMs: number): PlanItem[] {
   return renewals.map((r) => {
     // leaseEnd's end; truncated, as formatPbDate would truncate it, so the comparison with the deadline says the same.
     const endMs = Math.trunc(nowMs + clampLeaseSeconds(r.leaseSeconds) * 1000);
-    const item: { [field: string]: unknown } = { id: r.jobId, w: r.workerId, e: formatPbDate(endMs), em: endMs };
+    const item: PlanItem = { id: r.jobId, w: r.workerId, e: formatPbDate(endMs), em: endMs };
     if (r.leaseToken !== undefined) item["tok"] = r.leaseToken;
     if (r.progress !== undefined) item["p"] = JSON.stringify(r.progress);
     return item;
@@ -173,9 +188,8 @@ export function heartbeatItems(renewals: readonly RenewRequestFields[], nowMs: n
 
 export function heartbeatByPlan(batch: JobBatch, renewals: readonly RenewRequestFields[], nowMs: number): HeartbeatResult[] {
   return inRounds(renewals, (round) => {
-    const items = JSON.stringify(heartbeatItems(round, nowMs));
-    return runPlan(batch, heartbeatJudgeQuery(items, nowMs), heartbeatWriteStatement(items, nowMs), (a: HeartbeatResult) =>
-      a.renewed ? a.job : null);
+    return runPlan<HeartbeatResult>(batch, heartbeatItems(round, nowMs),
+      (items) => heartbeatWriteStatement(items, nowMs), (items) => heartbeatJudgeQuery(items, nowMs)).answers;
   });
 }
 
@@ -231,7 +245,7 @@ const RELEASE: Plan = {
   },
   answer: (view) => `CASE WHEN kind IN (${quoted(RELEASES)}) THEN json_object('jobId', i_id, 'released', json('true'), 'job', ${view}) ` +
     "ELSE json_object('jobId', i_id, 'released', json('false'), 'reason', kind) END",
-  parks: "rate_limited",
+  writtenAnswer: (view) => `json_object('jobId', id, 'released', json('true'), 'job', ${view})`,
 };
 
 /** The complete's judging query over `items` (JSON text of completeItems). */
@@ -244,9 +258,9 @@ export function completeWriteStatement(items: string, nowMs: number): WhereClaus
 }
 
 /** The complete's items as its statements read them; `jitterSteps[n]`: item n's jitter step (0 to JITTER_STEPS - 1). */
-export function completeItems(releases: readonly ReleaseRequestFields[], nowMs: number, jitterSteps: readonly number[]): object[] {
+export function completeItems(releases: readonly ReleaseRequestFields[], nowMs: number, jitterSteps: readonly number[]): PlanItem[] {
   return releases.map((r, n) => {
-    const item: { [field: string]: unknown } = { id: r.jobId, w: r.workerId, t: r.target, j: jitterSteps[n] ?? 0 };
+    const item: PlanItem = { id: r.jobId, w: r.workerId, t: r.target, j: jitterSteps[n] ?? 0 };
     if (r.leaseToken !== undefined) item["tok"] = r.leaseToken;
     if (r.result !== undefined) item["res"] = JSON.stringify(r.result);
     if (r.error !== undefined) item["err"] = r.error;
@@ -261,43 +275,51 @@ export function completeByPlan(
 ): CompleteResult[] {
   return inRounds(releases, (round) => {
     const steps = round.map(() => Math.min(JITTER_STEPS - 1, Math.floor(random() * JITTER_STEPS)));
-    const items = JSON.stringify(completeItems(round, nowMs, steps));
-    return runPlan(batch, completeJudgeQuery(items, nowMs), completeWriteStatement(items, nowMs), (a: CompleteResult) =>
-      a.released ? a.job : null, (park) => {
-      const release = round[park.k] as ReleaseRequestFields;
-      parkFor(batch, { queue: park.queue, group_key: park.group_key } as JobRow, release.rateLimitedFor ?? 0, nowMs);
+    const { answers, written } = runPlan<CompleteResult>(batch, completeItems(round, nowMs, steps),
+      (items) => completeWriteStatement(items, nowMs), (items) => completeJudgeQuery(items, nowMs));
+    // A written retry with rateLimitedFor is rate-limited (RELEASE's kind): it parks its scope too.
+    round.forEach((release, n) => {
+      const row = written[n];
+      if (row !== undefined && release.target === "retry" && release.rateLimitedFor !== undefined) {
+        parkFor(batch, { queue: row.queue, group_key: row.group_key } as JobRow, release.rateLimitedFor, nowMs);
+      }
     });
+    return answers;
   });
 }
 
 // ---- both --------------------------------------------------------------------------------
 
-interface Park {
-  k: number;
-  queue: string;
-  group_key: string;
-}
+type Written = typeof WRITTEN_SHAPE;
 
 /**
- * Runs one round: the judging query, then (when anything is written) the
- * write, then the parks; records the written jobs for realtime. Answers the
- * round's answers, in its order.
+ * Runs one round of items (no job twice): the write, answering each written
+ * item; then, only if some were not written, the judging query over those;
+ * records the written jobs for realtime. Answers the round's answers and
+ * written rows, both in its order (`written[n]` undefined: item n wrote nothing).
  */
 function runPlan<A>(
-  batch: JobBatch, judge: WhereClause, write: WhereClause, writtenJob: (answer: A) => JobView | null, park?: (p: Park) => void,
-): A[] {
-  const judged = batch.queryOne(judge, JUDGED_SHAPE);
-  if (judged === null) throw new Error("pb-fleet: the judging query answered nothing");
-  if (judged.written > 0) batch.execute(write);
-  const answers = JSON.parse(judged.answers) as A[];
-  const changes: JobView[] = [];
-  for (const answer of answers) {
-    const job = writtenJob(answer);
-    if (job !== null) changes.push(job);
+  batch: JobBatch, items: readonly PlanItem[], write: (items: string) => WhereClause, judge: (items: string) => WhereClause,
+): { answers: A[]; written: (Written | undefined)[] } {
+  // A Map: a job id may be any text, "__proto__" and "constructor" too.
+  const byId = new Map<string, Written>();
+  for (const row of batch.queryAll(write(JSON.stringify(items)), WRITTEN_SHAPE)) byId.set(row.id, row);
+  const written = items.map((item) => byId.get(item.id));
+  // Each written answer carries its job as written (writtenAnswer).
+  const writtenAnswers = JSON.parse(`[${written.filter((row) => row !== undefined).map((row) => row.answer).join(",")}]`) as
+    (A & { job: JobView })[];
+  const rest = items.filter((_, n) => written[n] === undefined);
+  let judged: A[] = [];
+  if (rest.length > 0) {
+    const found = batch.queryOne(judge(JSON.stringify(rest)), JUDGED_SHAPE);
+    if (found === null) throw new Error("pb-fleet: the judging query answered nothing");
+    judged = JSON.parse(found.answers) as A[];
   }
-  if (changes.length > 0) batch.noteWritten(changes);
-  if (park !== undefined && judged.written > 0) for (const p of JSON.parse(judged.parks) as Park[]) park(p);
-  return answers;
+  let w = 0;
+  let r = 0;
+  const answers = written.map((row) => (row !== undefined ? writtenAnswers[w++] : judged[r++]) as A);
+  if (writtenAnswers.length > 0) batch.noteWritten(writtenAnswers.map((answer) => answer.job));
+  return { answers, written };
 }
 
 /**

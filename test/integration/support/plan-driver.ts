@@ -92,13 +92,13 @@ export class PlanDriver {
         await this.sql(asked.query.sql, asked.query.params);
         answers.push(1);
       } else if (asked.kind === "rows") {
-        // Every row as it comes (a statement's RETURNING cannot be wrapped in a SELECT): one text column.
+        // Every row as it comes (a statement's RETURNING cannot be wrapped in a SELECT): text columns.
         const columns = Object.keys(asked.shape ?? {});
-        if (columns.length !== 1) throw new Error(`the driver reads one column of rows, not ${columns.join(", ")}`);
-        const column = columns[0] as string;
-        const res = await post("/api/test/sql", { sql: asked.query.sql, params: asked.query.params, column }, this.opts);
+        const bad = columns.filter((c) => typeof (asked.shape as Record<string, unknown>)[c] !== "string");
+        if (bad.length > 0) throw new Error(`the driver reads text columns of rows, not ${bad.join(", ")}`);
+        const res = await post("/api/test/sql", { sql: asked.query.sql, params: asked.query.params, columns }, this.opts);
         if (res.status !== 200) throw new Error(`SQL rows failed: HTTP ${res.status} ${JSON.stringify(res.body)}\n${asked.query.sql}`);
-        answers.push((res.body as { values: string[] }).values.map((value) => ({ [column]: value })));
+        answers.push((res.body as { rows: object[] }).rows);
       } else {
         const keys = Object.keys(asked.shape ?? {});
         const value = await this.readValue(
