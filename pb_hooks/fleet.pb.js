@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 5680fb30c20a"] || (globalThis["pbFleet POST /api/fleet/claim 5680fb30c20a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 7e64999438cd"] || (globalThis["pbFleet POST /api/fleet/claim 7e64999438cd"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -153,7 +153,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -690,7 +692,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -905,7 +912,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 5230d444a1bb"] || (globalThis["pbFleet POST /api/fleet/renew 5230d444a1bb"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 75bd077c3d23"] || (globalThis["pbFleet POST /api/fleet/renew 75bd077c3d23"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1031,7 +1038,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -1335,7 +1344,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -1532,7 +1546,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 0da85800df15"] || (globalThis["pbFleet POST /api/fleet/release 0da85800df15"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 6d428a5801db"] || (globalThis["pbFleet POST /api/fleet/release 6d428a5801db"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1673,7 +1687,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -2107,7 +2123,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -2364,7 +2385,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next cde6ab5839aa"] || (globalThis["pbFleet POST /api/fleet/claim-next cde6ab5839aa"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 074b13403977"] || (globalThis["pbFleet POST /api/fleet/claim-next 074b13403977"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2524,7 +2545,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 function pbDateMsSql(column) {
   return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
@@ -3290,7 +3313,12 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -3856,7 +3884,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 7a5a9dfd7c44"] || (globalThis["pbFleet POST /api/fleet/sweep 7a5a9dfd7c44"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 96467a2aff9b"] || (globalThis["pbFleet POST /api/fleet/sweep 96467a2aff9b"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -4007,7 +4035,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -4455,7 +4485,12 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -4692,7 +4727,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats d8c70adfdf2e"] || (globalThis["pbFleet GET /api/fleet/stats d8c70adfdf2e"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats d020b73e6391"] || (globalThis["pbFleet GET /api/fleet/stats d020b73e6391"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -4809,7 +4844,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -5095,7 +5132,12 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 function statsQuery(nowMs, orphanCap2) {
   const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
@@ -5307,7 +5349,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions ddbb52d4a1be"] || (globalThis["pbFleet GET /api/fleet/completions ddbb52d4a1be"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions bc685199b541"] || (globalThis["pbFleet GET /api/fleet/completions bc685199b541"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -5396,7 +5438,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -5640,7 +5684,12 @@ function prefixUpperBound(prefix) {
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
@@ -5789,7 +5838,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue c71ae2ed81d9"] || (globalThis["pbFleet POST /api/fleet/enqueue c71ae2ed81d9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 72fa29c76381"] || (globalThis["pbFleet POST /api/fleet/enqueue 72fa29c76381"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5921,7 +5970,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -6211,7 +6262,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -6536,7 +6592,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel f223344333e1"] || (globalThis["pbFleet POST /api/fleet/cancel f223344333e1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 5a244ac2bef7"] || (globalThis["pbFleet POST /api/fleet/cancel 5a244ac2bef7"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -6671,7 +6727,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -6979,7 +7037,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -7155,7 +7218,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry c645c9f453be"] || (globalThis["pbFleet POST /api/fleet/retry c645c9f453be"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry abbcfe124966"] || (globalThis["pbFleet POST /api/fleet/retry abbcfe124966"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7291,7 +7354,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -7609,7 +7674,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -7796,7 +7866,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 2d0d219c2114"] || (globalThis["pbFleet POST /api/fleet/maintenance 2d0d219c2114"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 5cf77ff7e0a1"] || (globalThis["pbFleet POST /api/fleet/maintenance 5cf77ff7e0a1"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7948,7 +8018,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -8474,7 +8546,16 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var UNREADABLE_LEASE_INDEX_PRESENT = {
+  sql: "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name = {:name}",
+  params: { name: UNREADABLE_LEASE_INDEX_NAME }
+};
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -8836,6 +8917,12 @@ function ensureJobCounts(batch, nowMs) {
   batch.execute(pruneCompletionsStatement(nowMs));
   return repair;
 }
+function ensureLeaseIndex(batch) {
+  var _a;
+  if (((_a = batch.queryOne(UNREADABLE_LEASE_INDEX_PRESENT, { n: 0 })) == null ? void 0 : _a.n) === 1) return false;
+  batch.execute({ sql: UNREADABLE_LEASE_INDEX_SETUP, params: {} });
+  return true;
+}
 function flowUpkeepBatch(batch, nowMs) {
   let notStarted = 0;
   for (const row of batch.find(startByPassedWhere(nowMs), START_BY_ORDER, START_BY_BATCH)) {
@@ -8874,15 +8961,17 @@ function tick() {
   var _a;
   const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
+  const leaseIndexRepaired = updateJobs((batch) => ensureLeaseIndex(batch));
+  if (leaseIndexRepaired === true) logError("pb-fleet maintenance", "the expired-lease index was missing: made it again");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
   const flow = flowUpkeep();
   for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat(retention.errors)) logError("pb-fleet maintenance", error);
-  return { countsRepaired, schedules, retention, flow };
+  return { countsRepaired, leaseIndexRepaired, schedules, retention, flow };
 }
 function handleMaintenance(_req) {
   const done = tick();
-  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack || done.flow === null) {
+  if (done.countsRepaired === null || done.leaseIndexRepaired === null || done.schedules === null || done.retention.rolledBack || done.flow === null) {
     return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
   }
   return json(200, done);
@@ -8897,7 +8986,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 2ef895f1420d"] || (globalThis["pbFleet POST /api/fleet/heartbeat 2ef895f1420d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 1611a7682c31"] || (globalThis["pbFleet POST /api/fleet/heartbeat 1611a7682c31"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9042,7 +9131,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 function pbDateMsSql(column) {
   return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
@@ -9374,7 +9465,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
@@ -9799,7 +9895,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 2dde47962fa9"] || (globalThis["pbFleet POST /api/fleet/complete 2dde47962fa9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 15ef07f7551b"] || (globalThis["pbFleet POST /api/fleet/complete 15ef07f7551b"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -9971,7 +10067,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 function pbDateMsSql(column) {
   return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
@@ -10775,7 +10873,12 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -11651,7 +11754,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow ab5594739fdd"] || (globalThis["pbFleet POST /api/fleet/flow ab5594739fdd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 32d221e3152f"] || (globalThis["pbFleet POST /api/fleet/flow 32d221e3152f"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11786,7 +11889,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -12069,7 +12174,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
@@ -12328,7 +12438,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow d71fa4d021a3"] || (globalThis["pbFleet GET /api/fleet/flow d71fa4d021a3"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow ae7307b1e0c0"] || (globalThis["pbFleet GET /api/fleet/flow ae7307b1e0c0"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -12437,7 +12547,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -12710,7 +12822,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
@@ -12865,7 +12982,7 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 483e4230322c"] || (globalThis["pbFleet GET /api/fleet/openapi.json 483e4230322c"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json d5f39e3c39b6"] || (globalThis["pbFleet GET /api/fleet/openapi.json d5f39e3c39b6"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -12977,7 +13094,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -13209,7 +13328,12 @@ var RETRY_REFUSALS = ["unique_key_taken"];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
@@ -13345,6 +13469,10 @@ var SCHEMAS = {
   FlowScopeState: answer(__spreadProps(__spreadValues({ name: text() }, FLOW_SETTINGS), { held: count, due: count, claimsInWindow: count })),
   MaintenanceTick: answer({
     countsRepaired: { type: ["boolean", "null"], description: "true: the counting triggers were rebuilt; null: that transaction rolled back." },
+    leaseIndexRepaired: {
+      type: ["boolean", "null"],
+      description: "true: the expired-lease index was missing and was made again; null: that transaction rolled back."
+    },
     schedules: nullable(answer({
       enqueued: arrayOf2(answer({ schedule: text(), jobId: text(), created: { type: "boolean" } })),
       errors: arrayOf2(text())
@@ -13717,7 +13845,7 @@ return route;
 });
 
 onModelBeforeCreate((__context) => {
-return (globalThis["pbFleet onModelBeforeCreate job-created dfebf3d17ea9"] || (globalThis["pbFleet onModelBeforeCreate job-created dfebf3d17ea9"] = (() => {
+return (globalThis["pbFleet onModelBeforeCreate job-created 70c78ffa545a"] || (globalThis["pbFleet onModelBeforeCreate job-created 70c78ffa545a"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -13790,7 +13918,9 @@ function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -13893,7 +14023,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
@@ -13909,7 +14044,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordBeforeRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 0726c8e0f345"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 0726c8e0f345"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 7eb8bfa9f3c9"] || (globalThis["pbFleet onRecordBeforeRequestEmailChangeRequest worker-account 7eb8bfa9f3c9"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -13979,7 +14114,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -14074,7 +14211,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
@@ -14086,7 +14228,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 0726c8e0f345"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 0726c8e0f345"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 7eb8bfa9f3c9"] || (globalThis["pbFleet onRecordBeforeRequestPasswordResetRequest worker-account 7eb8bfa9f3c9"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -14156,7 +14298,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -14251,7 +14395,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
@@ -14263,7 +14412,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordBeforeRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 0726c8e0f345"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 0726c8e0f345"] = (() => {
+return (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 7eb8bfa9f3c9"] || (globalThis["pbFleet onRecordBeforeRequestVerificationRequest worker-account 7eb8bfa9f3c9"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -14333,7 +14482,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -14428,7 +14579,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.22.ts
@@ -14531,7 +14687,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -14710,7 +14868,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/sweep.ts
@@ -14890,7 +15053,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -15234,7 +15399,12 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -15485,7 +15655,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -15579,7 +15751,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/maintenance.ts
@@ -15741,7 +15918,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -16180,7 +16359,16 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var UNREADABLE_LEASE_INDEX_PRESENT = {
+  sql: "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name = {:name}",
+  params: { name: UNREADABLE_LEASE_INDEX_NAME }
+};
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -16520,6 +16708,12 @@ function ensureJobCounts(batch, nowMs) {
   batch.execute(pruneCompletionsStatement(nowMs));
   return repair;
 }
+function ensureLeaseIndex(batch) {
+  var _a;
+  if (((_a = batch.queryOne(UNREADABLE_LEASE_INDEX_PRESENT, { n: 0 })) == null ? void 0 : _a.n) === 1) return false;
+  batch.execute({ sql: UNREADABLE_LEASE_INDEX_SETUP, params: {} });
+  return true;
+}
 function flowUpkeepBatch(batch, nowMs) {
   let notStarted = 0;
   for (const row of batch.find(startByPassedWhere(nowMs), START_BY_ORDER, START_BY_BATCH)) {
@@ -16558,11 +16752,13 @@ function tick() {
   var _a;
   const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
+  const leaseIndexRepaired = updateJobs((batch) => ensureLeaseIndex(batch));
+  if (leaseIndexRepaired === true) logError("pb-fleet maintenance", "the expired-lease index was missing: made it again");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
   const flow = flowUpkeep();
   for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat(retention.errors)) logError("pb-fleet maintenance", error);
-  return { countsRepaired, schedules, retention, flow };
+  return { countsRepaired, leaseIndexRepaired, schedules, retention, flow };
 }
 function runMaintenance() {
   var _a, _b;

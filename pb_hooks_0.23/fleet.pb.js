@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim e356f6619707"] || (globalThis["pbFleet POST /api/fleet/claim e356f6619707"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 10f1ad5a44f2"] || (globalThis["pbFleet POST /api/fleet/claim 10f1ad5a44f2"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -153,7 +153,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -690,7 +692,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -974,7 +981,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -1135,7 +1144,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -1158,7 +1172,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew d749b9cbce2a"] || (globalThis["pbFleet POST /api/fleet/renew d749b9cbce2a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 08200f01d71e"] || (globalThis["pbFleet POST /api/fleet/renew 08200f01d71e"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1284,7 +1298,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -1588,7 +1604,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -1854,7 +1875,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -2015,7 +2038,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -2038,7 +2066,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release a5f7af61bc84"] || (globalThis["pbFleet POST /api/fleet/release a5f7af61bc84"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 493811a55397"] || (globalThis["pbFleet POST /api/fleet/release 493811a55397"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2179,7 +2207,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -2613,7 +2643,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -2939,7 +2974,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -3100,7 +3137,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -3123,7 +3165,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 21648388182a"] || (globalThis["pbFleet POST /api/fleet/claim-next 21648388182a"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next d259786df1bd"] || (globalThis["pbFleet POST /api/fleet/claim-next d259786df1bd"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3283,7 +3325,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 function pbDateMsSql(column) {
   return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
@@ -4049,7 +4093,12 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -4684,7 +4733,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -4845,7 +4896,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -4868,7 +4924,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep ca723ee062f5"] || (globalThis["pbFleet POST /api/fleet/sweep ca723ee062f5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 1f81771499b3"] || (globalThis["pbFleet POST /api/fleet/sweep 1f81771499b3"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5019,7 +5075,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -5467,7 +5525,12 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -5773,7 +5836,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -5934,7 +5999,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -5957,7 +6027,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 373099ab17ca"] || (globalThis["pbFleet GET /api/fleet/stats 373099ab17ca"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats d7c815260124"] || (globalThis["pbFleet GET /api/fleet/stats d7c815260124"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6074,7 +6144,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -6360,7 +6432,12 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 function statsQuery(nowMs, orphanCap2) {
   const statusCounts = JOB_STATUSES.map((status) => `${countsSum(`status = '${status}'`)} AS ${status}`).join(",\n  ");
@@ -6656,7 +6733,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -6817,7 +6896,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -6840,7 +6924,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 9659d7122626"] || (globalThis["pbFleet GET /api/fleet/completions 9659d7122626"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions 07173fec337c"] || (globalThis["pbFleet GET /api/fleet/completions 07173fec337c"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6929,7 +7013,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -7173,7 +7259,12 @@ function prefixUpperBound(prefix) {
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 var FINISHED_SQL = "finished_at != ''";
 
@@ -7406,7 +7497,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -7567,7 +7660,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -7590,7 +7688,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 562c790e3069"] || (globalThis["pbFleet POST /api/fleet/enqueue 562c790e3069"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue 6a805ca281a5"] || (globalThis["pbFleet POST /api/fleet/enqueue 6a805ca281a5"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -7722,7 +7820,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -8012,7 +8112,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -8406,7 +8511,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -8567,7 +8674,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -8590,7 +8702,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 2f0bc518ef7c"] || (globalThis["pbFleet POST /api/fleet/cancel 2f0bc518ef7c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel 56c3daff5976"] || (globalThis["pbFleet POST /api/fleet/cancel 56c3daff5976"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8725,7 +8837,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -9033,7 +9147,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -9278,7 +9397,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -9439,7 +9560,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -9462,7 +9588,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 7a636910e440"] || (globalThis["pbFleet POST /api/fleet/retry 7a636910e440"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 8b713b82b7a5"] || (globalThis["pbFleet POST /api/fleet/retry 8b713b82b7a5"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9598,7 +9724,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -9916,7 +10044,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function jobByIdWhere(jobId) {
   return { sql: "id = {:id}", params: { id: jobId } };
 }
@@ -10172,7 +10305,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -10333,7 +10468,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -10356,7 +10496,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 0b6d213c0baa"] || (globalThis["pbFleet POST /api/fleet/maintenance 0b6d213c0baa"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 2a9941774a0c"] || (globalThis["pbFleet POST /api/fleet/maintenance 2a9941774a0c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10508,7 +10648,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -11034,7 +11176,16 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var UNREADABLE_LEASE_INDEX_PRESENT = {
+  sql: "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name = {:name}",
+  params: { name: UNREADABLE_LEASE_INDEX_NAME }
+};
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -11397,6 +11548,12 @@ function ensureJobCounts(batch, nowMs) {
   batch.execute(pruneCompletionsStatement(nowMs));
   return repair;
 }
+function ensureLeaseIndex(batch) {
+  var _a;
+  if (((_a = batch.queryOne(UNREADABLE_LEASE_INDEX_PRESENT, { n: 0 })) == null ? void 0 : _a.n) === 1) return false;
+  batch.execute({ sql: UNREADABLE_LEASE_INDEX_SETUP, params: {} });
+  return true;
+}
 function flowUpkeepBatch(batch, nowMs) {
   let notStarted = 0;
   for (const row of batch.find(startByPassedWhere(nowMs), START_BY_ORDER, START_BY_BATCH)) {
@@ -11435,15 +11592,17 @@ function tick() {
   var _a;
   const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
+  const leaseIndexRepaired = updateJobs((batch) => ensureLeaseIndex(batch));
+  if (leaseIndexRepaired === true) logError("pb-fleet maintenance", "the expired-lease index was missing: made it again");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
   const flow = flowUpkeep();
   for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat(retention.errors)) logError("pb-fleet maintenance", error);
-  return { countsRepaired, schedules, retention, flow };
+  return { countsRepaired, leaseIndexRepaired, schedules, retention, flow };
 }
 function handleMaintenance(_req) {
   const done = tick();
-  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack || done.flow === null) {
+  if (done.countsRepaired === null || done.leaseIndexRepaired === null || done.schedules === null || done.retention.rolledBack || done.flow === null) {
     return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
   }
   return json(200, done);
@@ -11526,7 +11685,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -11687,7 +11848,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -11710,7 +11876,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 02ac5d08850b"] || (globalThis["pbFleet POST /api/fleet/heartbeat 02ac5d08850b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat ca20c2a4aaec"] || (globalThis["pbFleet POST /api/fleet/heartbeat ca20c2a4aaec"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11855,7 +12021,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 function pbDateMsSql(column) {
   return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
@@ -12187,7 +12355,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
@@ -12681,7 +12854,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -12842,7 +13017,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -12865,7 +13045,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete b898df501faf"] || (globalThis["pbFleet POST /api/fleet/complete b898df501faf"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete aa4be1f2f628"] || (globalThis["pbFleet POST /api/fleet/complete aa4be1f2f628"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -13037,7 +13217,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 function pbDateMsSql(column) {
   return `(CASE WHEN ${column} GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(${column}, 1, 19), '+0 seconds') = substr(${column}, 1, 19) THEN CAST(strftime('%s', substr(${column}, 1, 19)) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER) END)`;
@@ -13841,7 +14023,12 @@ function topPriorityQuery(probeKeyPrefix, below, use = "filter", queue) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -14786,7 +14973,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -14947,7 +15136,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -14970,7 +15164,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow ac4c712b4005"] || (globalThis["pbFleet POST /api/fleet/flow ac4c712b4005"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow b1cac9e00479"] || (globalThis["pbFleet POST /api/fleet/flow b1cac9e00479"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -15105,7 +15299,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -15388,7 +15584,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/transactions.ts
@@ -15716,7 +15917,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -15877,7 +16080,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -15900,7 +16108,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow b0cbed46fc10"] || (globalThis["pbFleet GET /api/fleet/flow b0cbed46fc10"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 43e10ad035f4"] || (globalThis["pbFleet GET /api/fleet/flow 43e10ad035f4"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -16009,7 +16217,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -16282,7 +16492,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -16521,7 +16736,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -16682,7 +16899,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -16705,7 +16927,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 66fa1d7f11e6"] || (globalThis["pbFleet GET /api/fleet/openapi.json 66fa1d7f11e6"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json ce4f3ed0c7fd"] || (globalThis["pbFleet GET /api/fleet/openapi.json ce4f3ed0c7fd"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -16817,7 +17039,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -17049,7 +17273,12 @@ var RETRY_REFUSALS = ["unique_key_taken"];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -17201,6 +17430,10 @@ var SCHEMAS = {
   FlowScopeState: answer(__spreadProps(__spreadValues({ name: text() }, FLOW_SETTINGS), { held: count, due: count, claimsInWindow: count })),
   MaintenanceTick: answer({
     countsRepaired: { type: ["boolean", "null"], description: "true: the counting triggers were rebuilt; null: that transaction rolled back." },
+    leaseIndexRepaired: {
+      type: ["boolean", "null"],
+      description: "true: the expired-lease index was missing and was made again; null: that transaction rolled back."
+    },
     schedules: nullable(answer({
       enqueued: arrayOf2(answer({ schedule: text(), jobId: text(), created: { type: "boolean" } })),
       errors: arrayOf2(text())
@@ -17641,7 +17874,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -17802,7 +18037,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -17825,7 +18065,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 onRecordCreate((__context) => {
-return (globalThis["pbFleet onRecordCreate job-created f7b898b1b52f"] || (globalThis["pbFleet onRecordCreate job-created f7b898b1b52f"] = (() => {
+return (globalThis["pbFleet onRecordCreate job-created 88f78b950f34"] || (globalThis["pbFleet onRecordCreate job-created 88f78b950f34"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -17898,7 +18138,9 @@ function formatPbDate(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -18001,7 +18243,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -18017,7 +18264,7 @@ return stampDueTime;
 }, "probe_jobs");
 
 onRecordRequestEmailChangeRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 382f58a8bc2f"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account 382f58a8bc2f"] = (() => {
+return (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account a9f843335c48"] || (globalThis["pbFleet onRecordRequestEmailChangeRequest worker-account a9f843335c48"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -18087,7 +18334,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -18182,7 +18431,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -18194,7 +18448,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestPasswordResetRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 382f58a8bc2f"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account 382f58a8bc2f"] = (() => {
+return (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account a9f843335c48"] || (globalThis["pbFleet onRecordRequestPasswordResetRequest worker-account a9f843335c48"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -18264,7 +18518,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -18359,7 +18615,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -18371,7 +18632,7 @@ return refuseAccountRequest;
 }, "fleet_workers");
 
 onRecordRequestVerificationRequest((__context) => {
-return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 382f58a8bc2f"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account 382f58a8bc2f"] = (() => {
+return (globalThis["pbFleet onRecordRequestVerificationRequest worker-account a9f843335c48"] || (globalThis["pbFleet onRecordRequestVerificationRequest worker-account a9f843335c48"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -18441,7 +18702,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -18536,7 +18799,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
@@ -18639,7 +18907,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -18818,7 +19088,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/sweep.ts
@@ -18998,7 +19273,9 @@ function isLeaseLive(leaseExpiresAt, nowMs) {
   return parsePbDate(leaseExpiresAt) !== null && leaseExpiresAt > formatPbDate(nowMs);
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -19342,7 +19619,12 @@ function storedQueueValues(queues) {
 }
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function expiredLeaseWhere(nowMs, probeKeyPrefix, queues = null, held = NONE_HELD) {
   const params = { now: formatPbDate(nowMs) };
   if (queues === null) return withPrefix(`${EXPIRED_LEASE_SQL}${heldBackTerms(held, params)}`, params, probeKeyPrefix);
@@ -19578,7 +19860,9 @@ function statusInSql(statuses, column = "status") {
 
 // src/lib/lease.ts
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -19672,7 +19956,12 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/maintenance.ts
@@ -19834,7 +20123,9 @@ function daysInMonth(year, month) {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 var PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
-var LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND lease_expires_at > {:now}, 0)`;
+var READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)`;
+var LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+var UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 var LEASE_AS_JUDGED_SQL = `(CASE WHEN lease_expires_at GLOB ${PB_DATE_GLOB} THEN lease_expires_at ELSE '' END) AS lease_expires_at`;
 
 // src/lib/queue-names.ts
@@ -20273,7 +20564,16 @@ var CLAIM_REFUSALS = ["queue_not_allowed", ...FLOW_CLAIM_REFUSALS];
 // src/lib/queries.ts
 var LEVEL_ORDER = ["run_at ASC", "created ASC", "enqueue_index ASC", "id ASC"];
 var CLAIM_ORDER = ["priority DESC", ...LEVEL_ORDER];
-var EXPIRED_LEASE_SQL = `${statusInSql(HELD_STATUSES)} AND NOT ${LIVE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX_NAME = "idx_probe_jobs_unreadable_lease";
+var UNREADABLE_LEASE_INDEX_COLUMNS = "`status`, `lease_expires_at`";
+var UNREADABLE_LEASE_INDEX_WHERE = `${statusInSql(HELD_STATUSES)} AND ${UNREADABLE_LEASE_SQL}`;
+var UNREADABLE_LEASE_INDEX = `CREATE INDEX \`${UNREADABLE_LEASE_INDEX_NAME}\` ON \`probe_jobs\` (${UNREADABLE_LEASE_INDEX_COLUMNS}) WHERE ${UNREADABLE_LEASE_INDEX_WHERE}`;
+var UNREADABLE_LEASE_INDEX_SETUP = UNREADABLE_LEASE_INDEX.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ");
+var UNREADABLE_LEASE_INDEX_PRESENT = {
+  sql: "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name = {:name}",
+  params: { name: UNREADABLE_LEASE_INDEX_NAME }
+};
+var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusInSql(HELD_STATUSES)} AND lease_expires_at <= {:now} UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND ${statusInSql(HELD_STATUSES, "+status")} AND NOT ${LIVE_LEASE_SQL}`;
 function liveUniqueKeyQuery(uniqueKey) {
   return {
     sql: `SELECT id, queue FROM probe_jobs WHERE unique_key = {:uniqueKey} AND ${LIVE_UNIQUE_KEY_SQL} LIMIT 1`,
@@ -20598,6 +20898,12 @@ function ensureJobCounts(batch, nowMs) {
   batch.execute(pruneCompletionsStatement(nowMs));
   return repair;
 }
+function ensureLeaseIndex(batch) {
+  var _a;
+  if (((_a = batch.queryOne(UNREADABLE_LEASE_INDEX_PRESENT, { n: 0 })) == null ? void 0 : _a.n) === 1) return false;
+  batch.execute({ sql: UNREADABLE_LEASE_INDEX_SETUP, params: {} });
+  return true;
+}
 function flowUpkeepBatch(batch, nowMs) {
   let notStarted = 0;
   for (const row of batch.find(startByPassedWhere(nowMs), START_BY_ORDER, START_BY_BATCH)) {
@@ -20636,11 +20942,13 @@ function tick() {
   var _a;
   const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
+  const leaseIndexRepaired = updateJobs((batch) => ensureLeaseIndex(batch));
+  if (leaseIndexRepaired === true) logError("pb-fleet maintenance", "the expired-lease index was missing: made it again");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
   const flow = flowUpkeep();
   for (const error of ((_a = schedules == null ? void 0 : schedules.errors) != null ? _a : []).concat(retention.errors)) logError("pb-fleet maintenance", error);
-  return { countsRepaired, schedules, retention, flow };
+  return { countsRepaired, leaseIndexRepaired, schedules, retention, flow };
 }
 function runMaintenance() {
   var _a, _b;

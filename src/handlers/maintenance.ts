@@ -8,7 +8,7 @@
  */
 import { getenv, json, logError, logInfo, updateJobs, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import {
-  deleteExpiredBatch, drainFlowUpkeep, drainRetention, ensureJobCounts, enqueueDueSchedules, flowUpkeepBatch,
+  deleteExpiredBatch, drainFlowUpkeep, drainRetention, ensureJobCounts, ensureLeaseIndex, enqueueDueSchedules, flowUpkeepBatch,
   type FlowUpkeep, type RetentionDrain, type ScheduleTick,
 } from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
@@ -19,6 +19,8 @@ const MAINTENANCE_SCHEDULE = "* * * * *";
 export interface MaintenanceTick {
   /** true: the counting triggers were missing and have been rebuilt; null: that transaction rolled back. */
   countsRepaired: boolean | null;
+  /** true: the expired-lease index was missing and has been made again; null: that transaction rolled back. */
+  leaseIndexRepaired: boolean | null;
   /** null: the transaction rolled back (nothing enqueued). */
   schedules: ScheduleTick | null;
   /** Every batch's deletes; `rolledBack` when a batch's transaction rolled back (the next tick goes on). */
@@ -34,11 +36,13 @@ function flowUpkeep(): FlowUpkeep | null {
 function tick(): MaintenanceTick {
   const countsRepaired = updateJobs((batch, now) => ensureJobCounts(batch, now));
   if (countsRepaired === true) logError("pb-fleet maintenance", "the job counts' triggers were missing: rebuilt them and recounted");
+  const leaseIndexRepaired = updateJobs((batch) => ensureLeaseIndex(batch));
+  if (leaseIndexRepaired === true) logError("pb-fleet maintenance", "the expired-lease index was missing: made it again");
   const schedules = updateJobs((batch, now) => enqueueDueSchedules(batch, now));
   const retention = drainRetention(() => updateJobs((batch, now) => deleteExpiredBatch(batch, now, getenv)), Date.now);
   const flow = flowUpkeep();
   for (const error of (schedules?.errors ?? []).concat(retention.errors)) logError("pb-fleet maintenance", error);
-  return { countsRepaired, schedules, retention, flow };
+  return { countsRepaired, leaseIndexRepaired, schedules, retention, flow };
 }
 
 export function maintenanceScheduleAtLoad(): string {
@@ -64,7 +68,7 @@ export function runMaintenance(): void {
  */
 export function handleMaintenance(_req: FleetRequest): Reply {
   const done = tick();
-  if (done.countsRepaired === null || done.schedules === null || done.retention.rolledBack || done.flow === null) {
+  if (done.countsRepaired === null || done.leaseIndexRepaired === null || done.schedules === null || done.retention.rolledBack || done.flow === null) {
     return json(503, Object.assign({ error: TRANSACTION_FAILED }, done));
   }
   return json(200, done);

@@ -71,15 +71,26 @@ export function isLeaseLive(leaseExpiresAt: string, nowMs: number): boolean {
 const PB_DATE_GLOB = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'";
 
 /**
- * isLeaseLive in SQLite, against the bound `{:now}` (formatPbDate of the
- * current time), for claim-next, sweep and stats. Readable: the layout checked
- * with GLOB, the calendar by a round trip through SQLite's date arithmetic (the
- * `+0 seconds` modifier normalises Feb 30 or hour 24, so the text does not come
- * back); COALESCE makes a NULL unreadable.
+ * A lease text PocketBase's layout can read: the layout checked with GLOB, the
+ * calendar by a round trip through SQLite's date arithmetic (the `+0 seconds`
+ * modifier normalises Feb 30 or hour 24, so the text does not come back).
  */
-export const LIVE_LEASE_SQL = `COALESCE(lease_expires_at GLOB ${PB_DATE_GLOB} AND ` +
-  "strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19) AND " +
-  "lease_expires_at > {:now}, 0)";
+const READABLE_LEASE_SQL = `lease_expires_at GLOB ${PB_DATE_GLOB} AND ` +
+  "strftime('%Y-%m-%d %H:%M:%S', substr(lease_expires_at, 1, 19), '+0 seconds') = substr(lease_expires_at, 1, 19)";
+
+/**
+ * isLeaseLive in SQLite, against the bound `{:now}` (formatPbDate of the
+ * current time), for claim-next, sweep and stats: readable and after now;
+ * COALESCE makes a NULL unreadable.
+ */
+export const LIVE_LEASE_SQL = `COALESCE(${READABLE_LEASE_SQL} AND lease_expires_at > {:now}, 0)`;
+
+/**
+ * A lease text no clock makes live (LIVE_LEASE_SQL's readability, negated):
+ * fixed (no parameter, no 'now'), so a partial index can hold the held rows it
+ * is true for (queries.ts UNREADABLE_LEASE_INDEX).
+ */
+export const UNREADABLE_LEASE_SQL = `NOT COALESCE(${READABLE_LEASE_SQL}, 0)`;
 
 /**
  * The lease column as the handlers must read it. PocketBase's record loading

@@ -15,6 +15,7 @@ import { deleteOldEventsStatement, JOB_EVENTS_RETENTION_BATCH } from "./job-even
 import { enqueueJobs } from "./enqueue.js";
 import { parseJsonField, type JobBatch } from "./job-row.js";
 import { JOB_COUNTS_READY_QUERY, JOB_COUNTS_READY_SHAPE, JOB_COUNTS_REPAIR, pruneCompletionsStatement } from "./job-counts.js";
+import { UNREADABLE_LEASE_INDEX_PRESENT, UNREADABLE_LEASE_INDEX_SETUP } from "./queries.js";
 import {
   deleteExpiredQuery, eventsKeep, keepSetting, RETENTION_BATCH, RETENTION_BUDGET_MS, RETENTION_CLASSES, retentionCutoff, type RetentionClass,
 } from "./retention.js";
@@ -174,6 +175,17 @@ export function ensureJobCounts(batch: JobBatch, nowMs: number): boolean {
   if (repair) for (const statement of JOB_COUNTS_REPAIR) batch.execute({ sql: statement, params: {} });
   batch.execute(pruneCompletionsStatement(nowMs));
   return repair;
+}
+
+/**
+ * Makes the expired-lease index (queries.ts UNREADABLE_LEASE_INDEX) again if
+ * it is missing: without it the expired leases are still found, by reading
+ * every held row. Answers whether it had to.
+ */
+export function ensureLeaseIndex(batch: JobBatch): boolean {
+  if (batch.queryOne(UNREADABLE_LEASE_INDEX_PRESENT, { n: 0 })?.n === 1) return false;
+  batch.execute({ sql: UNREADABLE_LEASE_INDEX_SETUP, params: {} });
+  return true;
 }
 
 /** What flow control's upkeep did: jobs failed for their start_by, rate-window claims and group rows deleted. */

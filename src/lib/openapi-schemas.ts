@@ -123,6 +123,9 @@ export const SCHEMAS: Json = {
   FlowScopeState: answer({ name: text(), ...FLOW_SETTINGS, held: count, due: count, claimsInWindow: count }),
   MaintenanceTick: answer({
     countsRepaired: { type: ["boolean", "null"], description: "true: the counting triggers were rebuilt; null: that transaction rolled back." },
+    leaseIndexRepaired: {
+      type: ["boolean", "null"], description: "true: the expired-lease index was missing and was made again; null: that transaction rolled back.",
+    },
     schedules: nullable(answer({
       enqueued: arrayOf(answer({ schedule: text(), jobId: text(), created: { type: "boolean" } })),
       errors: arrayOf(text()),

@@ -44,6 +44,8 @@ interface EnqueuedEntry {
 interface MaintenanceAnswer {
   /** null: the counts' transaction rolled back. */
   countsRepaired: boolean | null;
+  /** null: the lease index's transaction rolled back. */
+  leaseIndexRepaired: boolean | null;
   schedules: { enqueued: EnqueuedEntry[]; errors: string[] } | null;
   retention: { deleted: { done: number; failed: number }; errors: string[]; rolledBack: boolean };
   /** Flow control's upkeep (docs/flow-control.md); null: its transaction rolled back. */
@@ -52,7 +54,7 @@ interface MaintenanceAnswer {
 
 /** Whether some part of a tick rolled back (a 503 says which). */
 function partRolledBack(body: MaintenanceAnswer): boolean {
-  return body.countsRepaired === null || body.schedules === null || body.retention.rolledBack || body.flow === null;
+  return body.countsRepaired === null || body.leaseIndexRepaired === null || body.schedules === null || body.retention.rolledBack || body.flow === null;
 }
 /** One maintenance call and when it was in flight (local clock; the server's is the same machine's). */
 interface Tick {

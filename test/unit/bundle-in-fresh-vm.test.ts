@@ -1259,6 +1259,7 @@ describe.each(BUNDLES)("$name", ({ api, output, createHook, fake }) => {
         status: 200,
         body: {
           countsRepaired: false,
+          leaseIndexRepaired: false,
           schedules: { enqueued: [], errors: [] },
           retention: { deleted: { done: 1, failed: 1 }, events: 0, errors: [], batches: 1, drained: true, rolledBack: false },
           // Flow control's upkeep (docs/flow-control.md): nothing to do here.

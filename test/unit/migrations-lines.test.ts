@@ -18,7 +18,7 @@ import { WORKER_FIELDS, WORKER_NAME_PATTERN, WORKERS_COLLECTION } from "../../sr
 import { FIRST_MIGRATION_COLUMNS, JOB_COLUMNS, JOBS_COLLECTION } from "../../src/lib/job-schema";
 import { JOB_STATUSES } from "../../src/lib/types";
 import { JOB_COUNTS_REBUILD, JOB_COUNTS_SETUP, JOB_COUNTS_TEARDOWN } from "../../src/lib/job-counts";
-import { FINISHED_SQL, ORPHANED_SQL } from "../../src/lib/queries";
+import { FINISHED_SQL, ORPHANED_SQL, UNREADABLE_LEASE_INDEX_NAME, UNREADABLE_LEASE_INDEX_SETUP } from "../../src/lib/queries";
 
 const REPO = join(import.meta.dirname, "..", "..");
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
@@ -547,16 +547,16 @@ describe("the migrations of both PocketBase lines", () => {
     expect(min023).toBe((old.collection(WORKERS_COLLECTION)!["options"] as Record<string, unknown>)["minPasswordLength"]);
   });
 
-  it("run the same raw SQL: the due-time backfill, the job counts (src/lib/job-counts.ts word for word), the queue backfill and the rate window's table up; the counts, the table and the first status undone down", () => {
+  it("run the same raw SQL: the due-time backfill, the job counts (src/lib/job-counts.ts word for word), the queue backfill, the rate window's table and the expired-lease index (src/lib/queries.ts word for word) up; each undone down", () => {
     const [old, modern] = [migrations022(), migrations023()];
     for (const line of [old, modern]) {
       line.run("up");
       line.run("down");
     }
     expect(old.sql).toEqual([
-      BACKFILL, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD, QUEUE_BACKFILL, ...FLOW_CLAIMS_SETUP,
-      // Down, in reverse: the rate window's table first; the queue field goes with its values (no statement).
-      FLOW_CLAIMS_TEARDOWN, ...JOB_COUNTS_TEARDOWN, "UPDATE `probe_jobs` SET `status` = 'failed' WHERE `status` = 'cancelled'",
+      BACKFILL, ...JOB_COUNTS_SETUP, ...JOB_COUNTS_REBUILD, QUEUE_BACKFILL, ...FLOW_CLAIMS_SETUP, UNREADABLE_LEASE_INDEX_SETUP,
+      // Down, in reverse: the lease index, then the rate window's table; the queue field goes with its values (no statement).
+      `DROP INDEX IF EXISTS ${UNREADABLE_LEASE_INDEX_NAME}`, FLOW_CLAIMS_TEARDOWN, ...JOB_COUNTS_TEARDOWN, "UPDATE `probe_jobs` SET `status` = 'failed' WHERE `status` = 'cancelled'",
     ]);
     expect(modern.sql).toEqual(old.sql);
   });

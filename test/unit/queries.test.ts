@@ -16,6 +16,7 @@ import {
   STATS_ROW_SHAPE,
   topPriorityQuery,
   type Candidate,
+  UNREADABLE_LEASE_INDEX_WHERE,
   type WhereClause,
 } from "../../src/lib/queries";
 import { prefixUpperBound } from "../../src/lib/prefix";
@@ -24,7 +25,9 @@ import { NOW } from "./support/rows";
 const NOW_TEXT = formatPbDate(NOW);
 const HOSTILE_PREFIXES = ["x' OR 1=1 --", "a%b_c\\d", "'; DROP TABLE probe_jobs; --", "{:now}"];
 /** Held, and not live by the one lease rule (its SQL half is tested against SQLite in the integration suite). */
-const EXPIRED = `status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
+/** Two index ranges propose (readable leases up to now, the partial index of unreadable ones); the rule decides. */
+const EXPIRED = "rowid IN (SELECT rowid FROM probe_jobs WHERE status IN ('claimed', 'running') AND lease_expires_at <= {:now} " +
+  `UNION ALL SELECT rowid FROM probe_jobs WHERE ${UNREADABLE_LEASE_INDEX_WHERE}) AND +status IN ('claimed', 'running') AND NOT ${LIVE_LEASE_SQL}`;
 
 /** Every `{:name}` in the SQL is bound, and every bound value is used. */
 function expectPlaceholdersBound({ sql, params }: WhereClause) {
@@ -273,11 +276,14 @@ describe("statsQuery (counted) and statsScanQuery", () => {
     expect(query.params).toEqual({ now: NOW_TEXT, cap: 5 });
     expect(query.sql).not.toContain(NOW_TEXT);
     expectPlaceholdersBound(query);
-    // Every read of probe_jobs is narrowed by an indexed term: pending, held or orphaned rows only.
+    // Every read of probe_jobs is narrowed by an indexed term: pending, held or orphaned rows only, or the rowids of
+    // held rows those propose (the expired leases: two index ranges).
     const reads = query.sql.split("FROM probe_jobs").slice(1).map((after) => after.trimStart());
     expect(reads.every((after) => after.startsWith("WHERE "))).toBe(true);
-    expect(reads.length).toBe(3);
-    expect(reads.every((after) => /^WHERE (status = 'pending'|status IN \('claimed', 'running'\)|consecutive_orphan_count > 0)/.test(after))).toBe(true);
+    expect(reads.length).toBe(5);
+    expect(reads.every((after) =>
+      /^WHERE (status = 'pending'|status IN \('claimed', 'running'\)|consecutive_orphan_count > 0|rowid IN \(SELECT rowid $)/.test(after)))
+      .toBe(true);
     expect(query.sql).toContain("FROM probe_job_counts");
   });
 
