@@ -45,6 +45,15 @@ export const REQUEST_TOO_LARGE =
 export const MAX_BATCH_BODY_BYTES = 4_194_304;
 /** delaySeconds: at most this (about 100 years; dates stay 4-digit years, which text order needs). */
 export const MAX_DELAY_SECONDS = 3_153_600_000;
+/**
+ * The largest answer body the clients read (all three languages), bytes:
+ * above the largest the server sends (a claim-next of 100 jobs at
+ * MAX_PAYLOAD_BYTES each, with their errors and progress: about 110 MiB), and
+ * below what one JavaScript string can hold (about 512 Mi characters in V8).
+ * A larger answer (a proxy or a wrong URL streaming something else) is refused
+ * as a FleetProtocolError before it fills the process's memory.
+ */
+export const MAX_ANSWER_BYTES = 167_772_160;
 /** A renew's progress, serialized as JSON: at most this many UTF-8 bytes. */
 export const MAX_PROGRESS_BYTES = 4096;
 /** Priority: an integer in [MIN_PRIORITY, MAX_PRIORITY]; higher runs first. */

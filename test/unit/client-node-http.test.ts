@@ -3,12 +3,16 @@
 // loopback: answers whole (UTF-8 split across chunks), one connection for
 // calls in a row, the body and headers the server reads, and every failure
 // as the same typed error the fetch transport gives: its time, the caller's
-// signal, a refused connection, an answer cut short (never a cut text).
+// signal, a refused connection, an answer cut short (never a cut text), and
+// an answer larger than the client reads (both transports).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { FleetAbortError, FleetNetworkError, FleetTimeoutError } from "../../src/client/errors";
+import { FleetAbortError, FleetNetworkError, FleetProtocolError, FleetTimeoutError } from "../../src/client/errors";
 import { FleetClient } from "../../src/client/fleet-client";
+import { nodeHttpRequester } from "../../src/client/fleet-client/node-http";
+import { AnswerTooLarge, fetchRequester, type Requester } from "../../src/client/fleet-client/transport";
+import { MAX_ANSWER_BYTES, MAX_ERROR_BYTES, MAX_PAYLOAD_BYTES, MAX_PROGRESS_BYTES } from "../../src/lib/queue";
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
 
@@ -126,5 +130,62 @@ describe("FleetClient's default transport: Node's http", () => {
     const err = await clientOf("ftp://127.0.0.1:21").claim("j1", "w1").catch((e) => e);
     expect(err).toBeInstanceOf(FleetNetworkError);
     expect(err.message).toContain("http: or https:");
+  });
+});
+
+describe("an answer larger than the client reads (MAX_ANSWER_BYTES): refused before it fills memory", () => {
+  const LIMIT = 64 * 1024;
+  const ask = (requester: Requester, url: string) => requester({ method: "GET", url: `${url}/big`, headers: {}, timeoutMs: 5_000 });
+  /** Answers `bytes` of blanks (JSON whitespace): with its length, or chunked without one, as fast as the client reads. */
+  function bigAnswer(bytes: number, withLength: boolean) {
+    return serve((_req, _body, res) => {
+      res.writeHead(200, withLength ? { "content-type": "application/json", "content-length": bytes } : { "content-type": "application/json" });
+      const piece = Buffer.alloc(4096, 0x20);
+      let written = 0;
+      const more = () => {
+        while (written < bytes) {
+          const n = Math.min(piece.length, bytes - written);
+          written += n;
+          if (!res.write(piece.subarray(0, n))) return void res.once("drain", more);
+        }
+        res.end();
+      };
+      more();
+    });
+  }
+
+  it("stays far above the server's largest answer and below a JavaScript string's length", () => {
+    expect(MAX_ANSWER_BYTES).toBeGreaterThan(100 * (MAX_PAYLOAD_BYTES + MAX_ERROR_BYTES + MAX_PROGRESS_BYTES) * 1.5);
+    expect(MAX_ANSWER_BYTES).toBeLessThan(2 ** 29 - 24);
+  });
+
+  for (const [name, requester] of [
+    ["Node's http", nodeHttpRequester(LIMIT)],
+    ["fetch", fetchRequester(fetch, LIMIT)],
+  ] as const) {
+    it(`${name}: with a Content-Length past the limit, refused at once (AnswerTooLarge)`, async () => {
+      const { url } = await bigAnswer(LIMIT * 1000, true);
+      await expect(ask(requester, url)).rejects.toBeInstanceOf(AnswerTooLarge);
+    });
+
+    it(`${name}: chunked past the limit, refused once the limit is passed; at the limit, read whole`, async () => {
+      const { url } = await bigAnswer(LIMIT * 1000, false);
+      await expect(ask(requester, url)).rejects.toBeInstanceOf(AnswerTooLarge);
+      const exact = await bigAnswer(LIMIT, false);
+      expect((await ask(requester, exact.url)).text).toHaveLength(LIMIT);
+    });
+  }
+
+  it("FleetClient: a FleetProtocolError saying why, sent once (not retried as a network failure would be)", async () => {
+    let calls = 0;
+    const { url } = await serve((_req, _body, res) => {
+      calls++;
+      res.writeHead(200, { "content-type": "application/json", "content-length": MAX_ANSWER_BYTES + 1 });
+      res.write("{");
+    });
+    const err = await clientOf(url).claimNext({ workerId: "w1" }).catch((e) => e);
+    expect(err).toBeInstanceOf(FleetProtocolError);
+    expect(String(err.message)).toContain(`larger than ${MAX_ANSWER_BYTES} bytes`);
+    expect(calls).toBe(1);
   });
 });

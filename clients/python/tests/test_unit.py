@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set
 
 import pytest
 
-from pb_fleet import FleetClient, FleetHttpError, FleetNetworkError, FleetTimeoutError, Job, JobSignal, RateLimitedError, Worker
+from pb_fleet import FleetClient, FleetHttpError, FleetNetworkError, FleetProtocolError, FleetTimeoutError, Job, JobSignal, RateLimitedError, Worker
 from pb_fleet import _util as u
 from pb_fleet.client import ClaimedJob, HeartbeatLease, HeartbeatResult, Release, ReleaseResult, WorkerIdentity, release_item
 from pb_fleet.errors import is_transient
@@ -445,3 +445,46 @@ def test_stop_called_on_a_workers_own_thread_does_not_deadlock(where: str) -> No
     assert holder[0].wait(5), "stop() from the Worker's own thread deadlocked"
     assert returned == [False]
     assert [r.status for r in server.releases] == ["done"]  # stop("finish"): the running job reported
+
+
+def test_an_answer_larger_than_the_client_reads_is_a_protocol_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_ANSWER_BYTES the client stops reading and says why (never transient: the same call gets the same answer)."""
+    import http.server
+
+    limit = 64 * 1024
+    monkeypatch.setattr(u, "MAX_ANSWER_BYTES", limit)
+    prefix = b'{"counts": {}}'
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            size = int(self.headers["X-Size"])
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            body = prefix + b" " * (size - len(prefix))
+            try:
+                for at in range(0, size, 4096):
+                    self.wfile.write(body[at:at + 4096])
+            except OSError:
+                pass  # the client stopped reading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        for size, fits in ((16 * limit, False), (limit, True)):
+            client = FleetClient(url, token="t", timeout=5)
+            client._opener.addheaders = [("X-Size", str(size))]
+            if fits:
+                assert client.stats() == {"counts": {}}
+            else:
+                with pytest.raises(FleetProtocolError) as err:
+                    client.stats()
+                assert f"larger than {limit} bytes" in str(err.value)
+                assert not is_transient(err.value)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -9,7 +9,8 @@
  */
 import http from "node:http";
 import https from "node:https";
-import { RequestTimedOut, type HttpAnswer, type HttpRequest, type Requester } from "./transport.js";
+import { MAX_ANSWER_BYTES } from "../../lib/queue.js";
+import { AnswerTooLarge, RequestTimedOut, type HttpAnswer, type HttpRequest, type Requester } from "./transport.js";
 
 /**
  * How long an idle connection is kept for the next call, ms: shorter than
@@ -19,16 +20,20 @@ import { RequestTimedOut, type HttpAnswer, type HttpRequest, type Requester } fr
  */
 export const IDLE_CONNECTION_MS = 4_000;
 
-/** A requester over Node's http and https, with its own agents (each client's connections are its own). */
-export function nodeHttpRequester(): Requester {
+/**
+ * A requester over Node's http and https, with its own agents (each client's
+ * connections are its own); an answer past `maxAnswerBytes` is refused
+ * (AnswerTooLarge) and its connection closed.
+ */
+export function nodeHttpRequester(maxAnswerBytes: number = MAX_ANSWER_BYTES): Requester {
   const agents = {
     "http:": new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
     "https:": new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
   };
-  return (request) => send(request, agents);
+  return (request) => send(request, agents, maxAnswerBytes);
 }
 
-function send(request: HttpRequest, agents: { "http:": http.Agent; "https:": https.Agent }): Promise<HttpAnswer> {
+function send(request: HttpRequest, agents: { "http:": http.Agent; "https:": https.Agent }, maxAnswerBytes: number): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const url = new URL(request.url);
     if (url.protocol !== "http:" && url.protocol !== "https:") {
@@ -43,26 +48,36 @@ function send(request: HttpRequest, agents: { "http:": http.Agent; "https:": htt
       : http.request(url, { ...options, agent: agents["http:"] });
     // One timer for the whole request (an AbortSignal.timeout per call cost more than the rest of the call's set-up).
     let timedOut = false;
+    // The answer passed maxAnswerBytes: whatever the closing connection then says, this is the reason.
+    let tooLarge = false;
     const timer = setTimeout(() => {
       timedOut = true;
       req.destroy(new RequestTimedOut());
     }, request.timeoutMs);
     const fail = (err: unknown) => {
       clearTimeout(timer);
-      reject(timedOut ? new RequestTimedOut({ cause: err }) : err);
+      reject(tooLarge ? new AnswerTooLarge(maxAnswerBytes) : timedOut ? new RequestTimedOut({ cause: err }) : err);
     };
     req.on("error", fail);
     req.on("response", (res) => {
-      res.setEncoding("utf8");
-      let text = "";
-      res.on("data", (chunk: string) => (text += chunk));
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      tooLarge = Number(res.headers["content-length"] ?? 0) > maxAnswerBytes;
+      res.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > maxAnswerBytes) tooLarge = true;
+        if (tooLarge) return void req.destroy();
+        chunks.push(chunk);
+      });
       res.on("error", fail);
       // A connection lost before the whole answer: an error, never a cut text.
       res.on("close", () => {
-        if (!res.complete) return fail(lostAnswer());
+        if (tooLarge || !res.complete) return fail(lostAnswer());
         clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, text });
+        // Decoded whole: a character split across chunks is read right.
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks, bytes).toString("utf8") });
       });
+      if (tooLarge) req.destroy();
     });
     req.end(body);
   });

@@ -16,6 +16,7 @@ import {
   FleetTimeoutError,
   isTransientError,
 } from "../errors.js";
+import { MAX_ANSWER_BYTES } from "../../lib/queue.js";
 import { isObject } from "../json-object.js";
 import type { RequestOptions } from "./types.js";
 
@@ -58,19 +59,50 @@ export class RequestTimedOut extends Error {
   }
 }
 
-/** A Requester over a fetch implementation (a client's `fetch` option). */
-export function fetchRequester(fetchImpl: typeof fetch): Requester {
+/** A Requester's rejection when the answer is larger than it reads (MAX_ANSWER_BYTES). */
+export class AnswerTooLarge extends Error {
+  constructor(maxBytes: number) {
+    super(`the answer is larger than ${maxBytes} bytes, the most the client reads`);
+    this.name = "AnswerTooLarge";
+  }
+}
+
+/** A Requester over a fetch implementation (a client's `fetch` option); answers past `maxAnswerBytes` are refused. */
+export function fetchRequester(fetchImpl: typeof fetch, maxAnswerBytes: number = MAX_ANSWER_BYTES): Requester {
   return async ({ method, url, headers, body, timeoutMs, signal }) => {
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const response = await fetchImpl(url, {
         method, headers, signal: signal ? AbortSignal.any([timeout, signal]) : timeout, ...(body !== undefined ? { body } : {}),
       });
-      return { status: response.status, text: await response.text() };
+      return { status: response.status, text: await boundedText(response, maxAnswerBytes) };
     } catch (err) {
       throw timeout.aborted && !signal?.aborted ? new RequestTimedOut({ cause: err }) : err;
     }
   };
+}
+
+/** A fetch answer's body as text, refused past `maxBytes` (read as it comes, never whole first). */
+async function boundedText(response: Response, maxBytes: number): Promise<string> {
+  if (Number(response.headers.get("content-length") ?? 0) > maxBytes) {
+    await response.body?.cancel();
+    throw new AnswerTooLarge(maxBytes);
+  }
+  if (response.body === null) return "";
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > maxBytes) {
+      await reader.cancel();
+      throw new AnswerTooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, bytes).toString("utf8");
 }
 
 /** What the endpoint calls need of the client: requests made as its signed-in identity. */
@@ -122,6 +154,8 @@ export class Transport {
     } catch (err) {
       if (req?.signal?.aborted) throw new FleetAbortError(op, { cause: err });
       if (err instanceof RequestTimedOut) throw new FleetTimeoutError(op, timeoutMs, { cause: err });
+      // Not transient: the same request would get the same answer.
+      if (err instanceof AnswerTooLarge) throw new FleetProtocolError(op, err.message, "");
       throw new FleetNetworkError(op, networkMessage(err), { cause: err });
     }
     const parsed = parseJson(text);

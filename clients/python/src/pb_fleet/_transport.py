@@ -208,11 +208,14 @@ class _Transport:
         try:
             with self._opener.open(request, timeout=wait) as response:
                 status = int(response.status)
-                text = response.read().decode("utf-8", errors="replace")
+                raw = response.read(u.MAX_ANSWER_BYTES + 1)
+                if len(raw) > u.MAX_ANSWER_BYTES:
+                    raise FleetProtocolError(op, f"answer larger than {u.MAX_ANSWER_BYTES} bytes, the most the client reads")
+                text = raw.decode("utf-8", errors="replace")
         except urllib.error.HTTPError as err:
             status = err.code
             try:
-                text = err.read().decode("utf-8", errors="replace")
+                text = err.read(u.MAX_ANSWER_BYTES).decode("utf-8", errors="replace")
             except (OSError, http.client.HTTPException):
                 text = ""
             finally:
