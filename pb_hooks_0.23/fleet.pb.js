@@ -3165,7 +3165,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next d259786df1bd"] || (globalThis["pbFleet POST /api/fleet/claim-next d259786df1bd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 947490d957d7"] || (globalThis["pbFleet POST /api/fleet/claim-next 947490d957d7"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -4527,18 +4527,25 @@ function judgedCandidates(byQueue, expired) {
 function roundStatement(byQueue, expired) {
   const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
-  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row`;
+  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row, status, ${WRITTEN_VIEW} AS view`;
 }
-var CLAIM_ROUND_SHAPE = { row: "" };
+var CLAIM_ROUND_SHAPE = { row: "", status: "", view: "" };
+function answerClaims(taken) {
+  if ("jobs" in taken) return taken.jobs;
+  const rows = JSON.parse(`[${taken.rowTexts.join(",")}]`);
+  return rows.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
+}
 function claimNextJobs(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   var _a;
   if (req.probeKeyPrefix === "" && ((_a = batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n) === 0) {
     return claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2);
   }
-  return claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2).map(({ row, patch }) => {
-    var _a2;
-    return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
-  });
+  return {
+    jobs: claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2).map(({ row, patch }) => {
+      var _a2;
+      return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
+    })
+  };
 }
 function claimRoundStatement(req, want, tokens, nowMs, orphanCap2) {
   const expired = expiredLeaseWhere(nowMs, "", req.queues);
@@ -4560,23 +4567,23 @@ function claimRoundStatement(req, want, tokens, nowMs, orphanCap2) {
 }
 function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   const claimed = [];
-  if (req.queues !== null && req.queues.length === 0) return [];
+  if (req.queues !== null && req.queues.length === 0) return { rowTexts: claimed };
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     const tokens = [];
     for (let n = 0; n < want; n++) tokens.push(newLeaseToken2());
-    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap2), CLAIM_ROUND_SHAPE).map((r) => JSON.parse(r.row));
+    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap2), CLAIM_ROUND_SHAPE);
     if (written.length === 0) break;
-    batch.noteWritten(written.map((row) => jobView(row)));
+    batch.noteWritten(JSON.parse(`[${written.map((r) => r.view).join(",")}]`));
     let won = 0;
-    for (const row of written) {
-      if (!isHeldStatus(row.status)) continue;
-      claimed.push(row);
+    for (const r of written) {
+      if (!isHeldStatus(r.status)) continue;
+      claimed.push(r.row);
       won++;
     }
     if (won === written.length) break;
   }
-  return claimed.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
+  return { rowTexts: claimed };
 }
 
 // src/lib/validate.ts
@@ -4641,7 +4648,6 @@ function readPrefix(data) {
 
 // src/handlers/claim-next.ts
 function handleClaimNext(req) {
-  var _a;
   const valid = validateClaimNextRequest(req.body());
   if (!valid.ok) return json(400, { error: valid.error });
   const refused = workerIdRefusal(req.caller, valid.value.workerId);
@@ -4650,9 +4656,8 @@ function handleClaimNext(req) {
   if ("refusal" in scope) return json(403, { error: scope.refusal });
   const claim = __spreadProps(__spreadValues({}, valid.value), { queues: scope.queues });
   const cap = orphanCap(getenv);
-  const answer = {
-    jobs: (_a = updateJobsBulk("claim-next", (batch, now) => claimNextJobs(batch, claim, now, cap, newLeaseToken))) != null ? _a : []
-  };
+  const taken = updateJobsBulk("claim-next", (batch, now) => claimNextJobs(batch, claim, now, cap, newLeaseToken));
+  const answer = { jobs: taken === null ? [] : answerClaims(taken) };
   return json(200, answer);
 }
 
@@ -13045,7 +13050,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete aa4be1f2f628"] || (globalThis["pbFleet POST /api/fleet/complete aa4be1f2f628"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete b4bbcbbb6044"] || (globalThis["pbFleet POST /api/fleet/complete b4bbcbbb6044"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14560,18 +14565,25 @@ function judgedCandidates(byQueue, expired) {
 function roundStatement(byQueue, expired) {
   const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
-  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row`;
+  return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row, status, ${WRITTEN_VIEW} AS view`;
 }
-var CLAIM_ROUND_SHAPE = { row: "" };
+var CLAIM_ROUND_SHAPE = { row: "", status: "", view: "" };
+function answerClaims(taken) {
+  if ("jobs" in taken) return taken.jobs;
+  const rows = JSON.parse(`[${taken.rowTexts.join(",")}]`);
+  return rows.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
+}
 function claimNextJobs(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   var _a;
   if (req.probeKeyPrefix === "" && ((_a = batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n) === 0) {
     return claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2);
   }
-  return claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2).map(({ row, patch }) => {
-    var _a2;
-    return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
-  });
+  return {
+    jobs: claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2).map(({ row, patch }) => {
+      var _a2;
+      return { job: queueJobView(row, patch), leaseToken: (_a2 = patch.lease_token) != null ? _a2 : "" };
+    })
+  };
 }
 function claimRoundStatement(req, want, tokens, nowMs, orphanCap2) {
   const expired = expiredLeaseWhere(nowMs, "", req.queues);
@@ -14593,23 +14605,23 @@ function claimRoundStatement(req, want, tokens, nowMs, orphanCap2) {
 }
 function claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   const claimed = [];
-  if (req.queues !== null && req.queues.length === 0) return [];
+  if (req.queues !== null && req.queues.length === 0) return { rowTexts: claimed };
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     const tokens = [];
     for (let n = 0; n < want; n++) tokens.push(newLeaseToken2());
-    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap2), CLAIM_ROUND_SHAPE).map((r) => JSON.parse(r.row));
+    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap2), CLAIM_ROUND_SHAPE);
     if (written.length === 0) break;
-    batch.noteWritten(written.map((row) => jobView(row)));
+    batch.noteWritten(JSON.parse(`[${written.map((r) => r.view).join(",")}]`));
     let won = 0;
-    for (const row of written) {
-      if (!isHeldStatus(row.status)) continue;
-      claimed.push(row);
+    for (const r of written) {
+      if (!isHeldStatus(r.status)) continue;
+      claimed.push(r.row);
       won++;
     }
     if (won === written.length) break;
   }
-  return claimed.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
+  return { rowTexts: claimed };
 }
 
 // src/lib/retention.ts
@@ -14888,11 +14900,11 @@ function handleComplete(req) {
   const done = updateJobsBulk("complete", (batch, now) => {
     const released = completeByPlan(batch, valid.value, now, Math.random);
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
-    const jobs = claim === null ? null : claimNextJobs(batch, claim, now, cap, newLeaseToken);
-    return { released, jobs };
+    const taken = claim === null ? null : claimNextJobs(batch, claim, now, cap, newLeaseToken);
+    return { released, taken };
   });
   if (done === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer = done.jobs === null ? { results: done.released } : { results: done.released, jobs: done.jobs };
+  const answer = done.taken === null ? { results: done.released } : { results: done.released, jobs: answerClaims(done.taken) };
   return json(200, answer);
 }
 

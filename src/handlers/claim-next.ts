@@ -6,7 +6,7 @@
  * gets nothing only when nothing was claimable when its turn came.
  */
 import { getenv, json, newLeaseToken, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
-import { claimNextJobs } from "../lib/claim-plan.js";
+import { answerClaims, claimNextJobs } from "../lib/claim-plan.js";
 import { orphanCap } from "../lib/config.js";
 import { claimQueues, workerIdRefusal } from "../lib/identity.js";
 import type { ClaimNextResponse } from "../lib/types.js";
@@ -21,9 +21,8 @@ export function handleClaimNext(req: FleetRequest): Reply {
   if ("refusal" in scope) return json(403, { error: scope.refusal });
   const claim = { ...valid.value, queues: scope.queues };
   const cap = orphanCap(getenv);
+  const taken = updateJobsBulk("claim-next", (batch, now) => claimNextJobs(batch, claim, now, cap, newLeaseToken));
   // null: rolled back, so none of them was claimed.
-  const answer: ClaimNextResponse = {
-    jobs: updateJobsBulk("claim-next", (batch, now) => claimNextJobs(batch, claim, now, cap, newLeaseToken)) ?? [],
-  };
+  const answer: ClaimNextResponse = { jobs: taken === null ? [] : answerClaims(taken) };
   return json(200, answer);
 }

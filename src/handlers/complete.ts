@@ -7,12 +7,12 @@
  */
 import { getenv, json, newLeaseToken, updateJobsBulk, type FleetRequest, type Reply } from "@pb-fleet/adapter";
 import { completeByPlan } from "../lib/batch-plans.js";
-import { claimNextJobs } from "../lib/claim-plan.js";
+import { answerClaims, claimNextJobs, type ClaimsTaken } from "../lib/claim-plan.js";
 import { orphanCap } from "../lib/config.js";
 import { batchWorkerIdRefusal, claimQueues } from "../lib/identity.js";
 import { deleteExpiredBatch, retentionAlongsideComplete } from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
-import type { ClaimedJob, CompleteResponse } from "../lib/types.js";
+import type { CompleteResponse } from "../lib/types.js";
 import { validateCompleteClaimNext, validateCompleteRequest } from "../lib/validate.js";
 
 export function handleComplete(req: FleetRequest): Reply {
@@ -32,10 +32,10 @@ export function handleComplete(req: FleetRequest): Reply {
     // Retention keeps pace with the batch path, in this same transaction (maintenance.ts).
     deleteExpiredBatch(batch, now, getenv, retentionAlongsideComplete(released.length));
     // After the releases: the jobs and the flow limits they held are free for this claim.
-    const jobs: ClaimedJob[] | null = claim === null ? null : claimNextJobs(batch, claim, now, cap, newLeaseToken);
-    return { released, jobs };
+    const taken: ClaimsTaken | null = claim === null ? null : claimNextJobs(batch, claim, now, cap, newLeaseToken);
+    return { released, taken };
   });
   if (done === null) return json(503, { error: TRANSACTION_FAILED });
-  const answer: CompleteResponse = done.jobs === null ? { results: done.released } : { results: done.released, jobs: done.jobs };
+  const answer: CompleteResponse = done.taken === null ? { results: done.released } : { results: done.released, jobs: answerClaims(done.taken) };
   return json(200, answer);
 }

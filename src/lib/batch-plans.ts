@@ -119,8 +119,8 @@ function viewOf(plan: Plan): string {
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
 
-/** The job as written, from the written row's own columns (RETURNING), as viewOf shows it: the same text. */
-const WRITTEN_VIEW = "json_object('id', id, 'probe_key', COALESCE(probe_key, ''), 'status', COALESCE(status, ''), " +
+/** The job as written (jobView), from the written row's own columns (RETURNING): as viewOf shows it, the same text. */
+export const WRITTEN_VIEW = "json_object('id', id, 'probe_key', COALESCE(probe_key, ''), 'status', COALESCE(status, ''), " +
   `'claimed_by', COALESCE(claimed_by, ''), 'lease_expires_at', ${LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "")}, ` +
   "'version', COALESCE(version, 0))";
 

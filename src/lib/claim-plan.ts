@@ -23,20 +23,20 @@
  * so the next reads the rows behind, up to CLAIM_NEXT_ROUNDS, as claimNext does.
  */
 import {
-  ATTEMPTS_LEFT, newValue, PAST_DEADLINE, quoted, ROW_COLUMNS, type ColumnRule,
+  ATTEMPTS_LEFT, newValue, PAST_DEADLINE, quoted, ROW_COLUMNS, WRITTEN_VIEW, type ColumnRule,
 } from "./batch-plans.js";
 import { COUNT_SHAPE, FLOW_COLLECTION, STARTABLE_SQL } from "./flow.js";
 import { timedOutErrorSql } from "./flow-limits.js";
 import { SWEEPER_HOLDER } from "./config.js";
 import type { JobBatch, JobRow } from "./job-row.js";
-import { jobView, queueJobView } from "./job-row.js";
+import { queueJobView } from "./job-row.js";
 import { clampLeaseSeconds, formatPbDate, formatPbDateSql } from "./lease.js";
 import { CLAIM_NEXT_ROUNDS, claimNext } from "./claim-next.js";
 import { ROW_AS_JSON } from "./bulk.js";
 import { CLAIM_ORDER, compareClaimOrder, expiredLeaseWhere, LEVEL_ORDER, storedQueueValues, type WhereClause } from "./queries.js";
 import { MAX_ATTEMPTS_ERROR, retryBackoffSql, TIMEOUT_BACKOFF_DRAW } from "./queue.js";
 import { giveUpErrorSql, isHeldStatus, ORPHAN_CAP_REASON } from "./transitions.js";
-import type { ClaimedJob } from "./types.js";
+import type { ClaimedJob, JobView } from "./types.js";
 import type { ClaimNextRequestFields } from "./validate.js";
 
 /**
@@ -134,8 +134,8 @@ function judgedCandidates(byQueue: boolean, expired: string): string {
 
 /**
  * One round: the judged candidates' writes, and each written row as
- * written (a JobRow as JSON text, bulk.ts's ROW_AS_JSON) in the column
- * `row`, in no order (RETURNING's).
+ * written, in no order (RETURNING's): `row`, a JobRow as JSON text (bulk.ts's
+ * ROW_AS_JSON); its `status`; `view`, its JobView as JSON text.
  */
 function roundStatement(byQueue: boolean, expired: string): string {
   const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c] as ColumnRule, `probe_jobs.${c}`)}`);
@@ -143,26 +143,42 @@ function roundStatement(byQueue: boolean, expired: string): string {
   // Driven by the candidates' rowids: joined on its own, SQLite would scan probe_jobs for them.
   return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v ` +
     `WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid ` +
-    `RETURNING ${ROW_AS_JSON} AS row`;
+    `RETURNING ${ROW_AS_JSON} AS row, status, ${WRITTEN_VIEW} AS view`;
 }
-export const CLAIM_ROUND_SHAPE = { row: "" };
+export const CLAIM_ROUND_SHAPE = { row: "", status: "", view: "" };
 
 export type ClaimPlanRequest = Pick<ClaimNextRequestFields, "workerId" | "leaseSeconds" | "limit" | "queues">;
+
+/**
+ * The jobs a claim took, as its transaction leaves them: answered already
+ * (claimNext's path), or the plan's rows as JSON text, which answerClaims
+ * parses and orders after the commit, outside PocketBase's single writer.
+ */
+export type ClaimsTaken = { jobs: ClaimedJob[] } | { rowTexts: string[] };
+
+/** The claimed jobs as written, in claim order: claim-next's answer. */
+export function answerClaims(taken: ClaimsTaken): ClaimedJob[] {
+  if ("jobs" in taken) return taken.jobs;
+  const rows = JSON.parse(`[${taken.rowTexts.join(",")}]`) as JobRow[];
+  return rows.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
+}
 
 /**
  * claim-next inside its transaction: by the plan when no probe_key prefix
  * narrows it (claimNext picks, per call, how to walk a family) and no flow
  * setting is in effect; otherwise claimNext, which counts flow control's
- * limits per candidate. Answers the claimed jobs as written, in claim order.
+ * limits per candidate. answerClaims makes the answer.
  */
 export function claimNextJobs(
   batch: JobBatch, req: ClaimNextRequestFields, nowMs: number, orphanCap: number, newLeaseToken: () => string,
-): ClaimedJob[] {
+): ClaimsTaken {
   if (req.probeKeyPrefix === "" && batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)?.n === 0) {
     return claimNextByPlan(batch, req, nowMs, orphanCap, newLeaseToken);
   }
-  return claimNext(batch, req, nowMs, orphanCap, newLeaseToken)
-    .map(({ row, patch }) => ({ job: queueJobView(row, patch), leaseToken: patch.lease_token ?? "" }));
+  return {
+    jobs: claimNext(batch, req, nowMs, orphanCap, newLeaseToken)
+      .map(({ row, patch }) => ({ job: queueJobView(row, patch), leaseToken: patch.lease_token ?? "" })),
+  };
 }
 
 /** One round's statement (read as CLAIM_ROUND_SHAPE), for `want` candidates, the n-th win taking `tokens[n]`. */
@@ -184,28 +200,28 @@ export function claimRoundStatement(
 /**
  * claim-next by the plan: round by round, each one statement in the
  * caller's transaction (read through queryAll: it answers rows); the written
- * jobs recorded for realtime. Answers the claimed jobs as written, in claim order.
+ * jobs recorded for realtime. Only the small views are parsed here: the
+ * claimed rows stay text for answerClaims.
  */
 export function claimNextByPlan(
   batch: JobBatch, req: ClaimPlanRequest, nowMs: number, orphanCap: number, newLeaseToken: () => string,
-): ClaimedJob[] {
-  const claimed: JobRow[] = [];
-  if (req.queues !== null && req.queues.length === 0) return [];
+): ClaimsTaken {
+  const claimed: string[] = [];
+  if (req.queues !== null && req.queues.length === 0) return { rowTexts: claimed };
   for (let round = 0; round < CLAIM_NEXT_ROUNDS && claimed.length < req.limit; round++) {
     const want = req.limit - claimed.length;
     const tokens: string[] = [];
     for (let n = 0; n < want; n++) tokens.push(newLeaseToken());
-    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap), CLAIM_ROUND_SHAPE)
-      .map((r) => JSON.parse(r.row) as JobRow);
+    const written = batch.queryAll(claimRoundStatement(req, want, tokens, nowMs, orphanCap), CLAIM_ROUND_SHAPE);
     if (written.length === 0) break;
-    batch.noteWritten(written.map((row) => jobView(row)));
+    batch.noteWritten(JSON.parse(`[${written.map((r) => r.view).join(",")}]`) as JobView[]);
     let won = 0;
-    for (const row of written) {
-      if (!isHeldStatus(row.status)) continue; // given up or timed out
-      claimed.push(row);
+    for (const r of written) {
+      if (!isHeldStatus(r.status)) continue; // given up or timed out
+      claimed.push(r.row);
       won++;
     }
     if (won === written.length) break;
   }
-  return claimed.sort(compareClaimOrder).map((row) => ({ job: queueJobView(row), leaseToken: row.lease_token }));
+  return { rowTexts: claimed };
 }

@@ -10,7 +10,7 @@
 // Seeded: a failure names its seed and claim. The endpoint runs exactly this
 // code (claimNextByPlan) inside its transaction when no flow setting is in effect.
 import { describe, expect, it } from "vitest";
-import { claimNextByPlan } from "../../src/lib/claim-plan";
+import { answerClaims, claimNextByPlan } from "../../src/lib/claim-plan";
 import { formatPbDate } from "../../src/lib/lease";
 import { prng } from "../../scripts/bench/queue.mjs";
 import { modelClaimNext, type StoredRow } from "../support/batch-model";
@@ -50,7 +50,7 @@ describe("claim-next's SQL agrees with the model", () => {
       const orphanCap = pick([0, 1, 2, 3, 5]);
       const label = `seed ${SEED} claim ${c} (${JSON.stringify(req)}, orphan cap ${orphanCap})`;
       let drawn = 0;
-      const got = await db.drive((batch) => claimNextByPlan(batch, req, nowMs, orphanCap, () => `tok-${c}-${drawn++}`), () => {
+      const got = await db.drive((batch) => answerClaims(claimNextByPlan(batch, req, nowMs, orphanCap, () => `tok-${c}-${drawn++}`)), () => {
         drawn = 0;
       });
       const before = new Map([...model].map(([id, r]) => [id, { ...r }]));

@@ -8,7 +8,7 @@ import { RETENTION_BATCH } from "../../src/lib/retention";
 import type { FleetStats } from "../../src/lib/types";
 import { get, post, type RequestOptions } from "./support/fleet-api";
 import { startOwnServer, type OwnServer } from "./support/own-server";
-import { sleep } from "./support/race";
+import { clearOfTheCronTick } from "./support/maintenance-tick";
 
 const EXPIRED_ROWS = 200_000;
 const KEPT_ROWS = 1_000;
@@ -31,16 +31,6 @@ afterAll(async () => {
 async function sql(statement: string, params: Record<string, string | number> = {}): Promise<void> {
   const res = await post("/api/test/sql", { sql: statement, params }, on);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
-
-/**
- * Waits, if need be, until the current minute is 5 to 45 s old. The server's cron
- * runs the same retention at every minute's start (src/handlers/maintenance.ts):
- * a test that counts what one request deleted runs between two such ticks.
- */
-async function clearOfTheCronTick(): Promise<void> {
-  const second = (Date.now() % 60_000) / 1000;
-  if (second < 5 || second > 45) await sleep(((65 - second) % 60) * 1000);
 }
 
 async function count(table: string): Promise<number> {

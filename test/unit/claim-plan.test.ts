@@ -6,13 +6,16 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { claimNext } from "../../src/lib/claim-next";
-import { claimNextByPlan, claimNextJobs } from "../../src/lib/claim-plan";
+import { answerClaims, claimNextByPlan as planTaken, claimNextJobs as jobsTaken } from "../../src/lib/claim-plan";
 import { queueJobView, type JobRow } from "../../src/lib/job-row";
 import { formatPbDate } from "../../src/lib/lease";
 import type { ClaimedJob } from "../../src/lib/types";
 import type { StoredFlow } from "./support/fake-pocketbase";
 import { enqueued, EXPIRED, held, LIVE, memoryBatch, NOW, type MemoryRow } from "./support/rows";
 
+// Each call answered as the handlers answer it (answerClaims, after the transaction).
+const claimNextByPlan = (...args: Parameters<typeof planTaken>) => answerClaims(planTaken(...args));
+const claimNextJobs = (...args: Parameters<typeof jobsTaken>) => answerClaims(jobsTaken(...args));
 const at = (offsetMs: number) => formatPbDate(NOW + offsetMs);
 const request = (limit: number, probeKeyPrefix = "", queues: readonly string[] | null = null) =>
   ({ workerId: "w1", leaseSeconds: 30, limit, probeKeyPrefix, queues });
