@@ -176,11 +176,14 @@ const CONFIGS = {
       common: { rows: 10_000, limit: 100, loops: 20, reps: 15 },
     },
     // Issue 21 (scripts/bench/hot-path.mjs): the current bundle (and client) against --hotPathBaseline's, reps alternating.
-    // server: `loops` loops of claim-next (limit) + complete in this process; worker: batched-fleet.mjs children in "worker" mode.
+    // server: `loops` loops of claim-next (limit) + complete in this process; worker: batched-fleet.mjs children in "worker" mode;
+    // held: one loop of claim-next (limit) and no completes until `jobs` are held.
     hotPath: {
       reps: 3, warmupJobs: 2000, leaseSeconds: 30, hooksPool: 100, timeoutMs: 300_000,
       server: { jobs: DEFAULT_HOT_PATH_JOBS, loops: 8, limit: 100 },
       worker: { jobs: DEFAULT_HOT_PATH_JOBS, processes: 8, workersPerProcess: 1, concurrency: 50 },
+      // Leases that outlast the run: every held job stays live.
+      held: { jobs: 20_000, limit: 100, leaseSeconds: 3600 },
     },
   },
   quick: {
@@ -215,6 +218,7 @@ const CONFIGS = {
       reps: 3, warmupJobs: 500, leaseSeconds: 30, hooksPool: 100, timeoutMs: 120_000,
       server: { jobs: 3000, loops: 8, limit: 100 },
       worker: { jobs: 3000, processes: 8, workersPerProcess: 1, concurrency: 50 },
+      held: { jobs: 3000, limit: 100, leaseSeconds: 3600 },
     },
   },
 };

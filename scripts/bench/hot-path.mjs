@@ -18,6 +18,11 @@
 //           the same way) on the baseline's server.
 //           Targets: jobs/s >= 1.8x, client CPU per job <= 0.3x; p99
 //           claim-to-completion (finished_at - claimed_at) beside them.
+//   held    claim-next while the held jobs grow: one loop of claim-next
+//           (limit 100) and no completes, until `jobs` are held; ms per call
+//           and PocketBase CPU per job over the claims (context: finding the
+//           expired leases must not read the live ones). The jobs are then
+//           completed, untimed, so the run is checked like the others.
 // A run: `jobs` jobs enqueued through POST /api/fleet/enqueue (1,000 a call,
 // not timed), the load, then the rows checked: every job done exactly once
 // (done, attempts 1, reclaim_count 0, its result its holder's, each completed
@@ -56,7 +61,7 @@ export const HOT_PATH_TARGETS = {
   worker: { jobsPerSec: 1.8, clientCpuPerJob: 0.3 },
 };
 /** The parts, in the order a run measures them. */
-export const HOT_PATH_PARTS = ["server", "worker"];
+export const HOT_PATH_PARTS = ["server", "worker", "held"];
 /** The variants of each part: of / over in every ratio. */
 export const HOT_PATH_VARIANTS = ["current", "baseline"];
 /** Each ratio of a part: the run's field it pairs, and whether the target is a floor or a ceiling (context: not judged). */
@@ -65,7 +70,9 @@ export const HOT_PATH_METRICS = {
   pbCpuPerJob: { field: "pbCpuMicrosPerJob", label: "PocketBase CPU per job", direction: "atMost" },
   clientCpuPerJob: { field: "clientCpuMicrosPerJob", label: "client CPU per job", direction: "atMost" },
   p99: { field: "p99Ms", label: "p99 claim-to-completion", direction: "atMost" },
+  msPerCall: { field: "msPerCall", label: "claim-next ms per call", direction: "atMost" },
 };
+
 
 const brief = (res) => `HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`;
 const rotate = (xs, n) => xs.map((_, i) => xs[(i + n) % xs.length]);
@@ -92,6 +99,8 @@ export function hotPathShape(config, cli = {}) {
   shape.targets = {
     server: { ...HOT_PATH_TARGETS.server, ...(shape.targets?.server ?? {}) },
     worker: { ...HOT_PATH_TARGETS.worker, ...(shape.targets?.worker ?? {}) },
+    // No target of the issue's: context.
+    held: { ...(shape.targets?.held ?? {}) },
   };
   const problem = hotPathShapeProblem(shape);
   if (problem) throw new Error(`hot-path phase: ${problem}`);
@@ -107,6 +116,10 @@ export function hotPathShapeProblem(shape) {
   if (!(s.loops >= 1)) return "server: loops must be at least 1";
   if (!(s.limit >= 1 && s.limit <= MAX_LIMIT)) return `server: limit must be 1 to ${MAX_LIMIT} (claim-next's and complete's most items a call)`;
   if (!(w.processes >= 1) || !(w.workersPerProcess >= 1) || !(w.concurrency >= 1)) return "worker: processes, workersPerProcess and concurrency must be at least 1";
+  const h = shape.held;
+  if (h !== undefined && (!(h.jobs >= 1) || !(h.limit >= 1 && h.limit <= MAX_LIMIT) || !(h.leaseSeconds >= 1))) {
+    return `held: jobs and leaseSeconds at least 1, limit 1 to ${MAX_LIMIT}`;
+  }
   return null;
 }
 
@@ -155,6 +168,7 @@ export const fmtHotPathRatio = fmtFlowRatio;
 export function hotPathLoad(part) {
   const z = part.sizes ?? {};
   if (part.key === "server") return `${z.loops} loops of claim-next (limit ${z.limit}) + complete, ${fmtInt(z.jobs)} jobs`;
+  if (part.key === "held") return `1 loop of claim-next (limit ${z.limit}), no completes, until ${fmtInt(z.jobs)} jobs are held`;
   return `${z.processes * z.workersPerProcess} Workers x ${z.concurrency} (${z.processes} processes), ${fmtInt(z.jobs)} jobs`;
 }
 
@@ -169,7 +183,7 @@ export function hotPathTargets(hp) {
   if (hp.skipped) return [{ target: `hot path: current >= 1.8x the jobs/s of pb-fleet ${rev}`, measured: `skipped: ${hp.skipped}`, pass: null }];
   const out = [];
   for (const part of hp.parts ?? []) {
-    const title = `hot path, ${part.key === "server" ? "server" : "Worker"} (${hotPathLoad(part)})`;
+    const title = `hot path, ${part.key === "server" ? "server" : part.key === "held" ? "claim-next while held jobs grow" : "Worker"} (${hotPathLoad(part)})`;
     if (part.skipped) {
       out.push({ target: `${title}: current vs pb-fleet ${rev}`, measured: `skipped: ${part.skipped}`, pass: null });
       continue;
@@ -182,6 +196,14 @@ export function hotPathTargets(hp) {
         target: `${title}: ${m.label} ${j.direction === "atLeast" ? ">=" : "<="} ${j.target}x pb-fleet ${rev}`,
         measured: `${fmtHotPathRatio(part.ratios[key])}${abs}`,
         pass: j.pass,
+      });
+    }
+    if (part.key === "held") {
+      const rows = Object.fromEntries((part.rows ?? []).map((r) => [r.variant, r]));
+      out.push({
+        target: `(context) ${title}: claim-next ms per call, current over pb-fleet ${rev}`,
+        measured: `${fmtHotPathRatio(part.ratios.msPerCall)}; ${round1(rows.current?.msPerCall) ?? "n/a"} vs ${round1(rows.baseline?.msPerCall) ?? "n/a"} ms`,
+        pass: null,
       });
     }
     if (part.key === "worker") {
@@ -219,6 +241,7 @@ export function summarizeRuns(runs, variants = HOT_PATH_VARIANTS) {
       perRepClientCpuMicros: mine.map((r) => r.clientCpuMicrosPerJob),
       latencyMs: { p50: med((r) => r.latencyMs?.p50), p99: med((r) => r.latencyMs?.p99), max: Math.max(0, ...mine.map((r) => r.latencyMs?.max ?? 0)) },
       requestsPerJob: med((r) => r.requestsPerJob),
+      msPerCall: med((r) => r.msPerCall),
       exactlyOnceRuns: `${mine.filter((r) => r.failures.length === 0).length} of ${mine.length}`,
     };
   });
@@ -315,6 +338,69 @@ async function loopRun(ctx, server, { jobs, tag, shape }) {
   }
 }
 
+/* ------------------------------------------------------------ part 3: claim-next while held jobs grow */
+
+/** One run: one loop of claim-next and no completes until `jobs` are held (timed), then every job completed (not timed). */
+async function heldRun(ctx, server, { jobs, tag, shape }) {
+  const { client } = ctx;
+  const h = shape.held;
+  const prefix = `${tag}-`;
+  const workerId = `${tag}-held`;
+  await enqueueJobs(client, server, jobs, prefix, KEY_DIGITS);
+  const failures = [];
+  const held = [];
+  let calls = 0;
+  const cpu0 = readCpuSeconds(server.pb.pid);
+  const own0 = process.cpuUsage();
+  const t0 = performance.now();
+  const deadline = t0 + shape.timeoutMs;
+  while (held.length < jobs && performance.now() < deadline) {
+    const claim = await client.post(server.pb, CLAIM_NEXT, { workerId, leaseSeconds: h.leaseSeconds, limit: h.limit });
+    calls++;
+    if (claim.status !== 200 || !Array.isArray(claim.body?.jobs)) {
+      failures.push(`claim-next ${brief(claim)}`);
+      break;
+    }
+    if (claim.body.jobs.length === 0) break;
+    held.push(...claim.body.jobs);
+  }
+  const wallMs = performance.now() - t0;
+  const own = process.cpuUsage(own0);
+  const cpu1 = readCpuSeconds(server.pb.pid);
+  if (held.length !== jobs) failures.push(`${held.length} of ${jobs} jobs claimed`);
+  try {
+    const completed = [];
+    for (let i = 0; i < held.length; i += MAX_LIMIT) {
+      const batch = held.slice(i, i + MAX_LIMIT);
+      const res = await client.post(server.pb, COMPLETE, {
+        workerId, releases: batch.map((x) => ({ jobId: x.job.id, leaseToken: x.leaseToken, status: "done", result: { w: workerId } })),
+      });
+      for (const r of res.body?.results ?? []) {
+        if (r.released === true) completed.push(r.jobId);
+        else failures.push(`complete refused ${r.jobId}: ${r.reason}`);
+      }
+    }
+    const check = await checkRows(client, server, prefix, jobs, [completed], COMPLETED_BY_LOOPS_OR_WORKERS);
+    failures.push(...check.failures);
+    return runFigures(jobs, check, {
+      // The claims alone: the completes after them are not timed.
+      jobsPerSec: jobs / (wallMs / 1000),
+      clientJobsPerSec: jobs / (wallMs / 1000),
+      wallMs,
+      msPerCall: calls > 0 ? wallMs / calls : null,
+      pbCpuMicrosPerJob: cpuMicrosPerOp(cpu0, cpu1, jobs),
+      clientCpuMicrosPerJob: (own.user + own.system) / jobs,
+      latencyMs: { p50: null, p99: null, max: 0 },
+      p99Ms: null,
+      calls: { claimNext: calls },
+      requestsPerJob: calls / jobs,
+      failures,
+    });
+  } finally {
+    await clearRun(client, server, prefix);
+  }
+}
+
 /* ------------------------------------------------------------ part 2: the Worker */
 
 /** One run of the Worker fleet (batched-fleet.mjs children, "worker" mode) of `clientModule` on `server` (fleet-run.mjs's runFleet). */
@@ -370,7 +456,8 @@ async function alternate(ctx, part, variants, shape, jobs, run, failures) {
       const r = await run(v, { jobs, tag: `hp-${part}-r${rep}-${v.key}` });
       log(
         `hot-path ${part}: rep ${rep + 1}/${shape.reps} ${v.key}: ${fmtInt(r.jobsPerSec)} jobs/s (client clock ${fmtInt(r.clientJobsPerSec)}), ` +
-          `PB CPU ${fmtInt(r.pbCpuMicrosPerJob)} us/job, client CPU ${fmtInt(r.clientCpuMicrosPerJob)} us/job, p99 ${r.latencyMs.p99} ms, ${r.requestsPerJob.toFixed(3)} requests/job` +
+          `PB CPU ${fmtInt(r.pbCpuMicrosPerJob)} us/job, client CPU ${fmtInt(r.clientCpuMicrosPerJob)} us/job, ` +
+          `${r.msPerCall !== undefined ? `${round1(r.msPerCall)} ms a claim-next` : `p99 ${r.latencyMs.p99} ms`}, ${r.requestsPerJob.toFixed(3)} requests/job` +
           `${r.failures.length ? `; !!! ${r.failures.join("; ")}` : ""}`,
       );
       failures.push(...r.failures.map((f) => `hot-path ${part} rep ${rep + 1} ${v.key}: ${f}`));
@@ -453,11 +540,21 @@ export async function runHotPathPhase(ctx, env, shape) {
         base.parts.push(partResult("worker", sizes, runs, shape.targets.worker));
       }
     }
+    if (wanted.includes("held") && shape.held !== undefined) {
+      const h = shape.held;
+      const sizes = { jobs: h.jobs, limit: h.limit, reps: shape.reps };
+      log(`hot-path held: 1 loop of claim-next (limit ${h.limit}), no completes, until ${fmtInt(h.jobs)} jobs are held, current vs ${sha7}, ${shape.reps} reps`);
+      const runs = await alternate(ctx, "held", variants, { ...shape, warmupJobs: Math.min(shape.warmupJobs, h.jobs) }, h.jobs,
+        (v, o) => heldRun(ctx, v.server, { ...o, shape }), failures);
+      base.parts.push(partResult("held", sizes, runs, shape.targets.held));
+    }
   } finally {
     for (const server of servers) await env.retire(server);
   }
   for (const p of base.parts.filter((x) => !x.skipped)) {
     const said = Object.entries(p.judged).map(([k, j]) => `${HOT_PATH_METRICS[k].label} ${fmtHotPathRatio(p.ratios[k])} (${j.direction === "atLeast" ? ">=" : "<="} ${j.target}x: ${j.pass === null ? "n/a" : j.pass ? "PASS" : "MISS"})`);
+    // A part without targets (held) says its context.
+    if (said.length === 0) for (const k of ["msPerCall", "pbCpuPerJob"]) said.push(`${HOT_PATH_METRICS[k].label} ${fmtHotPathRatio(p.ratios[k])} (context)`);
     log(`hot-path ${p.key}: current / ${sha7}: ${said.join(", ")}`);
   }
   load1.end = round1(os.loadavg()[0]);

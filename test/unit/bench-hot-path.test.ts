@@ -23,15 +23,15 @@ const config = () => ({
 describe("hotPathShape", () => {
   it("takes the mode's config, with issue 21's targets and the default baseline revision", () => {
     const s = hotPathShape(config());
-    expect(s.targets).toEqual({ server: { jobsPerSec: 1.8, pbCpuPerJob: 0.45 }, worker: { jobsPerSec: 1.8, clientCpuPerJob: 0.3 } });
-    expect(HOT_PATH_TARGETS).toEqual(s.targets);
+    expect(s.targets).toEqual({ server: { jobsPerSec: 1.8, pbCpuPerJob: 0.45 }, worker: { jobsPerSec: 1.8, clientCpuPerJob: 0.3 }, held: {} });
+    expect({ ...HOT_PATH_TARGETS, held: {} }).toEqual(s.targets);
     expect(s.baselineRev).toBe(DEFAULT_HOT_PATH_BASELINE_REV);
     expect(DEFAULT_HOT_PATH_BASELINE_REV).toBe("97dd997");
     expect(s.server).toEqual({ jobs: 30_000, loops: 8, limit: 100 });
     expect(s.worker).toEqual({ jobs: 30_000, processes: 8, workersPerProcess: 1, concurrency: 50 });
     expect(s.warmupJobs).toBe(2000);
     expect(s.reps).toBeGreaterThanOrEqual(3);
-    expect(HOT_PATH_PARTS).toEqual(["server", "worker"]);
+    expect(HOT_PATH_PARTS).toEqual(["server", "worker", "held"]);
   });
 
   it("applies --hotPathJobs to both parts (the warm-up never more) and --hotPathBaseline, and leaves the config it was given alone", () => {
@@ -60,6 +60,8 @@ describe("hotPathShape", () => {
     const o = config();
     o.server.loops = 0;
     expect(hotPathShapeProblem(o)).toMatch(/server: loops/);
+    const h = { ...config(), held: { jobs: 100, limit: 101, leaseSeconds: 3600 } };
+    expect(hotPathShapeProblem(h)).toMatch(/held: jobs and leaseSeconds at least 1, limit 1 to 100/);
     expect(hotPathShapeProblem(config())).toBeNull();
   });
 });
@@ -183,6 +185,37 @@ describe("hotPathTargets", () => {
     const none = hotPathTargets(hotPath([], { skipped: "git is not installed", baseline: { rev: "97dd997", skipped: "git is not installed" } }));
     expect(none).toEqual([{ target: expect.stringMatching(/^hot path/), measured: "skipped: git is not installed", pass: null }]);
     expect(hotPathTargets(null)).toEqual([]);
+  });
+});
+
+describe("the held part (claim-next while the held jobs grow)", () => {
+  const runs = [
+    { ...run(0, "current", 4000, 250, 20, null), server: "hot-path-current", msPerCall: 25, clientJobsPerSec: 4000, latencyMs: { p50: null, p99: null, max: 0 }, requestsPerJob: 0.01, failures: [] },
+    { ...run(0, "baseline", 2000, 450, 20, null), server: "hot-path-baseline", msPerCall: 50, clientJobsPerSec: 2000, latencyMs: { p50: null, p99: null, max: 0 }, requestsPerJob: 0.01, failures: [] },
+  ];
+  const ratios = hotPathRatios(runs);
+  const held = { key: "held", sizes: { jobs: 20_000, limit: 100, reps: 1 }, targets: {}, rows: summarizeRuns(runs), ratios, judged: hotPathJudge(ratios, {}), pass: null, runs, skipped: null };
+
+  it("is context, not a target: claim-next ms per call current over the baseline, and exactly once", () => {
+    expect(held.judged).toEqual({});
+    const t = hotPathTargets(hotPath([held]));
+    expect(t[0]).toEqual({
+      target: "(context) hot path, claim-next while held jobs grow (1 loop of claim-next (limit 100), no completes, until 20,000 jobs are held): " +
+        "claim-next ms per call, current over pb-fleet 97dd997",
+      measured: "0.50x (per rep 0.50); 25 vs 50 ms",
+      pass: null,
+    });
+    expect(t[1]).toMatchObject({ measured: "2 of 2 runs", pass: true });
+  });
+
+  it("shows its own figures in the report: ms per call and PocketBase CPU per job, not claim-to-completion", () => {
+    const out: string[] = [];
+    renderHotPath(out, hotPath([held]), (t: string) => out.push("", `### ${t}`, ""));
+    const text = out.join("\n");
+    expect(text).toMatch(/\| claim-next, held jobs growing +\| claim-next ms per call +\| 0\.50x +\| 0\.50 +\| \(context\) +\| +\|/);
+    expect(text).toMatch(/\| claim-next, held jobs growing +\| PocketBase CPU per job +\| 0\.56x /);
+    expect(text).not.toMatch(/\| claim-next, held jobs growing +\| p99/);
+    expect(text).toContain("Held: one loop in the bench's own process of claim-next (limit 100");
   });
 });
 
