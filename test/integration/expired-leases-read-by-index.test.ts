@@ -18,6 +18,7 @@ import {
 } from "../../src/lib/queries";
 import { get, post, type RequestOptions } from "./support/fleet-api";
 import { clearOfTheCronTick } from "./support/maintenance-tick";
+import { rawSql, rawSqlRows, rawSqlValue } from "./support/raw-sql";
 import { startOwnServer, type OwnServer } from "./support/own-server";
 
 const LIVE_HELD = 3_000;
@@ -34,16 +35,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function sql(statement: string, params: Record<string, string | number> = {}): Promise<void> {
-  const res = await post("/api/test/sql", { sql: statement, params }, on);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
+const sql = (statement: string, params: Record<string, string | number> = {}) => rawSql(on, statement, params);
 
 /** SQLite's plan for a statement, one line per step. */
 async function plan(query: WhereClause): Promise<string[]> {
-  const res = await post("/api/test/sql", { sql: `EXPLAIN QUERY PLAN ${query.sql}`, params: query.params, columns: ["detail"] }, on);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body as { rows: { detail: string }[] }).rows.map((r) => r.detail);
+  return (await rawSqlRows(on, `EXPLAIN QUERY PLAN ${query.sql}`, query.params, ["detail"])).map((r) => r.detail);
 }
 
 /** probe_jobs (also as `j`) is searched by index or rowid, never scanned whole, and both lease indexes are used. */
@@ -56,17 +52,13 @@ function expectIndexed(steps: string[], label: string): void {
 
 describe("expired leases are read by index, not by reading every held row", () => {
   it("the migration made the partial index from src/lib's text", async () => {
-    const res = await post("/api/test/sql", {
-      sql: "SELECT sql AS value FROM sqlite_master WHERE type = 'index' AND name = {:name}", params: { name: UNREADABLE_LEASE_INDEX_NAME }, read: true,
-    }, on);
-    expect(res.body).toEqual({ value: UNREADABLE_LEASE_INDEX });
+    expect(await rawSqlValue(on, "SELECT sql AS value FROM sqlite_master WHERE type = 'index' AND name = {:name}", { name: UNREADABLE_LEASE_INDEX_NAME }))
+      .toBe(UNREADABLE_LEASE_INDEX);
   });
 
   it("the maintenance tick makes the index again when it is missing (PocketBase rebuilt the table, a hand edit)", async () => {
-    const indexText = async () => (await post("/api/test/sql", {
-      sql: "SELECT COALESCE(MAX(sql), '') AS value FROM sqlite_master WHERE type = 'index' AND name = {:name}",
-      params: { name: UNREADABLE_LEASE_INDEX_NAME }, read: true,
-    }, on)).body.value;
+    const indexText = () =>
+      rawSqlValue(on, "SELECT COALESCE(MAX(sql), '') AS value FROM sqlite_master WHERE type = 'index' AND name = {:name}", { name: UNREADABLE_LEASE_INDEX_NAME });
     // Else the cron's own tick may make it again first.
     await clearOfTheCronTick();
     await sql(`DROP INDEX ${UNREADABLE_LEASE_INDEX_NAME}`);
@@ -110,10 +102,8 @@ VALUES ({:id}, {:key}, 'running', 'gone', 'tok', {:lease}, {:stamp}, {:stamp}, {
       .toEqual(EXPIRED_TEXTS.map((_, i) => `expired/${i}`).sort());
     expect((await get("/api/fleet/stats", on)).body.expiredLeases).toBe(0);
     // Nothing live was touched.
-    const untouched = await post("/api/test/sql", {
-      sql: "SELECT COUNT(*) AS value FROM probe_jobs WHERE probe_key GLOB 'live/*' AND claimed_by = 'holder' AND lease_expires_at = {:live}",
-      params: { live }, read: true,
-    }, on);
-    expect(Number(untouched.body.value)).toBe(LIVE_HELD);
+    const untouched = await rawSqlValue(on,
+      "SELECT COUNT(*) AS value FROM probe_jobs WHERE probe_key GLOB 'live/*' AND claimed_by = 'holder' AND lease_expires_at = {:live}", { live });
+    expect(Number(untouched)).toBe(LIVE_HELD);
   });
 });

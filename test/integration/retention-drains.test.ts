@@ -9,6 +9,7 @@ import type { FleetStats } from "../../src/lib/types";
 import { get, post, type RequestOptions } from "./support/fleet-api";
 import { startOwnServer, type OwnServer } from "./support/own-server";
 import { clearOfTheCronTick } from "./support/maintenance-tick";
+import { rawSql } from "./support/raw-sql";
 
 const EXPIRED_ROWS = 200_000;
 const KEPT_ROWS = 1_000;
@@ -28,10 +29,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function sql(statement: string, params: Record<string, string | number> = {}): Promise<void> {
-  const res = await post("/api/test/sql", { sql: statement, params }, on);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
+const sql = (statement: string, params: Record<string, string | number> = {}) => rawSql(on, statement, params);
 
 async function count(table: string): Promise<number> {
   const res = await post("/api/test/sql", { sql: `SELECT COUNT(*) AS value FROM ${table}`, params: {}, read: true }, on);
