@@ -13050,7 +13050,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete b4bbcbbb6044"] || (globalThis["pbFleet POST /api/fleet/complete b4bbcbbb6044"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete c9a7343fa7a2"] || (globalThis["pbFleet POST /api/fleet/complete c9a7343fa7a2"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14893,9 +14893,12 @@ function handleComplete(req) {
   if (!next.ok) return json(400, { error: next.error });
   const refused = batchWorkerIdRefusal(req.caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
-  const scope = next.value === null ? null : claimQueues(req.caller, next.value.queues);
-  if (scope !== null && "refusal" in scope) return json(403, { error: scope.refusal });
-  const claim = next.value === null || scope === null ? null : __spreadProps(__spreadValues({}, next.value), { queues: scope.queues });
+  let claim = null;
+  if (next.value !== null) {
+    const scope = claimQueues(req.caller, next.value.queues);
+    if ("refusal" in scope) return json(403, { error: scope.refusal });
+    claim = __spreadProps(__spreadValues({}, next.value), { queues: scope.queues });
+  }
   const cap = claim === null ? 0 : orphanCap(getenv);
   const done = updateJobsBulk("complete", (batch, now) => {
     const released = completeByPlan(batch, valid.value, now, Math.random);

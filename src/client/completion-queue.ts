@@ -38,9 +38,9 @@ import { FleetForbiddenError, FleetHttpError, isMissingEndpoint, isTransientErro
 import { isObject } from "./json-object.js";
 import { jsonBytes } from "./json-bytes.js";
 import type { ErrorEvent } from "./events.js";
-import { DEFAULT_TIMEOUT_MS, type FleetApi, type ReleaseOptions, type RequestOptions } from "./fleet-client.js";
+import { DEFAULT_TIMEOUT_MS, type CompleteAndClaimResponse, type FleetApi, type ReleaseOptions, type RequestOptions } from "./fleet-client.js";
 import { retryReport } from "./report-retry.js";
-import type { ClaimRider } from "./worker/claim-rides.js";
+import type { ClaimRide, ClaimRider } from "./worker/claim-rides.js";
 
 /**
  * How long a finished job's release waits in the completion queue when no
@@ -230,6 +230,24 @@ export class CompletionQueue {
     return this.#envelopeBytes + itemBytes + Math.max(0, items - 1);
   }
 
+  /** One complete call that carries `ride`'s claim; the ride settles with its outcome whatever happens. */
+  async #completeRiding(items: CompleteItem[], wait: [RequestOptions] | [], ride: ClaimRide): Promise<CompleteResponse> {
+    const sentAt = Date.now();
+    let answer: CompleteAndClaimResponse;
+    try {
+      answer = await this.#client.completeAndClaim!(this.#workerId, items, ride.claim, ...wait);
+    } catch (err) {
+      // Refused for the claim it carried (a server that takes another claimNext, a queue the identity may not
+      // take): no more rides, and the releases go at once without it.
+      const refusedClaim = isClaimRefusal(err);
+      ride.settle(refusedClaim ? "unsupported" : "failed", sentAt);
+      if (refusedClaim) return this.#client.complete!(this.#workerId, items, ...wait);
+      throw err;
+    }
+    ride.settle(answer.jobs ?? "unsupported", sentAt);
+    return { results: answer.results };
+  }
+
   /** One `complete` call for these releases (see the top of this file for what a failure leads to). Never rejects. */
   async #send(batch: readonly Entry[]): Promise<void> {
     // Queued before a 404 to another call told the server has no `complete`.
@@ -244,22 +262,7 @@ export class CompletionQueue {
       () => {
         const thisRide = ride;
         ride = null;
-        if (thisRide === null) return this.#client.complete!(this.#workerId, items, ...wait);
-        const sentAt = Date.now();
-        return this.#client.completeAndClaim!(this.#workerId, items, thisRide.claim, ...wait).then(
-          (answer) => {
-            thisRide.settle(answer.jobs ?? "unsupported", sentAt);
-            return { results: answer.results };
-          },
-          (err: unknown) => {
-            // Refused for the claim it carried (a server that takes another claimNext, a queue the identity may not
-            // take): no more rides, and the releases go at once without it.
-            const refusedClaim = isClaimRefusal(err);
-            thisRide.settle(refusedClaim ? "unsupported" : "failed", sentAt);
-            if (refusedClaim) return this.#client.complete!(this.#workerId, items, ...wait);
-            throw err;
-          },
-        );
+        return thisRide === null ? this.#client.complete!(this.#workerId, items, ...wait) : this.#completeRiding(items, wait, thisRide);
       },
       this.#reportRetryMs,
       (err) => {
@@ -267,7 +270,7 @@ export class CompletionQueue {
         if (!probing(err)) this.#onError({ op: "complete", error: toError(err) });
       },
     );
-    // (Settled already, unless the client threw before it had a promise.)
+    // (Settled already, unless the call threw before it was made.)
     firstRide?.settle("failed", Date.now());
     if ("value" in sent) {
       this.#hasComplete = true;

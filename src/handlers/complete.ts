@@ -13,7 +13,7 @@ import { batchWorkerIdRefusal, claimQueues } from "../lib/identity.js";
 import { deleteExpiredBatch, retentionAlongsideComplete } from "../lib/maintenance.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
 import type { CompleteResponse } from "../lib/types.js";
-import { validateCompleteClaimNext, validateCompleteRequest } from "../lib/validate.js";
+import { validateCompleteClaimNext, validateCompleteRequest, type ClaimNextRequestFields } from "../lib/validate.js";
 
 export function handleComplete(req: FleetRequest): Reply {
   const body = req.body();
@@ -23,9 +23,12 @@ export function handleComplete(req: FleetRequest): Reply {
   if (!next.ok) return json(400, { error: next.error });
   const refused = batchWorkerIdRefusal(req.caller, valid.value);
   if (refused !== null) return json(403, { error: refused });
-  const scope = next.value === null ? null : claimQueues(req.caller, next.value.queues);
-  if (scope !== null && "refusal" in scope) return json(403, { error: scope.refusal });
-  const claim = next.value === null || scope === null ? null : { ...next.value, queues: scope.queues };
+  let claim: ClaimNextRequestFields | null = null;
+  if (next.value !== null) {
+    const scope = claimQueues(req.caller, next.value.queues);
+    if ("refusal" in scope) return json(403, { error: scope.refusal });
+    claim = { ...next.value, queues: scope.queues };
+  }
   const cap = claim === null ? 0 : orphanCap(getenv);
   const done = updateJobsBulk("complete", (batch, now) => {
     const released = completeByPlan(batch, valid.value, now, Math.random);
