@@ -19809,6 +19809,17 @@ cronAdd("pb-fleet-maintenance", (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
+// src/lib/config.ts
+var MAINTENANCE_SCHEDULE_ENV = "PB_FLEET_MAINTENANCE_CRON";
+var MAINTENANCE_SCHEDULE = "* * * * *";
+var MAINTENANCE_OFF = "off";
+function maintenanceSetting(getenv2) {
+  const raw = getenv2(MAINTENANCE_SCHEDULE_ENV).trim();
+  if (raw === "") return "on";
+  if (raw === MAINTENANCE_OFF) return "off";
+  return { error: `${MAINTENANCE_SCHEDULE_ENV} is ${JSON.stringify(raw)}: leave it unset (every minute) or set it to "off"` };
+}
+
 // src/lib/job-schema.ts
 var JOB_COLUMNS = {
   /** What claim-next orders by within a due time. */
@@ -19893,6 +19904,14 @@ var REQUEST_TOO_LARGE = `the request body is larger than ${MAX_REQUEST_BODY_BYTE
 
 // src/lib/identity.ts
 var QUEUES_UNREADABLE = `this worker identity's queues field is not a JSON array of at most ${MAX_CLAIM_QUEUES} queue names: an admin must correct it (nothing was written)`;
+
+// src/adapter/runtime.ts
+function getenv(name) {
+  return $os.getenv(name);
+}
+function logError(message, err) {
+  $app.logger().error(message, "error", String(err));
+}
 
 // src/lib/bulk.ts
 var JUDGED_LEASE = LEASE_AS_JUDGED_SQL.replace(/ AS lease_expires_at$/, "");
@@ -19980,8 +19999,12 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/handlers/maintenance.ts
-var MAINTENANCE_SCHEDULE = "* * * * *";
 function maintenanceScheduleAtLoad() {
+  const setting = maintenanceSetting(getenv);
+  if (typeof setting === "object") {
+    logError("pb-fleet-maintenance is not scheduled", setting.error);
+    throw new Error(`pb-fleet-maintenance: ${setting.error}`);
+  }
   return MAINTENANCE_SCHEDULE;
 }
 return maintenanceScheduleAtLoad;
@@ -20038,6 +20061,14 @@ function deleteOldEventsStatement(cutoff, limit) {
 }
 
 // src/lib/config.ts
+var MAINTENANCE_SCHEDULE_ENV = "PB_FLEET_MAINTENANCE_CRON";
+var MAINTENANCE_OFF = "off";
+function maintenanceSetting(getenv2) {
+  const raw = getenv2(MAINTENANCE_SCHEDULE_ENV).trim();
+  if (raw === "") return "on";
+  if (raw === MAINTENANCE_OFF) return "off";
+  return { error: `${MAINTENANCE_SCHEDULE_ENV} is ${JSON.stringify(raw)}: leave it unset (every minute) or set it to "off"` };
+}
 var KEEP_DONE_ENV = "PB_FLEET_KEEP_DONE";
 var DEFAULT_KEEP_DONE = "7d";
 var KEEP_FAILED_ENV = "PB_FLEET_KEEP_FAILED";
@@ -20967,6 +20998,7 @@ function tick() {
 }
 function runMaintenance() {
   var _a, _b;
+  if (maintenanceSetting(getenv) !== "on") return;
   const done = tick();
   const enqueued = (_b = (_a = done.schedules) == null ? void 0 : _a.enqueued.filter((job) => job.created).length) != null ? _b : 0;
   const { deleted, events, batches, drained } = done.retention;

@@ -1,7 +1,8 @@
 /**
  * The server's maintenance tick: periodic jobs (probe_schedules), the job
  * counts' triggers, and retention (PB_FLEET_KEEP_DONE, PB_FLEET_KEEP_FAILED,
- * and probe_job_events), every minute from cronAdd, and on demand from POST
+ * and probe_job_events), every minute from cronAdd (PB_FLEET_MAINTENANCE_CRON=off
+ * stops that), and on demand from POST
  * /api/fleet/maintenance (operators, tests). Each part runs in transactions of
  * its own (retention in many small ones); a failed one is logged (by the
  * adapter) and retried next tick.
@@ -11,10 +12,8 @@ import {
   deleteExpiredBatch, drainFlowUpkeep, drainRetention, ensureJobCounts, ensureLeaseIndex, enqueueDueSchedules, flowUpkeepBatch,
   type FlowUpkeep, type RetentionDrain, type ScheduleTick,
 } from "../lib/maintenance.js";
+import { MAINTENANCE_SCHEDULE, maintenanceSetting } from "../lib/config.js";
 import { TRANSACTION_FAILED } from "../lib/queue.js";
-
-/** Every minute: schedules have minute resolution. */
-const MAINTENANCE_SCHEDULE = "* * * * *";
 
 export interface MaintenanceTick {
   /** true: the counting triggers were missing and have been rebuilt; null: that transaction rolled back. */
@@ -45,12 +44,23 @@ function tick(): MaintenanceTick {
   return { countsRepaired, leaseIndexRepaired, schedules, retention, flow };
 }
 
+/**
+ * Read once while PocketBase loads the hooks. "off" registers the schedule and
+ * every tick does nothing (as the sweeper's "off"); any other value is thrown,
+ * which stops PocketBase at start with --hooksWatch=false.
+ */
 export function maintenanceScheduleAtLoad(): string {
+  const setting = maintenanceSetting(getenv);
+  if (typeof setting === "object") {
+    logError("pb-fleet-maintenance is not scheduled", setting.error);
+    throw new Error(`pb-fleet-maintenance: ${setting.error}`);
+  }
   return MAINTENANCE_SCHEDULE;
 }
 
 /** cronAdd's job: log what it did. */
 export function runMaintenance(): void {
+  if (maintenanceSetting(getenv) !== "on") return;
   const done = tick();
   const enqueued = done.schedules?.enqueued.filter((job) => job.created).length ?? 0;
   const { deleted, events, batches, drained } = done.retention;

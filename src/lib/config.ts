@@ -10,6 +10,24 @@ export const DEFAULT_SWEEP_SCHEDULE = "* * * * *";
 /** PB_FLEET_SWEEP_CRON=off: no server sweeps (client sweepers, or POST /api/fleet/sweep, do it). */
 export const SWEEP_OFF = "off";
 
+export const MAINTENANCE_SCHEDULE_ENV = "PB_FLEET_MAINTENANCE_CRON";
+/** Every minute: probe_schedules have minute resolution. */
+export const MAINTENANCE_SCHEDULE = "* * * * *";
+/**
+ * PB_FLEET_MAINTENANCE_CRON=off: no cron ticks; whoever sets it runs POST
+ * /api/fleet/maintenance itself (another scheduler, or a test counting what
+ * its own requests did). Schedules, retention and flow upkeep wait for it.
+ */
+export const MAINTENANCE_OFF = "off";
+
+/** Whether the cron runs the maintenance tick: "on", "off", or why the setting is refused. */
+export function maintenanceSetting(getenv: (name: string) => string): "on" | "off" | { error: string } {
+  const raw = getenv(MAINTENANCE_SCHEDULE_ENV).trim();
+  if (raw === "") return "on";
+  if (raw === MAINTENANCE_OFF) return "off";
+  return { error: `${MAINTENANCE_SCHEDULE_ENV} is ${JSON.stringify(raw)}: leave it unset (every minute) or set it to "off"` };
+}
+
 export const ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 /** Consecutive orphaned leases after which the sweeper gives a job up as failed. */
 export const DEFAULT_ORPHAN_CAP = 5;

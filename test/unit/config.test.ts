@@ -14,6 +14,7 @@ import {
   SWEEP_BATCH,
   SWEEP_SCHEDULE_ENV,
   SWEEP_OFF,
+  maintenanceSetting,
   sweeperNotScheduled,
   sweeperScheduled,
   sweepSchedule,
@@ -53,6 +54,22 @@ describe("sweep schedule", () => {
     ["OFF in capitals (not the off switch: an invalid schedule)", "OFF", "OFF"],
   ])("%s", (_name, value, schedule) => {
     expect(sweepSchedule(env(value === undefined ? {} : { PB_FLEET_SWEEP_CRON: value }))).toBe(schedule);
+  });
+});
+
+describe("the maintenance tick's cron switch (PB_FLEET_MAINTENANCE_CRON)", () => {
+  it.each<[string, string | undefined, "on" | "off"]>([
+    ["unset", undefined, "on"],
+    ["blank", "  ", "on"],
+    ["off", "off", "off"],
+    ["off, padded", " off\n", "off"],
+  ])("%s", (_name, value, setting) => {
+    expect(maintenanceSetting(env(value === undefined ? {} : { PB_FLEET_MAINTENANCE_CRON: value }))).toBe(setting);
+  });
+
+  it.each(["OFF", "*/5 * * * *", "no"])("refuses %j with a sentence naming the variable and both allowed settings", (value) => {
+    const setting = maintenanceSetting(env({ PB_FLEET_MAINTENANCE_CRON: value }));
+    expect(setting).toEqual({ error: `PB_FLEET_MAINTENANCE_CRON is ${JSON.stringify(value)}: leave it unset (every minute) or set it to "off"` });
   });
 });
 
