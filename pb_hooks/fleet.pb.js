@@ -2385,7 +2385,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 0da3b0dd0709"] || (globalThis["pbFleet POST /api/fleet/claim-next 0da3b0dd0709"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next b5762109e05c"] || (globalThis["pbFleet POST /api/fleet/claim-next b5762109e05c"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3498,7 +3498,7 @@ var ROW_COLUMNS = [
 var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
 var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
 var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
-function newValue(column, rule, current) {
+function newValue(rule, current) {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
@@ -3744,7 +3744,7 @@ function judgedCandidates(byQueue, expired) {
   return `WITH RECURSIVE ${levels}, c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), d AS (SELECT r.rid AS r_rowid, ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), k AS (SELECT d.*, (${KIND}) AS kind FROM d), v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || (SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
 }
 function roundStatement(byQueue, expired) {
-  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
+  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(COLUMNS[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row, status, ${WRITTEN_VIEW} AS view`;
 }
@@ -8991,7 +8991,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 1611a7682c31"] || (globalThis["pbFleet POST /api/fleet/heartbeat 1611a7682c31"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 1ef8ed22e75e"] || (globalThis["pbFleet POST /api/fleet/heartbeat 1ef8ed22e75e"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9642,7 +9642,7 @@ function judgedItems(itemFields, kind) {
 var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
 var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
 var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
-function newValue(column, rule, current) {
+function newValue(rule, current) {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
@@ -9653,7 +9653,7 @@ function rowValue(column) {
 function viewOf(plan) {
   const members = VIEW_COLUMNS.map((c) => {
     const rule = plan.columns[c];
-    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(c, rule, rowValue(c))}`;
+    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(rule, rowValue(c))}`;
   });
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
@@ -9663,7 +9663,7 @@ function judgeQuery(plan) {
   return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers FROM v`;
 }
 function writeStatement(plan) {
-  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c], `probe_jobs.${c}`)}`);
+  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(plan.columns[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)}) RETURNING id, ${plan.writtenAnswer(WRITTEN_VIEW)} AS answer, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key`;
 }
@@ -9900,7 +9900,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete c7932411fdf6"] || (globalThis["pbFleet POST /api/fleet/complete c7932411fdf6"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 68cf5e5022cc"] || (globalThis["pbFleet POST /api/fleet/complete 68cf5e5022cc"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11070,7 +11070,7 @@ function judgedItems(itemFields, kind) {
 var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
 var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
 var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
-function newValue(column, rule, current) {
+function newValue(rule, current) {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
@@ -11081,7 +11081,7 @@ function rowValue(column) {
 function viewOf(plan) {
   const members = VIEW_COLUMNS.map((c) => {
     const rule = plan.columns[c];
-    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(c, rule, rowValue(c))}`;
+    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(rule, rowValue(c))}`;
   });
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
@@ -11091,7 +11091,7 @@ function judgeQuery(plan) {
   return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers FROM v`;
 }
 function writeStatement(plan) {
-  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c], `probe_jobs.${c}`)}`);
+  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(plan.columns[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)}) RETURNING id, ${plan.writtenAnswer(WRITTEN_VIEW)} AS answer, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key`;
 }
@@ -11412,7 +11412,7 @@ function judgedCandidates(byQueue, expired) {
   return `WITH RECURSIVE ${levels}, c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), d AS (SELECT r.rid AS r_rowid, ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), k AS (SELECT d.*, (${KIND}) AS kind FROM d), v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || (SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
 }
 function roundStatement(byQueue, expired) {
-  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
+  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(COLUMNS[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row, status, ${WRITTEN_VIEW} AS view`;
 }

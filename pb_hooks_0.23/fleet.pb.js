@@ -3165,7 +3165,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 947490d957d7"] || (globalThis["pbFleet POST /api/fleet/claim-next 947490d957d7"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 4950cfbeac83"] || (globalThis["pbFleet POST /api/fleet/claim-next 4950cfbeac83"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -4279,7 +4279,7 @@ var ROW_COLUMNS = [
 var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
 var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
 var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
-function newValue(column, rule, current) {
+function newValue(rule, current) {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
@@ -4525,7 +4525,7 @@ function judgedCandidates(byQueue, expired) {
   return `WITH RECURSIVE ${levels}, c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), d AS (SELECT r.rid AS r_rowid, ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), k AS (SELECT d.*, (${KIND}) AS kind FROM d), v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || (SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
 }
 function roundStatement(byQueue, expired) {
-  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
+  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(COLUMNS[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row, status, ${WRITTEN_VIEW} AS view`;
 }
@@ -11881,7 +11881,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat ca20c2a4aaec"] || (globalThis["pbFleet POST /api/fleet/heartbeat ca20c2a4aaec"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat d84024e5a782"] || (globalThis["pbFleet POST /api/fleet/heartbeat d84024e5a782"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -12533,7 +12533,7 @@ function judgedItems(itemFields, kind) {
 var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
 var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
 var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
-function newValue(column, rule, current) {
+function newValue(rule, current) {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
@@ -12544,7 +12544,7 @@ function rowValue(column) {
 function viewOf(plan) {
   const members = VIEW_COLUMNS.map((c) => {
     const rule = plan.columns[c];
-    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(c, rule, rowValue(c))}`;
+    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(rule, rowValue(c))}`;
   });
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
@@ -12554,7 +12554,7 @@ function judgeQuery(plan) {
   return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers FROM v`;
 }
 function writeStatement(plan) {
-  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c], `probe_jobs.${c}`)}`);
+  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(plan.columns[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)}) RETURNING id, ${plan.writtenAnswer(WRITTEN_VIEW)} AS answer, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key`;
 }
@@ -13050,7 +13050,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete c9a7343fa7a2"] || (globalThis["pbFleet POST /api/fleet/complete c9a7343fa7a2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 4ea1505baba2"] || (globalThis["pbFleet POST /api/fleet/complete 4ea1505baba2"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14221,7 +14221,7 @@ function judgedItems(itemFields, kind) {
 var STALE_TOKEN = "(i_tok IS NOT NULL AND i_tok != r_lease_token)";
 var PAST_DEADLINE = "COALESCE({:nowMs} >= r_deadline_ms, 0)";
 var ATTEMPTS_LEFT = hasAttemptsLeftSql("r_attempts", "r_max_attempts");
-function newValue(column, rule, current) {
+function newValue(rule, current) {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
@@ -14232,7 +14232,7 @@ function rowValue(column) {
 function viewOf(plan) {
   const members = VIEW_COLUMNS.map((c) => {
     const rule = plan.columns[c];
-    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(c, rule, rowValue(c))}`;
+    return `'${c}', ${rule === void 0 ? rowValue(c) : newValue(rule, rowValue(c))}`;
   });
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
@@ -14242,7 +14242,7 @@ function judgeQuery(plan) {
   return `${judgedItems(plan.items, plan.kind)} SELECT COALESCE(json_group_array(json(${answer}) ORDER BY k), '[]') AS answers FROM v`;
 }
 function writeStatement(plan) {
-  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c], `probe_jobs.${c}`)}`);
+  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(plan.columns[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)}) RETURNING id, ${plan.writtenAnswer(WRITTEN_VIEW)} AS answer, COALESCE(queue, '') AS queue, COALESCE(group_key, '') AS group_key`;
 }
@@ -14563,7 +14563,7 @@ function judgedCandidates(byQueue, expired) {
   return `WITH RECURSIVE ${levels}, c AS (SELECT * FROM (${due} UNION ALL SELECT * FROM (${stale})) ORDER BY ${ORDER} LIMIT {:want}), d AS (SELECT r.rid AS r_rowid, ${CANDIDATE_COLUMNS.join(", ")} FROM c AS r), k AS (SELECT d.*, (${KIND}) AS kind FROM d), v AS MATERIALIZED (SELECT k.*, (CASE WHEN kind IN (${quoted(WINS)}) THEN json_extract({:tokens}, '$[' || (SUM(kind IN (${quoted(WINS)})) OVER (ORDER BY ${JUDGED_ORDER} ROWS UNBOUNDED PRECEDING) - 1) || ']') END) AS tok FROM k)`;
 }
 function roundStatement(byQueue, expired) {
-  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c], `probe_jobs.${c}`)}`);
+  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(COLUMNS[c], `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v WHERE probe_jobs.rowid IN (SELECT r_rowid FROM v WHERE kind IN (${quoted(WRITES)})) AND probe_jobs.rowid = v.r_rowid RETURNING ${ROW_AS_JSON} AS row, status, ${WRITTEN_VIEW} AS view`;
 }

@@ -86,7 +86,7 @@ export interface PlanItem {
 /** A column's new value for some kinds of decision (in order); the rest keep theirs. */
 export type ColumnRule = readonly (readonly [kinds: readonly string[], value: string])[];
 
-export function newValue(column: string, rule: ColumnRule, current: string): string {
+export function newValue(rule: ColumnRule, current: string): string {
   const cases = rule.map(([kinds, value]) => `WHEN kind IN (${kinds.map((k) => `'${k}'`).join(", ")}) THEN ${value}`);
   return `(CASE ${cases.join(" ")} ELSE ${current} END)`;
 }
@@ -114,7 +114,7 @@ function rowValue(column: string): string {
 function viewOf(plan: Plan): string {
   const members = VIEW_COLUMNS.map((c) => {
     const rule = plan.columns[c];
-    return `'${c}', ${rule === undefined ? rowValue(c) : newValue(c, rule, rowValue(c))}`;
+    return `'${c}', ${rule === undefined ? rowValue(c) : newValue(rule, rowValue(c))}`;
   });
   return `json_object('id', r_id, 'probe_key', r_probe_key, ${members.join(", ")})`;
 }
@@ -130,7 +130,7 @@ function judgeQuery(plan: Plan): string {
 }
 
 function writeStatement(plan: Plan): string {
-  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(c, plan.columns[c] as ColumnRule, `probe_jobs.${c}`)}`);
+  const sets = Object.keys(plan.columns).map((c) => `${c} = ${newValue(plan.columns[c] as ColumnRule, `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   return `${judgedItems(plan.items, plan.kind)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v ` +
     `WHERE probe_jobs.id = v.r_id AND v.kind IN (${quoted(plan.writes)}) ` +

@@ -138,7 +138,7 @@ function judgedCandidates(byQueue: boolean, expired: string): string {
  * ROW_AS_JSON); its `status`; `view`, its JobView as JSON text.
  */
 function roundStatement(byQueue: boolean, expired: string): string {
-  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(c, COLUMNS[c] as ColumnRule, `probe_jobs.${c}`)}`);
+  const sets = Object.keys(COLUMNS).map((c) => `${c} = ${newValue(COLUMNS[c] as ColumnRule, `probe_jobs.${c}`)}`);
   sets.push("updated = {:now}");
   // Driven by the candidates' rowids: joined on its own, SQLite would scan probe_jobs for them.
   return `${judgedCandidates(byQueue, expired)} UPDATE probe_jobs SET ${sets.join(", ")} FROM v ` +

@@ -19,8 +19,7 @@ import {
 } from "./queue.js";
 import { MAX_CLAIM_QUEUES } from "./queue-names.js";
 import {
-  CLAIM_REFUSALS, JOB_STATUSES, RELEASE_REFUSALS, RENEW_REFUSALS, RETRY_REFUSALS, SWEEP_OUTCOMES, type
-  EnqueueItem, type JobView, type QueueJobView
+  CLAIM_REFUSALS, JOB_STATUSES, RELEASE_REFUSALS, RENEW_REFUSALS, RETRY_REFUSALS, SWEEP_OUTCOMES, type EnqueueItem,
 } from "./types.js";
 import { MAX_CLAIM_NEXT_LIMIT } from "./validate.js";
 import {

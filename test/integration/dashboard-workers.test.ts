@@ -17,6 +17,8 @@ import {
   confirmDialog, expectLive, expectOnlyOwnOrigin, launchBrowser, openDashboard, readCount, signIn, startDashboardServer, type Dashboard,
   type DashboardServer,
 } from "./support/dashboard";
+import { send, type ApiResponse, type RequestOptions } from "./support/fleet-api";
+import { rawSql, type SqlParams } from "./support/raw-sql";
 
 let browser: Browser;
 let server: DashboardServer;
@@ -33,15 +35,11 @@ afterAll(async () => {
 const RECORDS = `/api/collections/${WORKERS_COLLECTION}/records`;
 
 /** The record API (or any path) as the server's admin. */
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(server.url + path, {
-    method,
-    headers: { Authorization: server.token, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text === "" ? null : JSON.parse(text) };
+function api(method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  return send(method, path, body, on());
 }
+
+const on = (): RequestOptions => ({ baseUrl: server.url, token: server.token });
 
 async function createIdentity(name: string, queues: string[], canEnqueue: boolean): Promise<string> {
   const password = "a-long-password-for-tests";
@@ -58,10 +56,7 @@ async function readIdentity(id: string): Promise<Record<string, unknown>> {
   return res.body;
 }
 
-async function sql(statement: string, params: Record<string, string | number> = {}): Promise<void> {
-  const res = await api("POST", "/api/test/sql", { sql: statement, params });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
+const sql = (statement: string, params: SqlParams = {}) => rawSql(on(), statement, params);
 
 /**
  * The page, signed in, with the errors its console reports from its first

@@ -19,6 +19,7 @@ import { ensurePocketBase } from "../../scripts/pocketbase/binary.mjs";
 import { startPocketBase } from "../../scripts/pocketbase/server.mjs";
 import { futureDate, get, pastDate, post, randomKey, type ApiResponse, type RequestOptions } from "./support/fleet-api";
 import { layout, type Line } from "./support/pocketbase-line";
+import { rawSql, rawSqlValue } from "./support/raw-sql";
 
 const FLOW_STEP_FROM = "1764461200";
 const JOBS = "/api/collections/probe_jobs/records";
@@ -106,16 +107,8 @@ function migrateDown(count: number): Promise<string> {
   });
 }
 
-async function sql(opts: RequestOptions, statement: string, params: Record<string, string> = {}): Promise<void> {
-  const res = await post("/api/test/sql", { sql: statement, params }, opts);
-  if (res.status !== 200) throw new Error(`${statement} answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
-}
-
-async function sqlValue(opts: RequestOptions, statement: string, params: Record<string, string> = {}): Promise<string> {
-  const res = await post("/api/test/sql", { sql: statement, params, read: true }, opts);
-  if (res.status !== 200) throw new Error(`${statement} answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
-  return String(res.body.value);
-}
+const sql = rawSql;
+const sqlValue = rawSqlValue;
 
 const columnsOf = async (opts: RequestOptions, table: string) =>
   (await sqlValue(opts, `SELECT COALESCE(group_concat(name, ','), '') AS value FROM pragma_table_info('${table}')`)).split(",").filter((c) => c !== "");

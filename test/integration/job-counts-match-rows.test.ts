@@ -13,6 +13,7 @@ import type { FleetStats } from "../../src/lib/types";
 import { get, post, type ApiResponse, type RequestOptions } from "./support/fleet-api";
 import { sleep } from "./support/race";
 import { startOwnServer, type OwnServer } from "./support/own-server";
+import { rawSql, rawSqlValue } from "./support/raw-sql";
 
 const SEED = Number(process.env.PB_FLEET_COUNTS_SEED ?? 20261201);
 const OPERATIONS = 500;
@@ -33,16 +34,8 @@ afterAll(async () => {
   for (const server of servers.reverse()) await server.stop().catch(() => undefined);
 });
 
-async function readValue(sql: string): Promise<string> {
-  const res = await post("/api/test/sql", { sql, params: {}, read: true }, on);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return String(res.body.value);
-}
-
-async function runSql(sql: string): Promise<void> {
-  const res = await post("/api/test/sql", { sql, params: {} }, on);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
+const readValue = (sql: string) => rawSqlValue(on, sql);
+const runSql = (sql: string) => rawSql(on, sql);
 
 /** The buckets as the rows say (COUNT(*)) and as probe_job_counts says, as comparable text. */
 async function bucketsBothWays(): Promise<{ rows: string; counts: string }> {

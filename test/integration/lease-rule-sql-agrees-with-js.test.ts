@@ -9,6 +9,7 @@ import { isLeaseLive } from "../../src/lib/lease";
 import { leaseTexts } from "../support/lease-texts";
 import { createJob, get, post, randomKey, type RequestOptions } from "./support/fleet-api";
 import { startOwnServer, type OwnServer } from "./support/own-server";
+import { rawSql, rawSqlValue } from "./support/raw-sql";
 
 let server: OwnServer;
 let opts: RequestOptions;
@@ -22,16 +23,9 @@ afterAll(async () => {
 
 async function heldRowWithLease(prefix: string, lease: string) {
   const job = await createJob({ probe_key: prefix + "job", status: "running", claimed_by: "holder", version: 1 }, opts);
-  const res = await post("/api/test/sql", {
-    sql: "UPDATE probe_jobs SET lease_expires_at = {:lease} WHERE id = {:id}",
-    params: { lease, id: job.id },
-  }, opts);
-  expect(res.status).toBe(200);
+  await rawSql(opts, "UPDATE probe_jobs SET lease_expires_at = {:lease} WHERE id = {:id}", { lease, id: job.id });
   // Stored as given (the record API would show PocketBase's reading of it instead).
-  const stored = await post("/api/test/sql", {
-    sql: "SELECT lease_expires_at AS value FROM probe_jobs WHERE id = {:id}", params: { id: job.id }, read: true,
-  }, opts);
-  expect(stored.body).toEqual({ value: lease });
+  expect(await rawSqlValue(opts, "SELECT lease_expires_at AS value FROM probe_jobs WHERE id = {:id}", { id: job.id })).toBe(lease);
   return job;
 }
 

@@ -15,6 +15,7 @@ import { ensurePocketBase } from "../../scripts/pocketbase/binary.mjs";
 import { startPocketBase } from "../../scripts/pocketbase/server.mjs";
 import { futureDate, get, pastDate, post, randomKey, type ApiResponse, type RequestOptions } from "./support/fleet-api";
 import { layout, type Line } from "./support/pocketbase-line";
+import { rawSqlValue } from "./support/raw-sql";
 
 /** The first file name of the queue steps: everything before it is the schema they upgrade. */
 const QUEUE_STEPS_FROM = "1764460900";
@@ -109,12 +110,7 @@ function migrateDown(count: number): Promise<string> {
   });
 }
 
-/** One value through the test-only raw SQL route. */
-async function sqlValue(opts: RequestOptions, sql: string, params: Record<string, string> = {}): Promise<string> {
-  const res = await post("/api/test/sql", { sql, params, read: true }, opts);
-  if (res.status !== 200) throw new Error(`${sql} answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
-  return String(res.body.value);
-}
+const sqlValue = rawSqlValue;
 
 const indexSql = (opts: RequestOptions, name: string) =>
   sqlValue(opts, "SELECT COALESCE((SELECT sql FROM sqlite_master WHERE type = 'index' AND name = {:name}), '') AS value", { name });

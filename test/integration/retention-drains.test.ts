@@ -8,7 +8,7 @@ import { RETENTION_BATCH } from "../../src/lib/retention";
 import type { FleetStats } from "../../src/lib/types";
 import { get, post, type RequestOptions } from "./support/fleet-api";
 import { startOwnServer, type OwnServer } from "./support/own-server";
-import { rawSql } from "./support/raw-sql";
+import { rawSql, rawSqlValue } from "./support/raw-sql";
 
 const EXPIRED_ROWS = 200_000;
 const KEPT_ROWS = 1_000;
@@ -32,9 +32,7 @@ afterAll(async () => {
 const sql = (statement: string, params: Record<string, string | number> = {}) => rawSql(on, statement, params);
 
 async function count(table: string): Promise<number> {
-  const res = await post("/api/test/sql", { sql: `SELECT COUNT(*) AS value FROM ${table}`, params: {}, read: true }, on);
-  expect(res.status).toBe(200);
-  return Number(res.body.value);
+  return Number(await rawSqlValue(on, `SELECT COUNT(*) AS value FROM ${table}`));
 }
 
 describe("retention drains a large backlog", () => {

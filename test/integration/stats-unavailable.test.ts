@@ -2,8 +2,9 @@
 // database's own text (table and column names, SQL) goes to PocketBase's log.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STATS_UNAVAILABLE } from "../../src/lib/stats";
-import { get, post } from "./support/fleet-api";
+import { get } from "./support/fleet-api";
 import { startOwnServer, type OwnServer } from "./support/own-server";
+import { rawSql } from "./support/raw-sql";
 
 let server: OwnServer;
 beforeAll(async () => {
@@ -16,8 +17,7 @@ afterAll(async () => {
 describe("GET /api/fleet/stats on a broken database", () => {
   it("answers 503 with a plain sentence and logs the database's error", async () => {
     const opts = { baseUrl: server.url, token: server.token };
-    const broken = await post("/api/test/sql", { sql: "ALTER TABLE probe_jobs RENAME COLUMN consecutive_orphan_count TO renamed_by_test" }, opts);
-    expect(broken.status).toBe(200);
+    await rawSql(opts, "ALTER TABLE probe_jobs RENAME COLUMN consecutive_orphan_count TO renamed_by_test");
     const answer = await get("/api/fleet/stats", opts);
     expect(answer).toEqual({ status: 503, body: { error: STATS_UNAVAILABLE } });
     expect(JSON.stringify(answer.body)).not.toMatch(/consecutive_orphan_count|no such column|SELECT/);

@@ -35,7 +35,6 @@ import {
   type FakePocketBase,
   type FakeResponse,
   type StoredRow,
-  type StoredWorker,
 } from "./support/fake-pocketbase";
 
 /** A case that does not apply to this hooks line is not registered (rather than shown as skipped). */

@@ -401,7 +401,7 @@ describe("FleetClient claims", () => {
     let committed = false;
     const f = fakeFetch({
       [AUTH]: signIn(["t"]),
-      [CLAIM]: (req, signal) => {
+      [CLAIM]: (_req, signal) => {
         if (!committed) {
           committed = true; // the server did the claim, but the answer never arrives
           return hang(signal);

@@ -9,7 +9,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { FleetHttpError, FleetNetworkError, FleetTimeoutError, PermanentJobError } from "../../src/client/errors";
 import type { FleetApi } from "../../src/client/fleet-client";
-import { COMPLETE_FLUSH_DELAY_MS, LeaseLostError, Worker, type WorkerOptions } from "../../src/client/worker";
+import { COMPLETE_FLUSH_DELAY_MS, LeaseLostError, type WorkerOptions } from "../../src/client/worker";
 import { MAX_ERROR_BYTES } from "../../src/lib/queue";
 import { FakeFleet, settle, useFakeClock, wait } from "./support/fake-fleet";
 import { named, startRecordedWorker } from "./support/recorded-worker";

@@ -8,8 +8,9 @@ import { formatPbDate } from "../../../src/lib/lease";
 import type { WhereClause } from "../../../src/lib/queries";
 import type { JobView } from "../../../src/lib/types";
 import type { StoredRow } from "../../support/batch-model";
-import { post, type RequestOptions } from "./fleet-api";
+import type { RequestOptions } from "./fleet-api";
 import { startOwnServer, type OwnServer } from "./own-server";
+import { rawSql, rawSqlRows, rawSqlValue, type SqlParams } from "./raw-sql";
 
 /** Every column the rules read or write, with updated. */
 export const COLUMNS = [
@@ -21,15 +22,12 @@ export const COLUMNS = [
 export class PlanDriver {
   constructor(private readonly opts: RequestOptions) {}
 
-  async sql(text: string, params: Record<string, unknown> = {}): Promise<void> {
-    const res = await post("/api/test/sql", { sql: text, params }, this.opts);
-    if (res.status !== 200) throw new Error(`SQL failed: HTTP ${res.status} ${JSON.stringify(res.body)}\n${text}`);
+  sql(text: string, params: SqlParams = {}): Promise<void> {
+    return rawSql(this.opts, text, params);
   }
 
-  async readValue(text: string, params: Record<string, unknown> = {}): Promise<string> {
-    const res = await post("/api/test/sql", { sql: text, params, read: true }, this.opts);
-    if (res.status !== 200) throw new Error(`SQL read failed: HTTP ${res.status} ${JSON.stringify(res.body)}\n${text}`);
-    return String((res.body as { value: unknown }).value);
+  readValue(text: string, params: SqlParams = {}): Promise<string> {
+    return rawSqlValue(this.opts, text, params);
   }
 
   /** Rows as stored, inserted past the record API's normalisation, 500 a statement. */
@@ -96,9 +94,7 @@ export class PlanDriver {
         const columns = Object.keys(asked.shape ?? {});
         const bad = columns.filter((c) => typeof (asked.shape as Record<string, unknown>)[c] !== "string");
         if (bad.length > 0) throw new Error(`the driver reads text columns of rows, not ${bad.join(", ")}`);
-        const res = await post("/api/test/sql", { sql: asked.query.sql, params: asked.query.params, columns }, this.opts);
-        if (res.status !== 200) throw new Error(`SQL rows failed: HTTP ${res.status} ${JSON.stringify(res.body)}\n${asked.query.sql}`);
-        answers.push((res.body as { rows: object[] }).rows);
+        answers.push(await rawSqlRows(this.opts, asked.query.sql, asked.query.params, columns));
       } else {
         const keys = Object.keys(asked.shape ?? {});
         const value = await this.readValue(
