@@ -2385,7 +2385,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next b5762109e05c"] || (globalThis["pbFleet POST /api/fleet/claim-next b5762109e05c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 6077ec31d467"] || (globalThis["pbFleet POST /api/fleet/claim-next 6077ec31d467"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3576,13 +3576,14 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   };
   for (const s of batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
-  const anyHeld = held.queues.length > 0 || held.groups.length > 0;
-  let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
+  const heldFromStart = held.queues.length + held.groups.length;
+  let queues = req.queues === null && heldFromStart > 0 ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
   let rounds = 0;
   for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_PASSES && claimed.length < req.limit; pass++) {
     if (queues !== null && queues.length === 0) break;
-    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + held.queues.length + held.groups.length);
+    const heldDuringCall = held.queues.length + held.groups.length - heldFromStart;
+    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + heldDuringCall);
     const except = queues === null ? held : { queues: [], groups: held.groups };
     const candidates = firstInClaimOrder(
       duePendingOf(batch, nowMs, req.probeKeyPrefix, want, queues, except).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, queues, except), CLAIM_ORDER, want)),
@@ -3619,6 +3620,16 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     else if (!heldBack) break;
   }
   return claimed;
+}
+function heldBackQueues(batch, nowMs) {
+  const scopes = batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE);
+  if (scopes.length >= HELD_BACK_SCOPES_LIMIT) return null;
+  return scopes.filter((s) => s.scope === "queue").map((s) => s.name);
+}
+function claimQueuesBesides(batch, queues, heldQueues) {
+  if (heldQueues === null) return null;
+  if (queues !== null) return queues.filter((q) => heldQueues.indexOf(q) === -1);
+  return heldQueues.length === 0 ? null : otherQueues(batch, heldQueues);
 }
 function otherQueues(batch, heldQueues) {
   const names = [];
@@ -3664,9 +3675,18 @@ function prefixUse(batch, probeKeyPrefix) {
 }
 
 // src/lib/claim-plan.ts
-function flowInEffectQuery(nowMs) {
+var FLOW_DEMAND = {
+  /** No setting in effect. */
+  none: 0,
+  /** Only queues paused or parked: the plan claims from the other queues, as claimNext would. */
+  heldQueues: 1,
+  /** A group paused or parked, a concurrency or a rate limit: claimNext counts them per candidate. */
+  counted: 2
+};
+function flowDemandQuery(nowMs) {
+  const held = "(paused = 1 OR (parked_until != '' AND parked_until > {:now}))";
   return {
-    sql: `SELECT EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE paused = 1 OR concurrency > 0 OR rate_limit > 0 OR (parked_until != '' AND parked_until > {:now})) AS n`,
+    sql: `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE concurrency > 0 OR rate_limit > 0 OR (scope = 'group' AND ${held})) THEN ${FLOW_DEMAND.counted} WHEN EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE ${held}) THEN ${FLOW_DEMAND.heldQueues} ELSE ${FLOW_DEMAND.none} END AS n`,
     params: { now: formatPbDate(nowMs) }
   };
 }
@@ -3756,8 +3776,11 @@ function answerClaims(taken) {
 }
 function claimNextJobs(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   var _a;
-  if (req.probeKeyPrefix === "" && ((_a = batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n) === 0) {
-    return claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2);
+  const demand = req.probeKeyPrefix === "" ? (_a = batch.queryOne(flowDemandQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n : FLOW_DEMAND.counted;
+  if (demand === FLOW_DEMAND.none) return claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2);
+  if (demand === FLOW_DEMAND.heldQueues) {
+    const queues = claimQueuesBesides(batch, req.queues, heldBackQueues(batch, nowMs));
+    if (queues !== null) return claimNextByPlan(batch, __spreadProps(__spreadValues({}, req), { queues }), nowMs, orphanCap2, newLeaseToken2);
   }
   return {
     jobs: claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2).map(({ row, patch }) => {
@@ -9900,7 +9923,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 68cf5e5022cc"] || (globalThis["pbFleet POST /api/fleet/complete 68cf5e5022cc"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete d2cf10ac1861"] || (globalThis["pbFleet POST /api/fleet/complete d2cf10ac1861"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -11244,13 +11267,14 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   };
   for (const s of batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
-  const anyHeld = held.queues.length > 0 || held.groups.length > 0;
-  let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
+  const heldFromStart = held.queues.length + held.groups.length;
+  let queues = req.queues === null && heldFromStart > 0 ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
   let rounds = 0;
   for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_PASSES && claimed.length < req.limit; pass++) {
     if (queues !== null && queues.length === 0) break;
-    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + held.queues.length + held.groups.length);
+    const heldDuringCall = held.queues.length + held.groups.length - heldFromStart;
+    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + heldDuringCall);
     const except = queues === null ? held : { queues: [], groups: held.groups };
     const candidates = firstInClaimOrder(
       duePendingOf(batch, nowMs, req.probeKeyPrefix, want, queues, except).concat(batch.find(expiredLeaseWhere(nowMs, req.probeKeyPrefix, queues, except), CLAIM_ORDER, want)),
@@ -11287,6 +11311,16 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
     else if (!heldBack) break;
   }
   return claimed;
+}
+function heldBackQueues(batch, nowMs) {
+  const scopes = batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE);
+  if (scopes.length >= HELD_BACK_SCOPES_LIMIT) return null;
+  return scopes.filter((s) => s.scope === "queue").map((s) => s.name);
+}
+function claimQueuesBesides(batch, queues, heldQueues) {
+  if (heldQueues === null) return null;
+  if (queues !== null) return queues.filter((q) => heldQueues.indexOf(q) === -1);
+  return heldQueues.length === 0 ? null : otherQueues(batch, heldQueues);
 }
 function otherQueues(batch, heldQueues) {
   const names = [];
@@ -11332,9 +11366,18 @@ function prefixUse(batch, probeKeyPrefix) {
 }
 
 // src/lib/claim-plan.ts
-function flowInEffectQuery(nowMs) {
+var FLOW_DEMAND = {
+  /** No setting in effect. */
+  none: 0,
+  /** Only queues paused or parked: the plan claims from the other queues, as claimNext would. */
+  heldQueues: 1,
+  /** A group paused or parked, a concurrency or a rate limit: claimNext counts them per candidate. */
+  counted: 2
+};
+function flowDemandQuery(nowMs) {
+  const held = "(paused = 1 OR (parked_until != '' AND parked_until > {:now}))";
   return {
-    sql: `SELECT EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE paused = 1 OR concurrency > 0 OR rate_limit > 0 OR (parked_until != '' AND parked_until > {:now})) AS n`,
+    sql: `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE concurrency > 0 OR rate_limit > 0 OR (scope = 'group' AND ${held})) THEN ${FLOW_DEMAND.counted} WHEN EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE ${held}) THEN ${FLOW_DEMAND.heldQueues} ELSE ${FLOW_DEMAND.none} END AS n`,
     params: { now: formatPbDate(nowMs) }
   };
 }
@@ -11424,8 +11467,11 @@ function answerClaims(taken) {
 }
 function claimNextJobs(batch, req, nowMs, orphanCap2, newLeaseToken2) {
   var _a;
-  if (req.probeKeyPrefix === "" && ((_a = batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n) === 0) {
-    return claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2);
+  const demand = req.probeKeyPrefix === "" ? (_a = batch.queryOne(flowDemandQuery(nowMs), COUNT_SHAPE)) == null ? void 0 : _a.n : FLOW_DEMAND.counted;
+  if (demand === FLOW_DEMAND.none) return claimNextByPlan(batch, req, nowMs, orphanCap2, newLeaseToken2);
+  if (demand === FLOW_DEMAND.heldQueues) {
+    const queues = claimQueuesBesides(batch, req.queues, heldBackQueues(batch, nowMs));
+    if (queues !== null) return claimNextByPlan(batch, __spreadProps(__spreadValues({}, req), { queues }), nowMs, orphanCap2, newLeaseToken2);
   }
   return {
     jobs: claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2).map(({ row, patch }) => {

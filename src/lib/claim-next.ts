@@ -66,15 +66,18 @@ export function claimNext(
     (s.scope === "queue" ? held.queues : held.groups).push(s.name);
   };
   for (const s of batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE)) holdBack(s);
-  const anyHeld = held.queues.length > 0 || held.groups.length > 0;
-  let queues = req.queues === null && anyHeld ? otherQueues(batch, held.queues) : req.queues;
+  const heldFromStart = held.queues.length + held.groups.length;
+  let queues = req.queues === null && heldFromStart > 0 ? otherQueues(batch, held.queues) : req.queues;
   if (queues !== null) queues = queues.filter((q) => held.queues.indexOf(q) === -1);
   let rounds = 0;
   for (let pass = 0; rounds < CLAIM_NEXT_ROUNDS && pass < MAX_PASSES && claimed.length < req.limit; pass++) {
     if (queues !== null && queues.length === 0) break;
-    // Past the first pass, as many more candidates as scopes were held back: rows of held-back scopes
-    // tend to come in runs, and each pass should get past them (at most MAX_CANDIDATES).
-    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + held.queues.length + held.groups.length);
+    // Past the first pass, as many more candidates as scopes were held back during the call: rows of held-back
+    // scopes tend to come in runs, and each pass should get past them (at most MAX_CANDIDATES). Those held
+    // back from the start are left out by the queries already (so, with no others, a pass reads what
+    // claimNextByPlan's round reads).
+    const heldDuringCall = held.queues.length + held.groups.length - heldFromStart;
+    const want = pass === 0 ? req.limit : Math.min(MAX_CANDIDATES, req.limit - claimed.length + heldDuringCall);
     const except: HeldBack = queues === null ? held : { queues: [], groups: held.groups };
     // Held rows whose lease passed are few (about the jobs in flight). One
     // query with OR would sort every claimable row on each call.
@@ -116,6 +119,30 @@ export function claimNext(
     else if (!heldBack) break;
   }
   return claimed;
+}
+
+/**
+ * The queues paused or parked now (flow control's queue scopes held back
+ * from the start of a call), when only such settings are in effect
+ * (claim-plan.ts's FLOW_DEMAND.heldQueues); null when there are more than
+ * one read takes (HELD_BACK_SCOPES_LIMIT).
+ */
+export function heldBackQueues(batch: JobBatch, nowMs: number): string[] | null {
+  const scopes = batch.queryAll(heldBackScopesQuery(nowMs, HELD_BACK_SCOPES_LIMIT), SCOPE_SHAPE);
+  if (scopes.length >= HELD_BACK_SCOPES_LIMIT) return null;
+  return scopes.filter((s) => s.scope === "queue").map((s) => s.name);
+}
+
+/**
+ * The queues a call claims from when `heldQueues` are held back from its
+ * start, as claimNext picks them: the caller's list without them, or, for
+ * any queue, every other queue (otherQueues). null: the plan cannot say
+ * (too many queues, or too many held back): let claimNext decide.
+ */
+export function claimQueuesBesides(batch: JobBatch, queues: readonly string[] | null, heldQueues: readonly string[] | null): string[] | null {
+  if (heldQueues === null) return null;
+  if (queues !== null) return queues.filter((q) => heldQueues.indexOf(q) === -1);
+  return heldQueues.length === 0 ? null : otherQueues(batch, heldQueues);
 }
 
 /**

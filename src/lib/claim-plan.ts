@@ -1,6 +1,6 @@
 /**
  * POST /api/fleet/claim-next as set-based SQL (issue 21), when flow control
- * holds nothing back: one round of the claim is one statement, an
+ * holds back no more than some queues (paused or parked): one round of the claim is one statement, an
  * UPDATE ... FROM the judged candidates ... RETURNING each row as written,
  * whatever the limit, in place of reading the candidates into JavaScript and
  * writing a patch per row (and of a judging query before the write: the
@@ -9,8 +9,9 @@
  * row for row, and the rounds are claimNext's (claim-next.ts): those stay as
  * the model that test/integration/claim-plan-agrees-with-model.test.ts checks
  * these statements against on real PocketBase, for both hooks lines, and as
- * the path that runs while flow control has any setting in effect (its limits
- * are counted per candidate, in claim order: docs/flow-control.md).
+ * the path that runs while a group is held back or a concurrency or rate
+ * limit is set (those are counted per candidate, in claim order:
+ * docs/flow-control.md).
  *
  * A round's candidates are the first `want` rows in claim order (docs/queue.md)
  * of the due pending rows that may start and the held rows whose lease has
@@ -31,7 +32,7 @@ import { SWEEPER_HOLDER } from "./config.js";
 import type { JobBatch, JobRow } from "./job-row.js";
 import { queueJobView } from "./job-row.js";
 import { clampLeaseSeconds, formatPbDate, formatPbDateSql } from "./lease.js";
-import { CLAIM_NEXT_ROUNDS, claimNext } from "./claim-next.js";
+import { CLAIM_NEXT_ROUNDS, claimNext, claimQueuesBesides, heldBackQueues } from "./claim-next.js";
 import { ROW_AS_JSON } from "./bulk.js";
 import { CLAIM_ORDER, compareClaimOrder, expiredLeaseWhere, LEVEL_ORDER, storedQueueValues, type WhereClause } from "./queries.js";
 import { MAX_ATTEMPTS_ERROR, retryBackoffSql, TIMEOUT_BACKOFF_DRAW } from "./queue.js";
@@ -39,15 +40,28 @@ import { giveUpErrorSql, isHeldStatus, ORPHAN_CAP_REASON } from "./transitions.j
 import type { ClaimedJob, JobView } from "./types.js";
 import type { ClaimNextRequestFields } from "./validate.js";
 
+/** What flow control asks of a claim-next call (flowDemandQuery). */
+export const FLOW_DEMAND = {
+  /** No setting in effect. */
+  none: 0,
+  /** Only queues paused or parked: the plan claims from the other queues, as claimNext would. */
+  heldQueues: 1,
+  /** A group paused or parked, a concurrency or a rate limit: claimNext counts them per candidate. */
+  counted: 2,
+} as const;
+
 /**
- * Whether any flow-control setting is in effect (a pause, a park not yet
- * over, a concurrency or a rate limit): then claim-next takes the path that
- * counts them per candidate (claimNext). Read as COUNT_SHAPE ({ n }).
+ * Which FLOW_DEMAND a claim-next call meets, read as COUNT_SHAPE ({ n }). A
+ * held-back queue's rows are left out whole, which the plan does by claiming
+ * from the others; a held-back group is walked around group by group, and a
+ * limit is counted candidate by candidate, which only claimNext does.
  */
-export function flowInEffectQuery(nowMs: number): WhereClause {
+export function flowDemandQuery(nowMs: number): WhereClause {
+  const held = "(paused = 1 OR (parked_until != '' AND parked_until > {:now}))";
   return {
-    sql: `SELECT EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE paused = 1 OR concurrency > 0 OR rate_limit > 0 ` +
-      "OR (parked_until != '' AND parked_until > {:now})) AS n",
+    sql: `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE concurrency > 0 OR rate_limit > 0 OR (scope = 'group' AND ${held})) ` +
+      `THEN ${FLOW_DEMAND.counted} WHEN EXISTS (SELECT 1 FROM ${FLOW_COLLECTION} WHERE ${held}) THEN ${FLOW_DEMAND.heldQueues} ` +
+      `ELSE ${FLOW_DEMAND.none} END AS n`,
     params: { now: formatPbDate(nowMs) },
   };
 }
@@ -165,15 +179,20 @@ export function answerClaims(taken: ClaimsTaken): ClaimedJob[] {
 
 /**
  * claim-next inside its transaction: by the plan when no probe_key prefix
- * narrows it (claimNext picks, per call, how to walk a family) and no flow
- * setting is in effect; otherwise claimNext, which counts flow control's
- * limits per candidate. answerClaims makes the answer.
+ * narrows it (claimNext picks, per call, how to walk a family) and flow
+ * control holds back at most some queues (paused or parked: the plan claims
+ * from the others, as claimNext does: claimQueuesBesides); otherwise
+ * claimNext, which counts flow control's limits per candidate. answerClaims
+ * makes the answer.
  */
 export function claimNextJobs(
   batch: JobBatch, req: ClaimNextRequestFields, nowMs: number, orphanCap: number, newLeaseToken: () => string,
 ): ClaimsTaken {
-  if (req.probeKeyPrefix === "" && batch.queryOne(flowInEffectQuery(nowMs), COUNT_SHAPE)?.n === 0) {
-    return claimNextByPlan(batch, req, nowMs, orphanCap, newLeaseToken);
+  const demand = req.probeKeyPrefix === "" ? batch.queryOne(flowDemandQuery(nowMs), COUNT_SHAPE)?.n : FLOW_DEMAND.counted;
+  if (demand === FLOW_DEMAND.none) return claimNextByPlan(batch, req, nowMs, orphanCap, newLeaseToken);
+  if (demand === FLOW_DEMAND.heldQueues) {
+    const queues = claimQueuesBesides(batch, req.queues, heldBackQueues(batch, nowMs));
+    if (queues !== null) return claimNextByPlan(batch, { ...req, queues }, nowMs, orphanCap, newLeaseToken);
   }
   return {
     jobs: claimNext(batch, req, nowMs, orphanCap, newLeaseToken)

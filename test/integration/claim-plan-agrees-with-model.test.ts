@@ -7,10 +7,12 @@
 // code against PocketBase's SQLite at a fixed time and by the model on the
 // rows as they were. Answers (in claim order, with their tokens), the jobs
 // told to realtime, and every row of the table afterwards must be identical.
-// Seeded: a failure names its seed and claim. The endpoint runs exactly this
-// code (claimNextByPlan) inside its transaction when no flow setting is in effect.
+// Seeded: a failure names its seed and claim. Flow control pauses and parks
+// random queues now and then (and leaves settings not in effect): the claims
+// go through claimNextJobs, the endpoint's own dispatch, which must take the
+// plan whenever no more than queues are held back, claiming from the others.
 import { describe, expect, it } from "vitest";
-import { answerClaims, claimNextByPlan } from "../../src/lib/claim-plan";
+import { answerClaims, claimNextJobs } from "../../src/lib/claim-plan";
 import { formatPbDate } from "../../src/lib/lease";
 import { prng } from "../../scripts/bench/queue.mjs";
 import { modelClaimNext, type StoredRow } from "../support/batch-model";
@@ -38,6 +40,23 @@ describe("claim-next's SQL agrees with the model", () => {
       seen[what] = (seen[what] ?? 0) + n;
     };
     let model: Map<string, StoredRow> = await db.readRows(null);
+    // Now and then new flow settings: each queue paused, parked (until a past or a future time), or free; a group's
+    // row with nothing in effect. Answers the queues held back at nowMs.
+    let heldQueues: string[] = [];
+    const setQueueFlow = async (nowMs: number): Promise<string[]> => {
+      await db.sql("DELETE FROM probe_flow");
+      const held: string[] = [];
+      for (const name of ["default", "q2", "q3"]) {
+        const paused = random() < 0.2 ? 1 : 0;
+        const parkedUntil = pick(["", "", formatPbDate(nowMs - 5_000), formatPbDate(nowMs + 5_000)]);
+        if (paused === 0 && parkedUntil === "" && random() < 0.5) continue;
+        await db.sql("INSERT INTO probe_flow (scope, name, paused, parked_until) VALUES ('queue', {:name}, {:paused}, {:parkedUntil})",
+          { name, paused, parkedUntil });
+        if (paused === 1 || parkedUntil > formatPbDate(nowMs)) held.push(name);
+      }
+      if (random() < 0.5) await db.sql("INSERT INTO probe_flow (scope, name, parked_until) VALUES ('group', 'g1', {:past})", { past: formatPbDate(nowMs - 1) });
+      return held;
+    };
     expect(model.size).toBe(ROWS);
     for (let c = 0; c < CLAIMS; c++) {
       const nowMs = baseMs + c * STEP_MS + (random() < 0.5 ? 0 : int(1, STEP_MS - 1));
@@ -48,15 +67,21 @@ describe("claim-next's SQL agrees with the model", () => {
         queues: pick([null, null, ["default"], ["q2"], ["q2", "q3"], ["q3", "default", "q2"], ["nothing-here"]]),
       };
       const orphanCap = pick([0, 1, 2, 3, 5]);
-      const label = `seed ${SEED} claim ${c} (${JSON.stringify(req)}, orphan cap ${orphanCap})`;
+      if (c % 4 === 0) heldQueues = await setQueueFlow(nowMs);
+      const label = `seed ${SEED} claim ${c} (${JSON.stringify(req)}, orphan cap ${orphanCap}, held queues ${JSON.stringify(heldQueues)})`;
       let drawn = 0;
-      const got = await db.drive((batch) => answerClaims(claimNextByPlan(batch, req, nowMs, orphanCap, () => `tok-${c}-${drawn++}`)), () => {
+      const got = await db.drive((batch) => {
+        const taken = claimNextJobs(batch, { ...req, probeKeyPrefix: "" }, nowMs, orphanCap, () => `tok-${c}-${drawn++}`);
+        return { byPlan: "rowTexts" in taken, answers: answerClaims(taken) };
+      }, () => {
         drawn = 0;
       });
+      expect(got.result.byPlan, label).toBe(true);
+      if (heldQueues.length > 0) count("with queues held back");
       const before = new Map([...model].map(([id, r]) => [id, { ...r }]));
       let modelDrawn = 0;
-      const want = modelClaimNext(model, req, nowMs, orphanCap, () => `tok-${c}-${modelDrawn++}`);
-      expect(got.result, label).toEqual(want.answers);
+      const want = modelClaimNext(model, req, nowMs, orphanCap, () => `tok-${c}-${modelDrawn++}`, heldQueues);
+      expect(got.result.answers, label).toEqual(want.answers);
       expect(got.noted.map((v) => v.id).sort(), label).toEqual([...want.written].sort());
       const after = await db.readRows(null);
       for (const [id, row] of model) expect(after.get(id), `${label}: row ${id}`).toEqual(row);
@@ -93,7 +118,7 @@ describe("claim-next's SQL agrees with the model", () => {
     console.log(`[claim-plan] seed ${SEED}: ${JSON.stringify(seen)}`);
     // The random claims reached every outcome there is (a generator that stopped reaching one would prove nothing about it).
     for (const outcome of [
-      "claimed", "written, not claimed", "filled the limit", "claimed nothing", "attempt past the first", "with a deadline",
+      "claimed", "written, not claimed", "filled the limit", "claimed nothing", "attempt past the first", "with a deadline", "with queues held back",
       "wrote: claim", "wrote: steal", "wrote: timeout retry", "wrote: orphan cap", "wrote: timeout dead letter", "wrote: dead letter",
     ]) {
       expect(seen[outcome] ?? 0, outcome).toBeGreaterThan(0);

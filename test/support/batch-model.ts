@@ -10,6 +10,7 @@ import { jitterOfStep } from "../../src/lib/batch-plans";
 import { CLAIM_NEXT_ROUNDS } from "../../src/lib/claim-next";
 import { jobView, queueJobView, type JobPatch, type JobRow } from "../../src/lib/job-row";
 import { compareClaimOrder, storedQueueValues } from "../../src/lib/queries";
+import { storedQueueName } from "../../src/lib/queue-names";
 import {
   JOB_PATCH_JSON_FIELDS, JOB_ROW_FLOW_NUMBER_FIELDS, JOB_ROW_FLOW_TEXT_FIELDS, JOB_ROW_NUMBER_FIELDS, JOB_ROW_TEXT_FIELDS,
 } from "../../src/lib/job-schema";
@@ -111,17 +112,18 @@ export function roundOrder(items: readonly { jobId: string }[]): number[] {
 }
 
 /**
- * claim-next with no flow setting in effect and no prefix: claimNext's rounds
- * over every stored row (the candidates: due pending rows that may start, held
- * rows whose lease passed, of the queues asked for; the first `want` in claim
- * order), decideClaim with the orphan-counting steal rule on each. The tokens:
- * `want` drawn at each round's start, the n-th win of the round taking the n-th
- * (as claimNextByPlan draws them).
+ * claim-next with no prefix, and no flow setting in effect but `heldQueues`
+ * paused or parked: claimNext's rounds over every stored row (the candidates:
+ * due pending rows that may start, held rows whose lease passed, of the queues
+ * asked for but the held ones; the first `want` in claim order), decideClaim
+ * with the orphan-counting steal rule on each. The tokens: `want` drawn at
+ * each round's start, the n-th win of the round taking the n-th (as
+ * claimNextByPlan draws them).
  */
 export function modelClaimNext(
   rows: Map<string, StoredRow>,
   req: { workerId: string; leaseSeconds: unknown; limit: number; queues: readonly string[] | null },
-  nowMs: number, orphanCap: number, newLeaseToken: () => string,
+  nowMs: number, orphanCap: number, newLeaseToken: () => string, heldQueues: readonly string[] = [],
 ): ModelOutcome<ClaimedJob> {
   const now = formatPbDate(nowMs);
   const written: string[] = [];
@@ -133,7 +135,8 @@ export function modelClaimNext(
     const tokens = Array.from({ length: want }, newLeaseToken);
     let won = 0;
     const candidates = [...rows.values()].map((stored) => ({ stored, row: judgedRow(stored) }))
-      .filter(({ row }) => (queues === null || queues.includes(row.queue)) && isClaimable(row, nowMs) && !startByPassed(row, nowMs))
+      .filter(({ row }) => (queues === null || queues.includes(row.queue)) && !heldQueues.includes(storedQueueName(row.queue)) &&
+        isClaimable(row, nowMs) && !startByPassed(row, nowMs))
       .sort((a, b) => compareClaimOrder(a.row, b.row)).slice(0, want);
     let gaveUp = false;
     for (const { stored, row } of candidates) {

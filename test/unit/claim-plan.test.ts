@@ -58,9 +58,26 @@ describe("claim-next by the plan", () => {
     expect(batch.calls.filter((c) => c.op === "queryAll")).toHaveLength(2);
   });
 
-  it("takes claimNext's path while a flow setting is in effect: a paused queue is held back", () => {
-    const batch = memoryBatch([pending(1), pending(2, { queue: "other" })], { flow: [flowRow({ scope: "queue", name: "default", paused: 1 })] });
+  it("takes the plan while only queues are held back, and claims from the other queues", () => {
+    const batch = memoryBatch([pending(1), pending(2, { queue: "other" }), pending(3, { queue: "parked" })], {
+      flow: [flowRow({ scope: "queue", name: "default", paused: 1 }), flowRow({ scope: "queue", name: "parked", parked_until: at(60_000) })],
+    });
     expect(ids(claimNextJobs(batch, request(5), NOW, 5, tokens()))).toEqual(["p0002"]);
+    expect(batch.calls.some((c) => c.op === "find")).toBe(false);
+    // A caller's list loses its held-back queues.
+    const listed = memoryBatch([pending(1), pending(2, { queue: "other" })], { flow: [flowRow({ scope: "queue", name: "default", paused: 1 })] });
+    expect(ids(claimNextJobs(listed, request(5, "", ["default", "other"]), NOW, 5, tokens()))).toEqual(["p0002"]);
+    expect(listed.calls.some((c) => c.op === "find")).toBe(false);
+  });
+
+  it.each([
+    ["a paused group", { scope: "group", name: "g1", paused: 1 }],
+    ["a parked group", { scope: "group", name: "g1", parked_until: at(60_000) }],
+    ["a concurrency limit", { scope: "queue", name: "other", concurrency: 3 }],
+    ["a rate limit", { scope: "group", name: "g9", rate_limit: 5, rate_period: 60 }],
+  ] as const)("takes claimNext's path while %s is set, which it counts per candidate", (_name, flow) => {
+    const batch = memoryBatch([pending(1, { group_key: "g1" }), pending(2)], { flow: [flowRow(flow)] });
+    expect(ids(claimNextJobs(batch, request(5), NOW, 5, tokens()))).toEqual(flow.name === "g1" ? ["p0002"] : ["p0001", "p0002"]);
     expect(batch.calls.some((c) => c.op === "find")).toBe(true);
   });
 

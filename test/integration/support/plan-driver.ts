@@ -97,8 +97,10 @@ export class PlanDriver {
         answers.push(await rawSqlRows(this.opts, asked.query.sql, asked.query.params, columns));
       } else {
         const keys = Object.keys(asked.shape ?? {});
+        // The first row's columns as JSON, or null when there is none (as the adapter's queryOne answers).
         const value = await this.readValue(
-          `SELECT json_object(${keys.map((c) => `'${c}', ${c}`).join(", ")}) AS value FROM (${asked.query.sql})`, asked.query.params,
+          `SELECT COALESCE((SELECT json_object(${keys.map((c) => `'${c}', ${c}`).join(", ")}) FROM (${asked.query.sql}) LIMIT 1), 'null') AS value`,
+          asked.query.params,
         );
         answers.push(JSON.parse(value));
       }
