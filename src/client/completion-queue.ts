@@ -237,12 +237,22 @@ export class CompletionQueue {
     try {
       answer = await this.#client.completeAndClaim!(this.#workerId, items, ride.claim, ...wait);
     } catch (err) {
-      // Refused for the claim it carried (a server that takes another claimNext, a queue the identity may not
-      // take): no more rides, and the releases go at once without it.
-      const refusedClaim = isClaimRefusal(err);
-      ride.settle(refusedClaim ? "unsupported" : "failed", sentAt);
-      if (refusedClaim) return this.#client.complete!(this.#workerId, items, ...wait);
-      throw err;
+      if (!isClaimRefusal(err)) {
+        ride.settle("failed", sentAt);
+        throw err;
+      }
+      // Refused, maybe for the claim it carried (a server that takes another claimNext, a queue the identity may
+      // not take): the releases go at once without it. Rides stop only if that plain complete goes through: a
+      // 403 to it too was the releases' own, not the claim's.
+      let plain: CompleteResponse;
+      try {
+        plain = await this.#client.complete!(this.#workerId, items, ...wait);
+      } catch (plainErr) {
+        ride.settle("failed", sentAt);
+        throw plainErr;
+      }
+      ride.settle("unsupported", sentAt);
+      return plain;
     }
     ride.settle(answer.jobs ?? "unsupported", sentAt);
     return { results: answer.results };

@@ -7,7 +7,7 @@
 // lost is not sent again, its releases are, and its jobs come back when
 // their leases lapse; a stop waits for the rides on the wire.
 import { describe, expect, it, vi } from "vitest";
-import { FleetHttpError, FleetNetworkError } from "../../src/client/errors";
+import { FleetForbiddenError, FleetHttpError, FleetNetworkError } from "../../src/client/errors";
 import type { FleetApi } from "../../src/client/fleet-client";
 import type { WorkerOptions } from "../../src/client/worker";
 import { FakeFleet, settle, useFakeClock, wait } from "./support/fake-fleet";
@@ -110,6 +110,38 @@ describe("claims that ride on complete calls", () => {
     expect(fake.callsOf("release")).toEqual([]);
     expect(fake.releasesSent()).toHaveLength(40);
     expect(named(events, "released")).toHaveLength(40);
+  });
+
+  it("a 403 to a ride whose plain complete is refused too was the releases' own: rides go on; a 403 the plain complete passes stops them", async () => {
+    for (const plainRefusedToo of [true, false]) {
+      const fake = new FakeFleet();
+      fake.enableClaimRides();
+      for (let i = 0; i < 40; i++) fake.add();
+      const ride = fake.completeAndClaim!;
+      const complete = fake.complete.bind(fake);
+      let rides = 0;
+      let plainAfterRefusal = false;
+      fake.completeAndClaim = async (workerId, releases, claim) => {
+        if (rides++ === 0) {
+          plainAfterRefusal = plainRefusedToo;
+          throw new FleetForbiddenError("complete", "complete: HTTP 403", { error: "not yours" });
+        }
+        return ride(workerId, releases, claim);
+      };
+      fake.complete = async (...args) => {
+        if (plainAfterRefusal) {
+          plainAfterRefusal = false;
+          throw new FleetForbiddenError("complete", "complete: HTTP 403", { error: "not yours" });
+        }
+        return complete(...args);
+      };
+      const { handler } = countingHandler(20);
+      const { worker } = startWorker(fake, { concurrency: 10, handler });
+      await vi.advanceTimersByTimeAsync(2_000);
+      await settle(worker.stop(), vi);
+      if (plainRefusedToo) expect(rides, "rides after a 403 that was the releases'").toBeGreaterThan(1);
+      else expect(rides, "rides after a 403 that was the claim's").toBe(1);
+    }
   });
 
   it("a ride whose answer is lost: the releases go again without a claim (read as the worker's own), the jobs it claimed come back once their leases lapse, each job done once", async () => {
