@@ -29,6 +29,29 @@ func (c *Client) ClaimNext(ctx context.Context, r ClaimNextRequest) ([]ClaimedJo
 	if err := checkWorkerID(op, r.WorkerID); err != nil {
 		return nil, err
 	}
+	body, err := claimFields(op, r)
+	if err != nil {
+		return nil, err
+	}
+	body["workerId"] = r.WorkerID
+	var answer struct {
+		Jobs *[]ClaimedJob `json:"jobs"`
+	}
+	if err := c.call(ctx, op, http.MethodPost, "/api/fleet/claim-next", body, &answer); err != nil {
+		return nil, err
+	}
+	if answer.Jobs == nil {
+		return nil, &ProtocolError{Op: op, Message: "answer has no `jobs`"}
+	}
+	if err := checkClaimed(op, *answer.Jobs); err != nil {
+		return nil, err
+	}
+	return *answer.Jobs, nil
+}
+
+// claimFields checks a claim's fields (ClaimNext's, and CompleteAndClaim's
+// claimNext) and gives them as the server reads them, without the worker id.
+func claimFields(op string, r ClaimNextRequest) (map[string]any, error) {
 	if err := checkLease(op, r.LeaseSeconds); err != nil {
 		return nil, err
 	}
@@ -41,7 +64,7 @@ func (c *Client) ClaimNext(ctx context.Context, r ClaimNextRequest) ([]ClaimedJo
 	if err := checkQueues(op, r.Queues); err != nil {
 		return nil, err
 	}
-	body := map[string]any{"workerId": r.WorkerID}
+	body := map[string]any{}
 	if r.LeaseSeconds != 0 {
 		body["leaseSeconds"] = r.LeaseSeconds
 	}
@@ -56,21 +79,16 @@ func (c *Client) ClaimNext(ctx context.Context, r ClaimNextRequest) ([]ClaimedJo
 	} else if len(r.Queues) > 1 {
 		body["queue"] = r.Queues
 	}
-	var answer struct {
-		Jobs *[]ClaimedJob `json:"jobs"`
-	}
-	if err := c.call(ctx, op, http.MethodPost, "/api/fleet/claim-next", body, &answer); err != nil {
-		return nil, err
-	}
-	if answer.Jobs == nil {
-		return nil, &ProtocolError{Op: op, Message: "answer has no `jobs`"}
-	}
-	for _, j := range *answer.Jobs {
+	return body, nil
+}
+
+func checkClaimed(op string, jobs []ClaimedJob) error {
+	for _, j := range jobs {
 		if j.Job.ID == "" {
-			return nil, &ProtocolError{Op: op, Message: "a claimed job has no id"}
+			return &ProtocolError{Op: op, Message: "a claimed job has no id"}
 		}
 	}
-	return *answer.Jobs, nil
+	return nil
 }
 
 // HeartbeatLease is one lease to renew, with the handler's latest progress.

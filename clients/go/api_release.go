@@ -115,6 +115,61 @@ func (c *Client) completeWire(ctx context.Context, workerID string, wire []relea
 	return out, nil
 }
 
+// CompleteAndClaimResult is CompleteAndClaim's answer: each release's result
+// in request order, and the jobs the same transaction claimed.
+type CompleteAndClaimResult struct {
+	Results []ReleaseResult
+	Jobs    []ClaimedJob
+	// ClaimIgnored: the server answered without jobs (pb-fleet from before
+	// claims on complete): it claimed nothing; use ClaimNext.
+	ClaimIgnored bool
+}
+
+// CompleteAndClaim releases 1 to MaxBatchItems jobs of one holder and, in the
+// same transaction, claims as ClaimNext would with claim's fields (its
+// WorkerID left empty: the holder claims): one request where a worker's
+// loop makes two. It is never retried: a second try after a lost answer
+// would claim again (the releases are safe to send again with Complete).
+func (c *Client) CompleteAndClaim(ctx context.Context, workerID string, releases []Release, claim ClaimNextRequest) (CompleteAndClaimResult, error) {
+	const op = "completeAndClaim"
+	if len(releases) == 0 || len(releases) > MaxBatchItems {
+		return CompleteAndClaimResult{}, argErr(op, "releases must be 1 to %d (Complete sends more in several calls; got %d)", MaxBatchItems, len(releases))
+	}
+	if claim.WorkerID != "" {
+		return CompleteAndClaimResult{}, argErr(op, "claim.WorkerID must be empty: the holder %q claims", workerID)
+	}
+	wire := make([]releaseWire, len(releases))
+	for i, r := range releases {
+		w, err := checkRelease(op, workerID, r)
+		if err != nil {
+			return CompleteAndClaimResult{}, argErr(op, "releases[%d]: %s", i, err.(*ArgumentError).Message)
+		}
+		wire[i] = w
+	}
+	claimNext, err := claimFields(op, claim)
+	if err != nil {
+		return CompleteAndClaimResult{}, err
+	}
+	var answer struct {
+		Results []ReleaseResult `json:"results"`
+		Jobs    *[]ClaimedJob   `json:"jobs"`
+	}
+	body := map[string]any{"workerId": workerID, "releases": wire, "claimNext": claimNext}
+	if err := c.call(ctx, op, http.MethodPost, "/api/fleet/complete", body, &answer); err != nil {
+		return CompleteAndClaimResult{}, err
+	}
+	if err := matchResults(op, len(wire), len(answer.Results), func(i int) bool { return answer.Results[i].JobID == wire[i].JobID }); err != nil {
+		return CompleteAndClaimResult{}, err
+	}
+	if answer.Jobs == nil {
+		return CompleteAndClaimResult{Results: answer.Results, ClaimIgnored: true}, nil
+	}
+	if err := checkClaimed(op, *answer.Jobs); err != nil {
+		return CompleteAndClaimResult{}, err
+	}
+	return CompleteAndClaimResult{Results: answer.Results, Jobs: *answer.Jobs}, nil
+}
+
 // Release releases one held job.
 func (c *Client) Release(ctx context.Context, workerID string, r Release) (ReleaseResult, error) {
 	const op = "release"

@@ -411,6 +411,40 @@ func TestForbiddenAndBadRequestErrors(t *testing.T) {
 	}
 }
 
+func TestCompleteAndClaimReleasesAndClaimsInOneCall(t *testing.T) {
+	s := newQueue(t)
+	ctx := context.Background()
+	items := make([]EnqueueItem, 4)
+	for i := range items {
+		items[i] = EnqueueItem{ProbeKey: fmt.Sprintf("cc/%d", i), Queue: s.queue}
+	}
+	enqueue(t, s.admin, items...)
+	holder := s.id.id + "/cc"
+	first, err := s.worker.ClaimNext(ctx, ClaimNextRequest{WorkerID: holder, Limit: 1, Queues: []string{s.queue}})
+	if err != nil || len(first) != 1 {
+		t.Fatalf("claim-next: %v %v", first, err)
+	}
+	out, err := s.worker.CompleteAndClaim(ctx, holder, []Release{{JobID: first[0].Job.ID, Status: StatusDone, LeaseToken: first[0].LeaseToken, Result: map[string]int{"n": 1}}},
+		ClaimNextRequest{Limit: 2, Queues: []string{s.queue}, LeaseSeconds: 60})
+	if err != nil {
+		t.Fatalf("complete and claim: %v", err)
+	}
+	if len(out.Results) != 1 || !out.Results[0].Released || out.ClaimIgnored || len(out.Jobs) != 2 {
+		t.Fatalf("complete and claim answered %+v, want its release released and 2 jobs claimed", out)
+	}
+	for _, j := range out.Jobs {
+		if j.Job.ID == first[0].Job.ID || j.LeaseToken == "" || getRow(t, j.Job.ID).Status != "claimed" || getRow(t, j.Job.ID).ClaimedBy != holder {
+			t.Errorf("claimed job %+v: want another job, claimed by %s under a token", j, holder)
+		}
+	}
+	// A refused release is answered per item, and the claim still runs in the same call.
+	again, err := s.worker.CompleteAndClaim(ctx, holder, []Release{{JobID: first[0].Job.ID, Status: StatusDone, LeaseToken: "not-the-token"}},
+		ClaimNextRequest{Limit: 5, Queues: []string{s.queue}})
+	if err != nil || again.Results[0].Released || again.Results[0].Reason != "refused_stale_token" || len(again.Jobs) != 1 {
+		t.Fatalf("a stale release with a claim: %+v %v, want refused_stale_token and the last job claimed", again, err)
+	}
+}
+
 func TestSignsInAgainAfter401(t *testing.T) {
 	s := newQueue(t)
 	ctx := context.Background()

@@ -1,7 +1,10 @@
 package pbfleet
 
 import (
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +163,10 @@ func TestArgumentsAreCheckedBeforeAnyRequest(t *testing.T) {
 	_, checks["rateLimitedFor with done"] = c.Release(ctx, "w", Release{JobID: "j", Status: StatusDone, RateLimitedFor: 5})
 	_, checks["heartbeat progress"] = c.Heartbeat(ctx, "w", 0, []HeartbeatLease{{JobID: "j", Progress: []byte(strings.Repeat("1", 5000))}})
 	_, checks["complete empty"] = c.Complete(ctx, "w", nil)
+	_, checks["complete-and-claim no releases"] = c.CompleteAndClaim(ctx, "w", nil, ClaimNextRequest{})
+	_, checks["complete-and-claim 101 releases"] = c.CompleteAndClaim(ctx, "w", make([]Release, 101), ClaimNextRequest{})
+	_, checks["complete-and-claim claim's own worker"] = c.CompleteAndClaim(ctx, "w", []Release{{JobID: "j", Status: StatusDone}}, ClaimNextRequest{WorkerID: "v"})
+	_, checks["complete-and-claim limit"] = c.CompleteAndClaim(ctx, "w", []Release{{JobID: "j", Status: StatusDone}}, ClaimNextRequest{Limit: 101})
 	_, checks["renew lease"] = c.Renew(ctx, RenewRequest{JobID: "j", WorkerID: "w", LeaseSeconds: 4000})
 	for name, err := range checks {
 		if !errors.Is(err, ErrInvalidArgument) {
@@ -168,6 +175,38 @@ func TestArgumentsAreCheckedBeforeAnyRequest(t *testing.T) {
 	}
 	if _, err := c.Stats(ctx, StatsFilter{}); !errors.Is(err, ErrNetwork) {
 		t.Errorf("a call to a closed port: got %v, want ErrNetwork", err)
+	}
+}
+
+func TestCompleteAndClaimReadsAServerThatIgnoresTheClaim(t *testing.T) {
+	answer := `{"results":[{"jobId":"j1","released":true}]}`
+	var sent map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&sent)
+		rw.Header().Set("Content-Type", "application/json")
+		_, _ = rw.Write([]byte(answer))
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, Options{AdminToken: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := []Release{{JobID: "j1", Status: StatusDone, LeaseToken: "t1"}}
+	out, err := c.CompleteAndClaim(bg(), "w", release, ClaimNextRequest{Limit: 3, Queues: []string{"q"}})
+	if err != nil || !out.ClaimIgnored || out.Jobs != nil || len(out.Results) != 1 || !out.Results[0].Released {
+		t.Fatalf("an answer without jobs: %+v %v, want ClaimIgnored and the release's result", out, err)
+	}
+	if claim, _ := sent["claimNext"].(map[string]any); claim["limit"] != float64(3) || claim["queue"] != "q" || claim["workerId"] != nil {
+		t.Errorf("sent claimNext %v, want limit 3 and queue q, without a workerId", sent["claimNext"])
+	}
+	answer = `{"results":[{"jobId":"j1","released":true}],"jobs":[]}`
+	if out, err := c.CompleteAndClaim(bg(), "w", release, ClaimNextRequest{}); err != nil || out.ClaimIgnored || out.Jobs == nil {
+		t.Errorf("an answer with no jobs claimed: %+v %v, want an empty Jobs, not ClaimIgnored", out, err)
+	}
+	answer = `{"results":[{"jobId":"j1","released":true}],"jobs":[{"leaseToken":"t"}]}`
+	var protocol *ProtocolError
+	if _, err := c.CompleteAndClaim(bg(), "w", release, ClaimNextRequest{}); !errors.As(err, &protocol) {
+		t.Errorf("a claimed job without an id: %v, want a ProtocolError", err)
 	}
 }
 

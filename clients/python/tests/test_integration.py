@@ -22,6 +22,7 @@ from pb_fleet import (
     LeaseLostError,
     PermanentJobError,
     RateLimitedError,
+    Release,
     Worker,
     WorkerStoppingError,
 )
@@ -144,6 +145,28 @@ def test_a_forbidden_call_is_fleet_forbidden_error(pb: Any, queue_name: str) -> 
         client.enqueue("nope", queue=queue_name)
     with pytest.raises(FleetForbiddenError):
         client.claim_next(client.identity().id + "/x", queue="another-queue")  # type: ignore[union-attr]
+
+
+def test_complete_and_claim_releases_and_claims_in_one_call(pb: Any, admin: FleetClient, queue_name: str) -> None:
+    admin.enqueue_many([{"probe_key": f"cc/{i}", "queue": queue_name} for i in range(4)])
+    first = admin.claim_next("cc-w", limit=1, queue=queue_name)
+    assert len(first) == 1
+    out = admin.complete_and_claim("cc-w", [Release(first[0].job["id"], "done", lease_token=first[0].lease_token,
+                                                    result={"n": 1})], limit=2, queue=queue_name, lease_seconds=60)
+    assert [(r.job_id, r.released) for r in out.results] == [(first[0].job["id"], True)]
+    assert out.jobs is not None and len(out.jobs) == 2
+    assert first[0].job["id"] not in {c.job["id"] for c in out.jobs}
+    assert all(c.job["status"] == "claimed" and c.job["claimed_by"] == "cc-w" and c.lease_token for c in out.jobs)
+    # A refused release is answered per item; the claim still runs in the same call.
+    again = admin.complete_and_claim("cc-w", [Release(first[0].job["id"], "done", lease_token="not-the-token")],
+                                     limit=5, queue=queue_name)
+    assert [r.reason for r in again.results] == ["refused_stale_token"]
+    assert again.jobs is not None and len(again.jobs) == 1
+    # Bad claim fields are the server's 400 too when the client cannot know (a prefix over the limit).
+    with pytest.raises(FleetHttpError) as err:
+        admin.complete_and_claim("cc-w", [Release(again.jobs[0].job["id"], "done", lease_token=again.jobs[0].lease_token)],
+                                 limit=1, probe_key_prefix="x" * 2000)
+    assert err.value.status == 400 and "claimNext" in err.value.message
 
 
 def test_a_400_is_fleet_http_error_with_the_servers_message(admin: FleetClient) -> None:

@@ -13,7 +13,9 @@ import pytest
 
 from pb_fleet import FleetClient, FleetHttpError, FleetNetworkError, FleetProtocolError, FleetTimeoutError, Job, JobSignal, RateLimitedError, Worker
 from pb_fleet import _util as u
-from pb_fleet.client import ClaimedJob, HeartbeatLease, HeartbeatResult, Release, ReleaseResult, WorkerIdentity, release_item
+from pb_fleet.client import (
+    ClaimedJob, CompleteAndClaimResult, HeartbeatLease, HeartbeatResult, Release, ReleaseResult, WorkerIdentity, release_item,
+)
 from pb_fleet.errors import is_transient
 
 
@@ -91,6 +93,41 @@ def test_claim_next_arguments_are_checked(dead_url: str) -> None:
         client.claim_next("w", queue=[f"q{i}" for i in range(17)])
     with pytest.raises(ValueError, match="lease_seconds"):
         client.claim_next("w", lease_seconds=0.5)
+
+
+def test_complete_and_claim_sends_one_call_and_reads_its_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FleetClient("http://127.0.0.1:9", token="t")
+    sent: List[Any] = []
+    answers: List[Dict[str, Any]] = []
+
+    def post(op: str, path: str, body: Dict[str, Any], timeout: Any) -> Dict[str, Any]:
+        sent.append((op, path, body))
+        return answers.pop(0)
+
+    monkeypatch.setattr(client, "_post", post)
+    job = {"id": "j2", "status": "claimed"}
+    answers.append({"results": [{"jobId": "j1", "released": True}], "jobs": [{"job": job, "leaseToken": "t2"}]})
+    out = client.complete_and_claim("w", [Release("j1", "done", lease_token="t1", result={"ok": 1})], limit=5, queue="q")
+    assert sent == [("complete_and_claim", "/api/fleet/complete", {
+        "workerId": "w", "releases": [{"jobId": "j1", "status": "done", "leaseToken": "t1", "result": {"ok": 1}}],
+        "claimNext": {"limit": 5, "queue": "q"}})]
+    assert out == CompleteAndClaimResult(results=[ReleaseResult("j1", True)], jobs=[ClaimedJob(job, "t2")])
+    # A server from before claims on complete ignores the field: no `jobs`.
+    answers.append({"results": [{"jobId": "j1", "released": False, "reason": "refused_stale_token"}]})
+    out = client.complete_and_claim("w", [Release("j1", "done")], limit=1)
+    assert out.jobs is None and out.results == [ReleaseResult("j1", False, reason="refused_stale_token")]
+    answers.append({"results": [{"jobId": "j1", "released": True}], "jobs": [{"job": job}]})
+    with pytest.raises(FleetProtocolError, match="jobs"):
+        client.complete_and_claim("w", [Release("j1", "done")], limit=1)
+    # Checked before any request.
+    sent.clear()
+    with pytest.raises(ValueError, match="limit"):
+        client.complete_and_claim("w", [Release("j1", "done")], limit=0)
+    with pytest.raises(TypeError, match="1 to 100"):
+        client.complete_and_claim("w", [Release(f"j{i}", "done") for i in range(101)], limit=1)
+    with pytest.raises(ValueError, match="queue"):
+        client.complete_and_claim("w", [Release("j1", "done")], limit=1, queue=[f"q{i}" for i in range(17)])
+    assert sent == []
 
 
 def test_release_items_are_checked() -> None:

@@ -3,6 +3,7 @@ from .client import (
     CancelResult,
     ClaimedJob,
     ClaimResult,
+    CompleteAndClaimResult,
     EnqueuedJob,
     FleetClient,
     HeartbeatLease,
@@ -34,6 +35,7 @@ __version__ = "0.1.0"
 __all__ = [
     "FleetClient", "Worker", "Job", "JobSignal", "Handler", "install_sigterm_handler",
     "WorkerIdentity", "EnqueuedJob", "ClaimedJob", "ClaimResult", "RenewResult", "ReleaseResult",
+    "CompleteAndClaimResult",
     "HeartbeatLease", "HeartbeatResult", "Release", "CancelResult", "RetryResult",
     "FleetError", "FleetHttpError", "FleetAuthError", "FleetForbiddenError", "FleetTimeoutError",
     "FleetNetworkError", "FleetProtocolError",

@@ -54,6 +54,14 @@ class ReleaseResult:
 
 
 @dataclass(frozen=True)
+class CompleteAndClaimResult:
+    """complete_and_claim's answer: each release's result in request order, and the jobs the same
+    transaction claimed; ``jobs`` None: the server ignored the claim (pb-fleet from before it)."""
+    results: List[ReleaseResult]
+    jobs: Optional[List[ClaimedJob]]
+
+
+@dataclass(frozen=True)
 class HeartbeatLease:
     """One lease of a heartbeat; ``progress`` None: none sent."""
     job_id: str

@@ -23,6 +23,7 @@ from ._types import (
     CancelResult as CancelResult,
     ClaimedJob as ClaimedJob,
     ClaimResult as ClaimResult,
+    CompleteAndClaimResult as CompleteAndClaimResult,
     EnqueuedJob as EnqueuedJob,
     HeartbeatLease as HeartbeatLease,
     HeartbeatResult as HeartbeatResult,
@@ -94,22 +95,13 @@ class FleetClient(_Transport):
                    timeout: Optional[float] = None) -> List[ClaimedJob]:
         """Claims up to ``limit`` (1-100) due jobs in claim order."""
         u.check_worker_id("claim_next", worker_id)
-        if not u.is_int_in(limit, 1, u.MAX_CLAIM_NEXT_LIMIT):
-            raise ValueError(f"claim_next: limit must be an integer from 1 to {u.MAX_CLAIM_NEXT_LIMIT} (got {u.describe(limit)})")
-        u.check_lease_seconds("claim_next", lease_seconds)
-        queues = u.check_claim_queue("claim_next", queue)
-        if probe_key_prefix is not None and not isinstance(probe_key_prefix, str):
-            raise TypeError(f"claim_next: probe_key_prefix must be a string (got {u.describe(probe_key_prefix)})")
-        body: Dict[str, Any] = {"workerId": worker_id, "limit": limit, "leaseSeconds": lease_seconds,
-                                "probeKeyPrefix": probe_key_prefix}
-        if queues is not None:
-            body["queue"] = queues[0] if len(queues) == 1 else queues
+        body = _claim_fields("claim_next", limit, lease_seconds, queue, probe_key_prefix)
+        body["workerId"] = worker_id
         answer = self._post("claim_next", "/api/fleet/claim-next", body, timeout)
-        rows = answer.get("jobs")
-        if not isinstance(rows, list) or not all(
-                isinstance(r, dict) and _is_job_view(r.get("job")) and isinstance(r.get("leaseToken"), str) for r in rows):
+        claimed = _claimed_jobs(answer)
+        if claimed is None:
             raise FleetProtocolError("claim_next", "answer has no `jobs` list of {job, leaseToken}", answer)
-        return [ClaimedJob(job=r["job"], lease_token=r["leaseToken"]) for r in rows]
+        return claimed
 
     def heartbeat(self, worker_id: str, leases: Sequence[HeartbeatLease], *, lease_seconds: Optional[float] = None,
                   timeout: Optional[float] = None) -> List[HeartbeatResult]:
@@ -140,12 +132,31 @@ class FleetClient(_Transport):
         for chunk in u.chunks(items, u.MAX_BATCH_ITEMS):
             answer = self._post("complete", "/api/fleet/complete", {"workerId": worker_id, "releases": list(chunk)}, timeout)
             rows = _batch_results("complete", answer, chunk, "released")
-            for r in rows:
-                if not r["released"] and r.get("reason") not in _RELEASE_REFUSALS:
-                    raise FleetProtocolError("complete", f"a refused item without a known reason: {r!r}", answer)
-                out.append(ReleaseResult(job_id=r["jobId"], released=r["released"], job=r.get("job"),
-                                         reason=r.get("reason")))
+            out.extend(_release_result("complete", r, answer) for r in rows)
         return out
+
+    def complete_and_claim(self, worker_id: str, releases: Sequence[Release], *, limit: int,
+                           lease_seconds: Optional[float] = None, queue: Union[str, Sequence[str], None] = None,
+                           probe_key_prefix: Optional[str] = None,
+                           timeout: Optional[float] = None) -> CompleteAndClaimResult:
+        """Releases up to 100 jobs of one holder and, in the same transaction, claims up to ``limit``
+        (1-100) due jobs as claim_next would: one request where a worker's loop makes two. Never
+        retried here: a second try after a lost answer would claim again (the releases are safe to
+        send again with complete). ``jobs`` is None when the server ignored the claim."""
+        u.check_worker_id("complete_and_claim", worker_id)
+        if not isinstance(releases, Sequence) or not 1 <= len(releases) <= u.MAX_BATCH_ITEMS:
+            raise TypeError(f"complete_and_claim: releases must be a list of 1 to {u.MAX_BATCH_ITEMS} Release "
+                            "(complete() sends more in several calls)")
+        items = [release_item(f"complete_and_claim: releases[{i}]", r) for i, r in enumerate(releases)]
+        claim = _claim_fields("complete_and_claim", limit, lease_seconds, queue, probe_key_prefix)
+        answer = self._post("complete_and_claim", "/api/fleet/complete",
+                            {"workerId": worker_id, "releases": items, "claimNext": claim}, timeout)
+        rows = _batch_results("complete_and_claim", answer, items, "released")
+        results = [_release_result("complete_and_claim", r, answer) for r in rows]
+        jobs = _claimed_jobs(answer) if "jobs" in answer else None
+        if "jobs" in answer and jobs is None:
+            raise FleetProtocolError("complete_and_claim", "answer's `jobs` is no list of {job, leaseToken}", answer)
+        return CompleteAndClaimResult(results=results, jobs=jobs)
 
     def claim(self, job_id: str, worker_id: str, *, lease_seconds: Optional[float] = None) -> ClaimResult:
         """Claims one job by id; a transient failure is retried once (a commit then reads alreadyHeld)."""
@@ -230,3 +241,37 @@ class FleetClient(_Transport):
         if not isinstance(answer, dict) or not isinstance(answer.get("id"), str):
             raise FleetProtocolError("get_job", "answer is not a record", answer)
         return answer
+
+
+def _claim_fields(op: str, limit: Any, lease_seconds: Optional[float], queue: Union[str, Sequence[str], None],
+                  probe_key_prefix: Optional[str]) -> Dict[str, Any]:
+    """A claim's fields (claim-next's body, and complete's ``claimNext``), checked; the worker id is the caller's."""
+    if not u.is_int_in(limit, 1, u.MAX_CLAIM_NEXT_LIMIT):
+        raise ValueError(f"{op}: limit must be an integer from 1 to {u.MAX_CLAIM_NEXT_LIMIT} (got {u.describe(limit)})")
+    u.check_lease_seconds(op, lease_seconds)
+    queues = u.check_claim_queue(op, queue)
+    if probe_key_prefix is not None and not isinstance(probe_key_prefix, str):
+        raise TypeError(f"{op}: probe_key_prefix must be a string (got {u.describe(probe_key_prefix)})")
+    body: Dict[str, Any] = {"limit": limit}
+    if lease_seconds is not None:
+        body["leaseSeconds"] = lease_seconds
+    if probe_key_prefix is not None:
+        body["probeKeyPrefix"] = probe_key_prefix
+    if queues is not None:
+        body["queue"] = queues[0] if len(queues) == 1 else queues
+    return body  # None is left out (the server refuses a null field inside claimNext)
+
+
+def _claimed_jobs(answer: Dict[str, Any]) -> Optional[List[ClaimedJob]]:
+    """The answer's ``jobs`` as ClaimedJob, or None when it is not a list of {job, leaseToken}."""
+    rows = answer.get("jobs")
+    if not isinstance(rows, list) or not all(
+            isinstance(r, dict) and _is_job_view(r.get("job")) and isinstance(r.get("leaseToken"), str) for r in rows):
+        return None
+    return [ClaimedJob(job=r["job"], lease_token=r["leaseToken"]) for r in rows]
+
+
+def _release_result(op: str, row: Dict[str, Any], answer: Dict[str, Any]) -> ReleaseResult:
+    if not row["released"] and row.get("reason") not in _RELEASE_REFUSALS:
+        raise FleetProtocolError(op, f"a refused item without a known reason: {row!r}", answer)
+    return ReleaseResult(job_id=row["jobId"], released=row["released"], job=row.get("job"), reason=row.get("reason"))
