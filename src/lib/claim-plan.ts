@@ -1,7 +1,8 @@
 /**
  * POST /api/fleet/claim-next as set-based SQL (issue 21), when flow control
- * holds back no more than some queues (paused or parked): one round of the claim is one statement, an
- * UPDATE ... FROM the judged candidates ... RETURNING each row as written,
+ * holds back no more than some queues (paused or parked): one round of the
+ * claim is one statement, an UPDATE ... FROM the judged candidates ...
+ * RETURNING each row as written,
  * whatever the limit, in place of reading the candidates into JavaScript and
  * writing a patch per row (and of a judging query before the write: the
  * candidates are read once). The rules are decideClaim's (transitions.ts)
