@@ -4755,13 +4755,14 @@ return route;
 });
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats d020b73e6391"] || (globalThis["pbFleet GET /api/fleet/stats d020b73e6391"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 56ee4a552840"] || (globalThis["pbFleet GET /api/fleet/stats 56ee4a552840"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
+var EVERY_MINUTE = "* * * * *";
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var DEFAULT_SWEEP_SCHEDULE = EVERY_MINUTE;
 var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 var DEFAULT_ORPHAN_CAP = 5;
 function sweepSchedule(getenv2) {
@@ -14661,8 +14662,9 @@ cronAdd("pb-fleet-sweeper", (() => {
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
+var EVERY_MINUTE = "* * * * *";
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var DEFAULT_SWEEP_SCHEDULE = EVERY_MINUTE;
 var SWEEP_OFF = "off";
 function sweepSchedule(getenv2) {
   const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
@@ -15001,8 +15003,9 @@ function jobEventChunks(changes) {
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
+var EVERY_MINUTE = "* * * * *";
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var DEFAULT_SWEEP_SCHEDULE = EVERY_MINUTE;
 var SWEEP_OFF = "off";
 var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 var DEFAULT_ORPHAN_CAP = 5;
@@ -15651,8 +15654,9 @@ cronAdd("pb-fleet-maintenance", (() => {
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
+var EVERY_MINUTE = "* * * * *";
 var MAINTENANCE_SCHEDULE_ENV = "PB_FLEET_MAINTENANCE_CRON";
-var MAINTENANCE_SCHEDULE = "* * * * *";
+var MAINTENANCE_SCHEDULE = EVERY_MINUTE;
 var MAINTENANCE_OFF = "off";
 function maintenanceSetting(getenv2) {
   const raw = getenv2(MAINTENANCE_SCHEDULE_ENV).trim();

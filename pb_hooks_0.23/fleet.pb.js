@@ -6055,13 +6055,14 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats d7c815260124"] || (globalThis["pbFleet GET /api/fleet/stats d7c815260124"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 68a7c368ef80"] || (globalThis["pbFleet GET /api/fleet/stats 68a7c368ef80"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
+var EVERY_MINUTE = "* * * * *";
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var DEFAULT_SWEEP_SCHEDULE = EVERY_MINUTE;
 var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 var DEFAULT_ORPHAN_CAP = 5;
 function sweepSchedule(getenv2) {
@@ -18881,8 +18882,9 @@ cronAdd("pb-fleet-sweeper", (() => {
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
+var EVERY_MINUTE = "* * * * *";
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var DEFAULT_SWEEP_SCHEDULE = EVERY_MINUTE;
 var SWEEP_OFF = "off";
 function sweepSchedule(getenv2) {
   const raw = getenv2(SWEEP_SCHEDULE_ENV).trim();
@@ -19221,8 +19223,9 @@ function jobEventChunks(changes) {
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
+var EVERY_MINUTE = "* * * * *";
 var SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
-var DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+var DEFAULT_SWEEP_SCHEDULE = EVERY_MINUTE;
 var SWEEP_OFF = "off";
 var ORPHAN_CAP_ENV = "PB_FLEET_MAX_ORPHANS";
 var DEFAULT_ORPHAN_CAP = 5;
@@ -19856,8 +19859,9 @@ cronAdd("pb-fleet-maintenance", (() => {
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
 // src/lib/config.ts
+var EVERY_MINUTE = "* * * * *";
 var MAINTENANCE_SCHEDULE_ENV = "PB_FLEET_MAINTENANCE_CRON";
-var MAINTENANCE_SCHEDULE = "* * * * *";
+var MAINTENANCE_SCHEDULE = EVERY_MINUTE;
 var MAINTENANCE_OFF = "off";
 function maintenanceSetting(getenv2) {
   const raw = getenv2(MAINTENANCE_SCHEDULE_ENV).trim();

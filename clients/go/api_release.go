@@ -85,6 +85,15 @@ func (c *Client) Complete(ctx context.Context, workerID string, releases []Relea
 	if len(releases) == 0 {
 		return nil, argErr(op, "no releases")
 	}
+	wire, err := releasesWire(op, workerID, releases)
+	if err != nil {
+		return nil, err
+	}
+	return c.completeWire(ctx, workerID, wire)
+}
+
+// releasesWire checks each release of a complete call, as it goes on the wire.
+func releasesWire(op, workerID string, releases []Release) ([]releaseWire, error) {
 	wire := make([]releaseWire, len(releases))
 	for i, r := range releases {
 		w, err := checkRelease(op, workerID, r)
@@ -93,7 +102,7 @@ func (c *Client) Complete(ctx context.Context, workerID string, releases []Relea
 		}
 		wire[i] = w
 	}
-	return c.completeWire(ctx, workerID, wire)
+	return wire, nil
 }
 
 func (c *Client) completeWire(ctx context.Context, workerID string, wire []releaseWire) ([]ReleaseResult, error) {
@@ -138,13 +147,9 @@ func (c *Client) CompleteAndClaim(ctx context.Context, workerID string, releases
 	if claim.WorkerID != "" {
 		return CompleteAndClaimResult{}, argErr(op, "claim.WorkerID must be empty: the holder %q claims", workerID)
 	}
-	wire := make([]releaseWire, len(releases))
-	for i, r := range releases {
-		w, err := checkRelease(op, workerID, r)
-		if err != nil {
-			return CompleteAndClaimResult{}, argErr(op, "releases[%d]: %s", i, err.(*ArgumentError).Message)
-		}
-		wire[i] = w
+	wire, err := releasesWire(op, workerID, releases)
+	if err != nil {
+		return CompleteAndClaimResult{}, err
 	}
 	claimNext, err := claimFields(op, claim)
 	if err != nil {

@@ -4,15 +4,18 @@
  */
 import type { SweeperState } from "./types.js";
 
+/** PocketBase's cron expression for the start of every minute. */
+const EVERY_MINUTE = "* * * * *";
+
 export const SWEEP_SCHEDULE_ENV = "PB_FLEET_SWEEP_CRON";
 /** Every minute: a dead worker's job waits at most one lease plus a minute. */
-export const DEFAULT_SWEEP_SCHEDULE = "* * * * *";
+export const DEFAULT_SWEEP_SCHEDULE = EVERY_MINUTE;
 /** PB_FLEET_SWEEP_CRON=off: no server sweeps (client sweepers, or POST /api/fleet/sweep, do it). */
 export const SWEEP_OFF = "off";
 
 export const MAINTENANCE_SCHEDULE_ENV = "PB_FLEET_MAINTENANCE_CRON";
 /** Every minute: probe_schedules have minute resolution. */
-export const MAINTENANCE_SCHEDULE = "* * * * *";
+export const MAINTENANCE_SCHEDULE = EVERY_MINUTE;
 /**
  * PB_FLEET_MAINTENANCE_CRON=off: no cron ticks; whoever sets it runs POST
  * /api/fleet/maintenance itself (another scheduler, or a test counting what

@@ -153,8 +153,10 @@ class FleetClient(_Transport):
                             {"workerId": worker_id, "releases": items, "claimNext": claim}, timeout)
         rows = _batch_results("complete_and_claim", answer, items, "released")
         results = [_release_result("complete_and_claim", r, answer) for r in rows]
-        jobs = _claimed_jobs(answer) if "jobs" in answer else None
-        if "jobs" in answer and jobs is None:
+        if "jobs" not in answer:
+            return CompleteAndClaimResult(results=results, jobs=None)
+        jobs = _claimed_jobs(answer)
+        if jobs is None:
             raise FleetProtocolError("complete_and_claim", "answer's `jobs` is no list of {job, leaseToken}", answer)
         return CompleteAndClaimResult(results=results, jobs=jobs)
 
