@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 7e64999438cd"] || (globalThis["pbFleet POST /api/fleet/claim 7e64999438cd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim b65a2a4a89dd"] || (globalThis["pbFleet POST /api/fleet/claim b65a2a4a89dd"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -201,10 +201,10 @@ function windowCountQuery(s, nowMs, periodSeconds) {
     params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
-function recordClaimStatement(s, nowMs, periodSeconds) {
+function recordWindowClaimsStatement(claims, nowMs) {
   return {
-    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
-    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), {:at}, {:at} + json_extract(value, '$[2]') * 1000 FROM json_each({:claims})`,
+    params: { at: nowMs, claims: JSON.stringify(claims.map((c) => [c.scope.scope, c.scope.name, c.periodSeconds])) }
   };
 }
 function isParked(row, nowMs) {
@@ -214,6 +214,7 @@ function flowGate(batch, nowMs) {
   const states = {};
   const loadedIds = {};
   let withSettings = 0;
+  const logged = [];
   const count = (query) => {
     var _a, _b;
     return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
@@ -277,9 +278,14 @@ function flowGate(batch, nowMs) {
         if (st.row.concurrency > 0) st.held++;
         if (st.row.rate_limit > 0) {
           st.claims++;
-          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+          logged.push({ scope: s, periodSeconds: st.row.rate_period });
         }
       }
+    },
+    flush() {
+      if (logged.length === 0) return;
+      batch.execute(recordWindowClaimsStatement(logged, nowMs));
+      logged.length = 0;
     }
   };
 }
@@ -855,7 +861,10 @@ function claimById(batch, req, nowMs, newLeaseToken2, mayTake) {
     var _a, _b;
     return (_b = (_a = gate.refusal(r)) == null ? void 0 : _a.reason) != null ? _b : null;
   });
-  if (decision.kind === "win") gate.claimed(row);
+  if (decision.kind === "win") {
+    gate.claimed(row);
+    gate.flush();
+  }
   const patch = claimPatch(decision);
   if (patch !== null) batch.write(row, patch);
   return { row, decision };
@@ -2385,7 +2394,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 6077ec31d467"] || (globalThis["pbFleet POST /api/fleet/claim-next 6077ec31d467"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 815fd624edec"] || (globalThis["pbFleet POST /api/fleet/claim-next 815fd624edec"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -2620,10 +2629,10 @@ function windowCountQuery(s, nowMs, periodSeconds) {
     params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
-function recordClaimStatement(s, nowMs, periodSeconds) {
+function recordWindowClaimsStatement(claims, nowMs) {
   return {
-    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
-    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), {:at}, {:at} + json_extract(value, '$[2]') * 1000 FROM json_each({:claims})`,
+    params: { at: nowMs, claims: JSON.stringify(claims.map((c) => [c.scope.scope, c.scope.name, c.periodSeconds])) }
   };
 }
 function isParked(row, nowMs) {
@@ -2633,6 +2642,7 @@ function flowGate(batch, nowMs) {
   const states = {};
   const loadedIds = {};
   let withSettings = 0;
+  const logged = [];
   const count = (query) => {
     var _a, _b;
     return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
@@ -2696,9 +2706,14 @@ function flowGate(batch, nowMs) {
         if (st.row.concurrency > 0) st.held++;
         if (st.row.rate_limit > 0) {
           st.claims++;
-          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+          logged.push({ scope: s, periodSeconds: st.row.rate_period });
         }
       }
+    },
+    flush() {
+      if (logged.length === 0) return;
+      batch.execute(recordWindowClaimsStatement(logged, nowMs));
+      logged.length = 0;
     }
   };
 }
@@ -3610,15 +3625,17 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
       } else if (heldBy.scope !== null) {
         const scope = heldBy.scope;
         holdBack(scope);
-        if (held.groups.length > MAX_HELD_GROUPS) return claimed;
+        if (held.groups.length > MAX_HELD_GROUPS) break;
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
         else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
       }
     }
+    if (held.groups.length > MAX_HELD_GROUPS) break;
     if (gaveUp) rounds++;
     else if (!heldBack) break;
   }
+  gate.flush();
   return claimed;
 }
 function heldBackQueues(batch, nowMs) {
@@ -9924,7 +9941,7 @@ return route;
 });
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete d2cf10ac1861"] || (globalThis["pbFleet POST /api/fleet/complete d2cf10ac1861"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete ac0a3404157c"] || (globalThis["pbFleet POST /api/fleet/complete ac0a3404157c"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -10171,10 +10188,10 @@ function windowCountQuery(s, nowMs, periodSeconds) {
     params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
-function recordClaimStatement(s, nowMs, periodSeconds) {
+function recordWindowClaimsStatement(claims, nowMs) {
   return {
-    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
-    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), {:at}, {:at} + json_extract(value, '$[2]') * 1000 FROM json_each({:claims})`,
+    params: { at: nowMs, claims: JSON.stringify(claims.map((c) => [c.scope.scope, c.scope.name, c.periodSeconds])) }
   };
 }
 function isParked(row, nowMs) {
@@ -10184,6 +10201,7 @@ function flowGate(batch, nowMs) {
   const states = {};
   const loadedIds = {};
   let withSettings = 0;
+  const logged = [];
   const count = (query) => {
     var _a, _b;
     return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
@@ -10247,9 +10265,14 @@ function flowGate(batch, nowMs) {
         if (st.row.concurrency > 0) st.held++;
         if (st.row.rate_limit > 0) {
           st.claims++;
-          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+          logged.push({ scope: s, periodSeconds: st.row.rate_period });
         }
       }
+    },
+    flush() {
+      if (logged.length === 0) return;
+      batch.execute(recordWindowClaimsStatement(logged, nowMs));
+      logged.length = 0;
     }
   };
 }
@@ -11302,15 +11325,17 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
       } else if (heldBy.scope !== null) {
         const scope = heldBy.scope;
         holdBack(scope);
-        if (held.groups.length > MAX_HELD_GROUPS) return claimed;
+        if (held.groups.length > MAX_HELD_GROUPS) break;
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
         else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
       }
     }
+    if (held.groups.length > MAX_HELD_GROUPS) break;
     if (gaveUp) rounds++;
     else if (!heldBack) break;
   }
+  gate.flush();
   return claimed;
 }
 function heldBackQueues(batch, nowMs) {

@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 10f1ad5a44f2"] || (globalThis["pbFleet POST /api/fleet/claim 10f1ad5a44f2"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 356bd06a4f3c"] || (globalThis["pbFleet POST /api/fleet/claim 356bd06a4f3c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -201,10 +201,10 @@ function windowCountQuery(s, nowMs, periodSeconds) {
     params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
-function recordClaimStatement(s, nowMs, periodSeconds) {
+function recordWindowClaimsStatement(claims, nowMs) {
   return {
-    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
-    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), {:at}, {:at} + json_extract(value, '$[2]') * 1000 FROM json_each({:claims})`,
+    params: { at: nowMs, claims: JSON.stringify(claims.map((c) => [c.scope.scope, c.scope.name, c.periodSeconds])) }
   };
 }
 function isParked(row, nowMs) {
@@ -214,6 +214,7 @@ function flowGate(batch, nowMs) {
   const states = {};
   const loadedIds = {};
   let withSettings = 0;
+  const logged = [];
   const count = (query) => {
     var _a, _b;
     return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
@@ -277,9 +278,14 @@ function flowGate(batch, nowMs) {
         if (st.row.concurrency > 0) st.held++;
         if (st.row.rate_limit > 0) {
           st.claims++;
-          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+          logged.push({ scope: s, periodSeconds: st.row.rate_period });
         }
       }
+    },
+    flush() {
+      if (logged.length === 0) return;
+      batch.execute(recordWindowClaimsStatement(logged, nowMs));
+      logged.length = 0;
     }
   };
 }
@@ -856,7 +862,10 @@ function claimById(batch, req, nowMs, newLeaseToken2, mayTake) {
     var _a, _b;
     return (_b = (_a = gate.refusal(r)) == null ? void 0 : _a.reason) != null ? _b : null;
   });
-  if (decision.kind === "win") gate.claimed(row);
+  if (decision.kind === "win") {
+    gate.claimed(row);
+    gate.flush();
+  }
   const patch = claimPatch(decision);
   if (patch !== null) batch.write(row, patch);
   return { row, decision };
@@ -3165,7 +3174,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next b2cd057f772b"] || (globalThis["pbFleet POST /api/fleet/claim-next b2cd057f772b"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 8b890c5156f3"] || (globalThis["pbFleet POST /api/fleet/claim-next 8b890c5156f3"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -3400,10 +3409,10 @@ function windowCountQuery(s, nowMs, periodSeconds) {
     params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
-function recordClaimStatement(s, nowMs, periodSeconds) {
+function recordWindowClaimsStatement(claims, nowMs) {
   return {
-    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
-    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), {:at}, {:at} + json_extract(value, '$[2]') * 1000 FROM json_each({:claims})`,
+    params: { at: nowMs, claims: JSON.stringify(claims.map((c) => [c.scope.scope, c.scope.name, c.periodSeconds])) }
   };
 }
 function isParked(row, nowMs) {
@@ -3413,6 +3422,7 @@ function flowGate(batch, nowMs) {
   const states = {};
   const loadedIds = {};
   let withSettings = 0;
+  const logged = [];
   const count = (query) => {
     var _a, _b;
     return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
@@ -3476,9 +3486,14 @@ function flowGate(batch, nowMs) {
         if (st.row.concurrency > 0) st.held++;
         if (st.row.rate_limit > 0) {
           st.claims++;
-          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+          logged.push({ scope: s, periodSeconds: st.row.rate_period });
         }
       }
+    },
+    flush() {
+      if (logged.length === 0) return;
+      batch.execute(recordWindowClaimsStatement(logged, nowMs));
+      logged.length = 0;
     }
   };
 }
@@ -4391,15 +4406,17 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
       } else if (heldBy.scope !== null) {
         const scope = heldBy.scope;
         holdBack(scope);
-        if (held.groups.length > MAX_HELD_GROUPS) return claimed;
+        if (held.groups.length > MAX_HELD_GROUPS) break;
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
         else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
       }
     }
+    if (held.groups.length > MAX_HELD_GROUPS) break;
     if (gaveUp) rounds++;
     else if (!heldBack) break;
   }
+  gate.flush();
   return claimed;
 }
 function heldBackQueues(batch, nowMs) {
@@ -13074,7 +13091,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 9b0e43986da1"] || (globalThis["pbFleet POST /api/fleet/complete 9b0e43986da1"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete 8056a1910c64"] || (globalThis["pbFleet POST /api/fleet/complete 8056a1910c64"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -13321,10 +13338,10 @@ function windowCountQuery(s, nowMs, periodSeconds) {
     params: { scope: s.scope, name: s.name, since: nowMs - periodSeconds * 1e3 }
   };
 }
-function recordClaimStatement(s, nowMs, periodSeconds) {
+function recordWindowClaimsStatement(claims, nowMs) {
   return {
-    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
-    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1e3 }
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), {:at}, {:at} + json_extract(value, '$[2]') * 1000 FROM json_each({:claims})`,
+    params: { at: nowMs, claims: JSON.stringify(claims.map((c) => [c.scope.scope, c.scope.name, c.periodSeconds])) }
   };
 }
 function isParked(row, nowMs) {
@@ -13334,6 +13351,7 @@ function flowGate(batch, nowMs) {
   const states = {};
   const loadedIds = {};
   let withSettings = 0;
+  const logged = [];
   const count = (query) => {
     var _a, _b;
     return (_b = (_a = batch.queryOne(query, COUNT_SHAPE)) == null ? void 0 : _a.n) != null ? _b : 0;
@@ -13397,9 +13415,14 @@ function flowGate(batch, nowMs) {
         if (st.row.concurrency > 0) st.held++;
         if (st.row.rate_limit > 0) {
           st.claims++;
-          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+          logged.push({ scope: s, periodSeconds: st.row.rate_period });
         }
       }
+    },
+    flush() {
+      if (logged.length === 0) return;
+      batch.execute(recordWindowClaimsStatement(logged, nowMs));
+      logged.length = 0;
     }
   };
 }
@@ -14453,15 +14476,17 @@ function claimNext(batch, req, nowMs, orphanCap2, newLeaseToken2) {
       } else if (heldBy.scope !== null) {
         const scope = heldBy.scope;
         holdBack(scope);
-        if (held.groups.length > MAX_HELD_GROUPS) return claimed;
+        if (held.groups.length > MAX_HELD_GROUPS) break;
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
         else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
       }
     }
+    if (held.groups.length > MAX_HELD_GROUPS) break;
     if (gaveUp) rounds++;
     else if (!heldBack) break;
   }
+  gate.flush();
   return claimed;
 }
 function heldBackQueues(batch, nowMs) {

@@ -24,7 +24,10 @@ export function claimById(
   const gate = flowGate(batch, nowMs);
   // The reference's bookkeeping: a steal by id does not count as an orphaning.
   const decision = decideClaim(row, req.workerId, req.leaseSeconds, nowMs, newLeaseToken, undefined, (r) => gate.refusal(r)?.reason ?? null);
-  if (decision.kind === "win") gate.claimed(row);
+  if (decision.kind === "win") {
+    gate.claimed(row);
+    gate.flush();
+  }
   const patch = claimPatch(decision);
   if (patch !== null) batch.write(row, patch);
   return { row, decision };

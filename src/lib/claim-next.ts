@@ -108,16 +108,18 @@ export function claimNext(
       } else if (heldBy.scope !== null) {
         const scope = heldBy.scope;
         holdBack(scope);
-        if (held.groups.length > MAX_HELD_GROUPS) return claimed;
+        if (held.groups.length > MAX_HELD_GROUPS) break;
         // A call for any queue turns into one per queue: each queue's index, and a held-back group walked around.
         if (scope.scope === "queue") queues = queues === null ? otherQueues(batch, held.queues) : queues.filter((q) => q !== scope.name);
         else if (queues === null) queues = otherQueues(batch, held.queues);
         heldBack = true;
       }
     }
+    if (held.groups.length > MAX_HELD_GROUPS) break;
     if (gaveUp) rounds++;
     else if (!heldBack) break;
   }
+  gate.flush();
   return claimed;
 }
 

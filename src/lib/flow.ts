@@ -134,11 +134,16 @@ export function windowCountQuery(s: Scope, nowMs: number, periodSeconds: number)
   };
 }
 
-/** One winning claim counted in a scope's rate window, kept until the window has passed it. */
-export function recordClaimStatement(s: Scope, nowMs: number, periodSeconds: number): WhereClause {
+/**
+ * Winning claims counted in their scopes' rate windows at one instant, each
+ * kept until its window has passed it (`periodSeconds`, its scope's): one
+ * statement for a transaction's claims (flowGate's flush).
+ */
+export function recordWindowClaimsStatement(claims: readonly { scope: Scope; periodSeconds: number }[], nowMs: number): WhereClause {
   return {
-    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) VALUES ({:scope}, {:name}, {:at}, {:expires})`,
-    params: { scope: s.scope, name: s.name, at: nowMs, expires: nowMs + periodSeconds * 1000 },
+    sql: `INSERT INTO ${FLOW_CLAIMS_TABLE} (scope, name, at, expires) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ` +
+      "{:at}, {:at} + json_extract(value, '$[2]') * 1000 FROM json_each({:claims})",
+    params: { at: nowMs, claims: JSON.stringify(claims.map((c) => [c.scope.scope, c.scope.name, c.periodSeconds])) },
   };
 }
 
@@ -219,8 +224,10 @@ export interface FlowGate {
    * and the scope that does; null: both allow one more claim.
    */
   refusal(row: JobRow): { reason: ClaimRefusal; scope: Scope } | null;
-  /** A winning claim of this row: counted in its scopes (a rate-limited one's log gets the claim's instant). */
+  /** A winning claim of this row: counted in its scopes (a rate-limited one's log gets the claim's instant at flush). */
   claimed(row: JobRow): void;
+  /** Writes the rate windows' log of the claims counted so far, in one statement: call before the transaction ends. */
+  flush(): void;
 }
 
 // A plain closure, not a class: goja runs es2017, where private fields become WeakMaps.
@@ -230,6 +237,7 @@ export function flowGate(batch: JobBatch, nowMs: number): FlowGate {
   // no work per row (measured: the per-row scope keys were most of claim-next's added CPU).
   const loadedIds: { [id: string]: true } = {};
   let withSettings = 0;
+  const logged: { scope: Scope; periodSeconds: number }[] = [];
   const count = (query: WhereClause): number => batch.queryOne(query, COUNT_SHAPE)?.n ?? 0;
   const stateOf = (s: Scope): ScopeState => {
     const st = states[keyOf(s)];
@@ -289,9 +297,15 @@ export function flowGate(batch: JobBatch, nowMs: number): FlowGate {
         if (st.row.concurrency > 0) st.held++;
         if (st.row.rate_limit > 0) {
           st.claims++;
-          batch.execute(recordClaimStatement(s, nowMs, st.row.rate_period));
+          logged.push({ scope: s, periodSeconds: st.row.rate_period });
         }
       }
+    },
+    flush() {
+      // One statement per call, not per claim: compiling an INSERT per claim was most of a rate-limited claim-next's cost.
+      if (logged.length === 0) return;
+      batch.execute(recordWindowClaimsStatement(logged, nowMs));
+      logged.length = 0;
     },
   };
 }

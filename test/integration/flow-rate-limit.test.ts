@@ -75,15 +75,20 @@ describe("a group's rate limit under 20 concurrent callers", () => {
       finishing--;
     };
 
-    // The server's own count of the window, read while the fleet runs.
+    // The server's own count of the window, read while the fleet runs, judged once every claim is known: at its
+    // instant G the server counts the claims stamped after G - period, and a claim stamped just before G whose
+    // transaction committed after it was read in is one of them, so a reading past the limit is wrong only if
+    // more claims than it counts were stamped between the request's start - period and its answer.
+    const samples: { sentAt: number; answeredAt: number; n: number }[] = [];
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
+        const sentAt = Date.now();
         const res = await get(`/api/fleet/flow?group=${encodeURIComponent(group)}`);
         expect(res.status).toBe(200);
         const n = (res.body.groups as { claimsInWindow: number }[])[0]?.claimsInWindow ?? 0;
+        samples.push({ sentAt, answeredAt: Date.now(), n });
         windowPeakSeen = Math.max(windowPeakSeen, n);
-        if (n > LIMIT) problems.push(`GET /api/fleet/flow: claimsInWindow ${n}`);
         await sleep(150);
       }
     })();
@@ -124,6 +129,10 @@ describe("a group's rate limit under 20 concurrent callers", () => {
       for (let i = j; i >= 0 && wins[i]!.at > wins[j]!.at - PERIOD_S * 1000; i--) n++;
       worst = Math.max(worst, n);
       if (n > LIMIT) problems.push(`${n} claims in (${wins[j]!.at - first - PERIOD_S * 1000}, ${wins[j]!.at - first}] ms`);
+    }
+    for (const s of samples) {
+      const stamped = wins.filter((w) => w.at > s.sentAt - PERIOD_S * 1000 && w.at <= s.answeredAt).length;
+      if (s.n > LIMIT && s.n > stamped) problems.push(`GET /api/fleet/flow: claimsInWindow ${s.n}, of ${stamped} claims stamped around it`);
     }
     const byPath = { "claim-next": wins.filter((w) => w.path === "claim-next").length, claim: wins.filter((w) => w.path === "claim").length };
     const reclaimed = wins.length - new Set(wins.map((w) => w.jobId)).size;

@@ -682,14 +682,26 @@ describe("flowGate", () => {
     expect(withClaims([{ scope: "group", name: "other", at: NOW, expires: NOW + 1 }, ...claimsAt(0)])).toBeNull();
   });
 
-  it("logs each winning claim of a rate-limited scope at its instant, kept for the period", () => {
-    const batch = memoryBatch([enqueued({ id: "a", queue: "q", group_key: "g" })], {
-      flow: [flowRow({ scope: "group", name: "g", rate_limit: 5, rate_period: 60 }), flowRow({ scope: "queue", name: "q", concurrency: 3 })],
+  it("logs each winning claim of a rate-limited scope at its instant, kept for the period, in one statement at flush", () => {
+    const batch = memoryBatch([enqueued({ id: "a", queue: "q", group_key: "g" }), enqueued({ id: "b", queue: "r", group_key: "g" })], {
+      flow: [
+        flowRow({ scope: "group", name: "g", rate_limit: 5, rate_period: 60 }), flowRow({ scope: "queue", name: "q", concurrency: 3 }),
+        flowRow({ scope: "queue", name: "r", rate_limit: 9, rate_period: 2 }),
+      ],
     });
     const gate = flowGate(batch, NOW);
-    gate.load([batch.row("a")]);
+    gate.load([batch.row("a"), batch.row("b")]);
     gate.claimed(batch.row("a"));
-    expect(batch.flowClaims).toEqual([{ scope: "group", name: "g", at: NOW, expires: NOW + 60_000 }]);
+    gate.claimed(batch.row("b"));
+    expect(batch.flowClaims).toEqual([]);
+    gate.flush();
+    expect(batch.calls.filter((c) => c.op === "execute")).toHaveLength(1);
+    expect(batch.flowClaims.sort((x, y) => x.expires - y.expires)).toEqual([
+      { scope: "queue", name: "r", at: NOW, expires: NOW + 2_000 },
+      { scope: "group", name: "g", at: NOW, expires: NOW + 60_000 }, { scope: "group", name: "g", at: NOW, expires: NOW + 60_000 },
+    ]);
+    gate.flush();
+    expect(batch.flowClaims).toHaveLength(3);
   });
 
   it("names a job's scopes: its queue (\"\" read as default), and its group when it has one", () => {
@@ -734,6 +746,18 @@ describe("claimNext with flow control", () => {
     ], { flow: [flowRow({ scope: "group", name: "parked", parked_until: at(60_000) })] });
     expect(claimNext(batch, claimReq(5, ["q"]), NOW, 5, newToken).map((c) => c.row.id)).toEqual(["o000", "o001"]);
     expect(batch.row("g-lapsed").claimed_by).toBe("w-dead");
+  });
+
+  it("logs a call's claims in the rate windows by one statement, however many it claims", () => {
+    const batch = memoryBatch(dueJobs("r", ["api", "api", "api", "web", "web"]), {
+      flow: [flowRow({ scope: "group", name: "api", rate_limit: 10, rate_period: 20 }), flowRow({ scope: "queue", name: "default", rate_limit: 50, rate_period: 5 })],
+    });
+    expect(claimNext(batch, claimReq(5), NOW, 5, newToken)).toHaveLength(5);
+    expect(batch.calls.filter((c) => c.op === "execute")).toHaveLength(1);
+    expect(batch.flowClaims.map((c) => `${c.scope}:${c.name}:${c.expires - c.at}`).sort()).toEqual([
+      "group:api:20000", "group:api:20000", "group:api:20000",
+      "queue:default:5000", "queue:default:5000", "queue:default:5000", "queue:default:5000", "queue:default:5000",
+    ]);
   });
 
   it("holds a rate limit for the call and logs every claim it counts", () => {
