@@ -18,6 +18,9 @@
 //           the same way) on the baseline's server.
 //           Targets: jobs/s >= 1.8x, client CPU per job <= 0.3x; p99
 //           claim-to-completion (finished_at - claimed_at) beside them.
+//   limited the server part's load with a rate limit set on the jobs' queue
+//           that it never reaches (100,000 claims a second): what flow
+//           control's per-claim bookkeeping costs (context, no target).
 //   held    claim-next while the held jobs grow: one loop of claim-next
 //           (limit 100) and no completes, until `jobs` are held; ms per call
 //           and PocketBase CPU per job over the claims (context: finding the
@@ -46,6 +49,7 @@ import { median } from "./stats.mjs";
 
 const CLAIM_NEXT = "/api/fleet/claim-next";
 const COMPLETE = "/api/fleet/complete";
+const FLOW = "/api/fleet/flow";
 /** claim-next's and complete's most items a call (src/lib/validate.ts, src/lib/queue.ts). */
 const MAX_LIMIT = 100;
 
@@ -61,7 +65,9 @@ export const HOT_PATH_TARGETS = {
   worker: { jobsPerSec: 1.8, clientCpuPerJob: 0.3 },
 };
 /** The parts, in the order a run measures them. */
-export const HOT_PATH_PARTS = ["server", "worker", "held"];
+export const HOT_PATH_PARTS = ["server", "limited", "worker", "held"];
+/** The limited part's setting: a rate limit on the default queue (where the runs enqueue) that the load never reaches. */
+export const LIMITED_PART_FLOW = { queue: "default", rateLimit: { limit: 100_000, periodSeconds: 1 } };
 /** The variants of each part: of / over in every ratio. */
 export const HOT_PATH_VARIANTS = ["current", "baseline"];
 /** Each ratio of a part: the run's field it pairs, and whether the target is a floor or a ceiling (context: not judged). */
@@ -100,6 +106,7 @@ export function hotPathShape(config, cli = {}) {
     server: { ...HOT_PATH_TARGETS.server, ...(shape.targets?.server ?? {}) },
     worker: { ...HOT_PATH_TARGETS.worker, ...(shape.targets?.worker ?? {}) },
     // No target of the issue's: context.
+    limited: { ...(shape.targets?.limited ?? {}) },
     held: { ...(shape.targets?.held ?? {}) },
   };
   const problem = hotPathShapeProblem(shape);
@@ -164,11 +171,17 @@ export function hotPathJudge(ratios, targets) {
 /** "1.07x (per rep 1.02, 1.10, 0.98)": a paired ratio as the flow phase writes it (flow.mjs's fmtFlowRatio). */
 export const fmtHotPathRatio = fmtFlowRatio;
 
+/** Each part's name in the Targets rows. */
+const HOT_PATH_PART_TITLES = { server: "server", limited: "server with a rate limit set", worker: "Worker", held: "claim-next while held jobs grow" };
+
 /** The part's load in a few words (the Targets table's and the report's). */
 export function hotPathLoad(part) {
   const z = part.sizes ?? {};
   if (part.key === "server") return `${z.loops} loops of claim-next (limit ${z.limit}) + complete, ${fmtInt(z.jobs)} jobs`;
   if (part.key === "held") return `1 loop of claim-next (limit ${z.limit}), no completes, until ${fmtInt(z.jobs)} jobs are held`;
+  if (part.key === "limited") {
+    return `${z.loops} loops of claim-next (limit ${z.limit}) + complete, ${fmtInt(z.jobs)} jobs, a rate limit of ${fmtInt(LIMITED_PART_FLOW.rateLimit.limit)} a second set`;
+  }
   return `${z.processes * z.workersPerProcess} Workers x ${z.concurrency} (${z.processes} processes), ${fmtInt(z.jobs)} jobs`;
 }
 
@@ -183,7 +196,7 @@ export function hotPathTargets(hp) {
   if (hp.skipped) return [{ target: `hot path: current >= 1.8x the jobs/s of pb-fleet ${rev}`, measured: `skipped: ${hp.skipped}`, pass: null }];
   const out = [];
   for (const part of hp.parts ?? []) {
-    const title = `hot path, ${part.key === "server" ? "server" : part.key === "held" ? "claim-next while held jobs grow" : "Worker"} (${hotPathLoad(part)})`;
+    const title = `hot path, ${HOT_PATH_PART_TITLES[part.key] ?? part.key} (${hotPathLoad(part)})`;
     if (part.skipped) {
       out.push({ target: `${title}: current vs pb-fleet ${rev}`, measured: `skipped: ${part.skipped}`, pass: null });
       continue;
@@ -197,6 +210,21 @@ export function hotPathTargets(hp) {
         measured: `${fmtHotPathRatio(part.ratios[key])}${abs}`,
         pass: j.pass,
       });
+    }
+    if (part.key === "limited") {
+      const rows = Object.fromEntries((part.rows ?? []).map((r) => [r.variant, r]));
+      out.push(
+        {
+          target: `(context) ${title}: jobs/s, current over pb-fleet ${rev}`,
+          measured: `${fmtHotPathRatio(part.ratios.jobsPerSec)}; ${fmtInt(rows.current?.jobsPerSec)} vs ${fmtInt(rows.baseline?.jobsPerSec)} jobs/s`,
+          pass: null,
+        },
+        {
+          target: `(context) ${title}: PocketBase CPU per job, current over pb-fleet ${rev}`,
+          measured: `${fmtHotPathRatio(part.ratios.pbCpuPerJob)}; ${fmtInt(rows.current?.pbCpuMicrosPerJob)} vs ${fmtInt(rows.baseline?.pbCpuMicrosPerJob)} us`,
+          pass: null,
+        },
+      );
     }
     if (part.key === "held") {
       const rows = Object.fromEntries((part.rows ?? []).map((r) => [r.variant, r]));
@@ -335,6 +363,14 @@ async function loopRun(ctx, server, { jobs, tag, shape }) {
     });
   } finally {
     await clearRun(client, server, prefix);
+  }
+}
+
+/** A flow setting on every variant's server (POST /api/fleet/flow), or the phase fails. */
+async function setFlowOnAll(ctx, variants, body) {
+  for (const v of variants) {
+    const res = await ctx.client.post(v.server.pb, FLOW, body);
+    if (res.status !== 200) throw new Error(`hot-path: POST ${FLOW} ${JSON.stringify(body)} on ${v.server.name}: ${brief(res)}`);
   }
 }
 
@@ -527,6 +563,18 @@ export async function runHotPathPhase(ctx, env, shape) {
       const runs = await alternate(ctx, "server", variants, shape, s.jobs, (v, o) => loopRun(ctx, v.server, { ...o, shape }), failures);
       base.parts.push(partResult("server", sizes, runs, shape.targets.server));
     }
+    if (wanted.includes("limited")) {
+      const s = shape.server;
+      const sizes = { jobs: s.jobs, loops: s.loops, limit: s.limit, reps: shape.reps, flow: LIMITED_PART_FLOW };
+      log(`hot-path limited: the server part's load with ${JSON.stringify(LIMITED_PART_FLOW)} set, current vs ${sha7}, ${shape.reps} reps`);
+      await setFlowOnAll(ctx, variants, LIMITED_PART_FLOW);
+      try {
+        const runs = await alternate(ctx, "limited", variants, shape, s.jobs, (v, o) => loopRun(ctx, v.server, { ...o, shape }), failures);
+        base.parts.push(partResult("limited", sizes, runs, shape.targets.limited));
+      } finally {
+        await setFlowOnAll(ctx, variants, { queue: LIMITED_PART_FLOW.queue, rateLimit: null });
+      }
+    }
     if (wanted.includes("worker")) {
       const w = shape.worker;
       const sizes = { jobs: w.jobs, processes: w.processes, workersPerProcess: w.workersPerProcess, concurrency: w.concurrency, reps: shape.reps };
@@ -553,8 +601,8 @@ export async function runHotPathPhase(ctx, env, shape) {
   }
   for (const p of base.parts.filter((x) => !x.skipped)) {
     const said = Object.entries(p.judged).map(([k, j]) => `${HOT_PATH_METRICS[k].label} ${fmtHotPathRatio(p.ratios[k])} (${j.direction === "atLeast" ? ">=" : "<="} ${j.target}x: ${j.pass === null ? "n/a" : j.pass ? "PASS" : "MISS"})`);
-    // A part without targets (held) says its context.
-    if (said.length === 0) for (const k of ["msPerCall", "pbCpuPerJob"]) said.push(`${HOT_PATH_METRICS[k].label} ${fmtHotPathRatio(p.ratios[k])} (context)`);
+    // A part without targets (limited, held) says its context.
+    if (said.length === 0) for (const k of p.key === "held" ? ["msPerCall", "pbCpuPerJob"] : ["jobsPerSec", "pbCpuPerJob"]) said.push(`${HOT_PATH_METRICS[k].label} ${fmtHotPathRatio(p.ratios[k])} (context)`);
     log(`hot-path ${p.key}: current / ${sha7}: ${said.join(", ")}`);
   }
   load1.end = round1(os.loadavg()[0]);

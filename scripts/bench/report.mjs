@@ -640,6 +640,7 @@ const HOT_PATH_METRIC_LABELS = {
 const HOT_PATH_PART_METRICS = {
   server: ["jobsPerSec", "pbCpuPerJob", "clientCpuPerJob", "p99"],
   worker: ["jobsPerSec", "pbCpuPerJob", "clientCpuPerJob", "p99"],
+  limited: ["jobsPerSec", "pbCpuPerJob", "p99"],
   held: ["msPerCall", "pbCpuPerJob"],
 };
 
@@ -657,7 +658,7 @@ export function renderHotPath(out, hp, h) {
     return;
   }
   const parts = hp.parts ?? [];
-  const title = (p) => (p.key === "server" ? "server (load generator)" : p.key === "held" ? "claim-next, held jobs growing" : "Worker fleet");
+  const title = (p) => ({ server: "server (load generator)", limited: "server, a rate limit set", held: "claim-next, held jobs growing" })[p.key] ?? "Worker fleet";
   for (const p of parts.filter((x) => x.skipped)) out.push(`${title(p)}: skipped: ${p.skipped}`, "");
   const measured = parts.filter((p) => !p.skipped);
   if (measured.length) {
@@ -717,6 +718,12 @@ export function renderHotPath(out, hp, h) {
   if (server) {
     notes.push(
       `Server: ${server.sizes.loops} loops in the bench's own process, each claim-next (limit ${server.sizes.limit}) then complete of every job it claimed (status done, result { w }), until ${fmtRate(server.sizes.jobs)} jobs are done; the client CPU column is that load generator's (context: the same code for both variants).`,
+    );
+  }
+  const limited = measured.find((p) => p.key === "limited");
+  if (limited) {
+    notes.push(
+      `Limited: the server part's load with a rate limit on the jobs' queue that it never reaches (POST /api/fleet/flow ${JSON.stringify(limited.sizes.flow)}), set on both servers for the part and cleared after it: what counting and logging every claim in a rate window costs.`,
     );
   }
   const held = measured.find((p) => p.key === "held");

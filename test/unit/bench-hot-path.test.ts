@@ -23,15 +23,15 @@ const config = () => ({
 describe("hotPathShape", () => {
   it("takes the mode's config, with issue 21's targets and the default baseline revision", () => {
     const s = hotPathShape(config());
-    expect(s.targets).toEqual({ server: { jobsPerSec: 1.8, pbCpuPerJob: 0.45 }, worker: { jobsPerSec: 1.8, clientCpuPerJob: 0.3 }, held: {} });
-    expect({ ...HOT_PATH_TARGETS, held: {} }).toEqual(s.targets);
+    expect(s.targets).toEqual({ server: { jobsPerSec: 1.8, pbCpuPerJob: 0.45 }, worker: { jobsPerSec: 1.8, clientCpuPerJob: 0.3 }, limited: {}, held: {} });
+    expect({ ...HOT_PATH_TARGETS, limited: {}, held: {} }).toEqual(s.targets);
     expect(s.baselineRev).toBe(DEFAULT_HOT_PATH_BASELINE_REV);
     expect(DEFAULT_HOT_PATH_BASELINE_REV).toBe("97dd997");
     expect(s.server).toEqual({ jobs: 30_000, loops: 8, limit: 100 });
     expect(s.worker).toEqual({ jobs: 30_000, processes: 8, workersPerProcess: 1, concurrency: 50 });
     expect(s.warmupJobs).toBe(2000);
     expect(s.reps).toBeGreaterThanOrEqual(3);
-    expect(HOT_PATH_PARTS).toEqual(["server", "worker", "held"]);
+    expect(HOT_PATH_PARTS).toEqual(["server", "limited", "worker", "held"]);
   });
 
   it("applies --hotPathJobs to both parts (the warm-up never more) and --hotPathBaseline, and leaves the config it was given alone", () => {
