@@ -171,6 +171,21 @@ export function hotPathJudge(ratios, targets) {
 /** "1.07x (per rep 1.02, 1.10, 0.98)": a paired ratio as the flow phase writes it (flow.mjs's fmtFlowRatio). */
 export const fmtHotPathRatio = fmtFlowRatio;
 
+/** Each part's figures shown as context beside its targets (current over the baseline, not judged). */
+const HOT_PATH_CONTEXT = { worker: ["p99"], limited: ["jobsPerSec", "pbCpuPerJob"], held: ["msPerCall"] };
+const CONTEXT_LABELS = { p99: "p99 claim-to-completion (finished_at - claimed_at)" };
+
+/** A metric's medians, current vs baseline, in its unit. */
+function medians(key, rows) {
+  const cur = rows.current;
+  const base = rows.baseline;
+  if (key === "jobsPerSec") return `${fmtInt(cur?.jobsPerSec)} vs ${fmtInt(base?.jobsPerSec)} jobs/s`;
+  if (key === "msPerCall") return `${round1(cur?.msPerCall) ?? "n/a"} vs ${round1(base?.msPerCall) ?? "n/a"} ms`;
+  if (key === "p99") return `${cur?.latencyMs?.p99 ?? "n/a"} vs ${base?.latencyMs?.p99 ?? "n/a"} ms`;
+  const field = HOT_PATH_METRICS[key].field;
+  return `${fmtInt(cur?.[field])} vs ${fmtInt(base?.[field])} us`;
+}
+
 /** Each part's name in the Targets rows. */
 const HOT_PATH_PART_TITLES = { server: "server", limited: "server with a rate limit set", worker: "Worker", held: "claim-next while held jobs grow" };
 
@@ -180,7 +195,7 @@ export function hotPathLoad(part) {
   if (part.key === "server") return `${z.loops} loops of claim-next (limit ${z.limit}) + complete, ${fmtInt(z.jobs)} jobs`;
   if (part.key === "held") return `1 loop of claim-next (limit ${z.limit}), no completes, until ${fmtInt(z.jobs)} jobs are held`;
   if (part.key === "limited") {
-    return `${z.loops} loops of claim-next (limit ${z.limit}) + complete, ${fmtInt(z.jobs)} jobs, a rate limit of ${fmtInt(LIMITED_PART_FLOW.rateLimit.limit)} a second set`;
+    return `${z.loops} loops of claim-next (limit ${z.limit}) + complete, ${fmtInt(z.jobs)} jobs, rate limit ${JSON.stringify(z.flow?.rateLimit)} set`;
   }
   return `${z.processes * z.workersPerProcess} Workers x ${z.concurrency} (${z.processes} processes), ${fmtInt(z.jobs)} jobs`;
 }
@@ -201,44 +216,18 @@ export function hotPathTargets(hp) {
       out.push({ target: `${title}: current vs pb-fleet ${rev}`, measured: `skipped: ${part.skipped}`, pass: null });
       continue;
     }
+    const rows = Object.fromEntries((part.rows ?? []).map((r) => [r.variant, r]));
     for (const [key, j] of Object.entries(part.judged ?? {})) {
-      const m = HOT_PATH_METRICS[key];
-      const rows = Object.fromEntries((part.rows ?? []).map((r) => [r.variant, r]));
-      const abs = key === "jobsPerSec" ? `; ${fmtInt(rows.current?.jobsPerSec)} vs ${fmtInt(rows.baseline?.jobsPerSec)} jobs/s` : `; ${fmtInt(rows.current?.[m.field])} vs ${fmtInt(rows.baseline?.[m.field])} us`;
       out.push({
-        target: `${title}: ${m.label} ${j.direction === "atLeast" ? ">=" : "<="} ${j.target}x pb-fleet ${rev}`,
-        measured: `${fmtHotPathRatio(part.ratios[key])}${abs}`,
+        target: `${title}: ${HOT_PATH_METRICS[key].label} ${j.direction === "atLeast" ? ">=" : "<="} ${j.target}x pb-fleet ${rev}`,
+        measured: `${fmtHotPathRatio(part.ratios[key])}; ${medians(key, rows)}`,
         pass: j.pass,
       });
     }
-    if (part.key === "limited") {
-      const rows = Object.fromEntries((part.rows ?? []).map((r) => [r.variant, r]));
-      out.push(
-        {
-          target: `(context) ${title}: jobs/s, current over pb-fleet ${rev}`,
-          measured: `${fmtHotPathRatio(part.ratios.jobsPerSec)}; ${fmtInt(rows.current?.jobsPerSec)} vs ${fmtInt(rows.baseline?.jobsPerSec)} jobs/s`,
-          pass: null,
-        },
-        {
-          target: `(context) ${title}: PocketBase CPU per job, current over pb-fleet ${rev}`,
-          measured: `${fmtHotPathRatio(part.ratios.pbCpuPerJob)}; ${fmtInt(rows.current?.pbCpuMicrosPerJob)} vs ${fmtInt(rows.baseline?.pbCpuMicrosPerJob)} us`,
-          pass: null,
-        },
-      );
-    }
-    if (part.key === "held") {
-      const rows = Object.fromEntries((part.rows ?? []).map((r) => [r.variant, r]));
+    for (const key of HOT_PATH_CONTEXT[part.key] ?? []) {
       out.push({
-        target: `(context) ${title}: claim-next ms per call, current over pb-fleet ${rev}`,
-        measured: `${fmtHotPathRatio(part.ratios.msPerCall)}; ${round1(rows.current?.msPerCall) ?? "n/a"} vs ${round1(rows.baseline?.msPerCall) ?? "n/a"} ms`,
-        pass: null,
-      });
-    }
-    if (part.key === "worker") {
-      const rows = Object.fromEntries((part.rows ?? []).map((r) => [r.variant, r]));
-      out.push({
-        target: `(context) ${title}: p99 claim-to-completion (finished_at - claimed_at), current over pb-fleet ${rev}`,
-        measured: `${fmtHotPathRatio(part.ratios.p99)}; ${rows.current?.latencyMs?.p99 ?? "n/a"} vs ${rows.baseline?.latencyMs?.p99 ?? "n/a"} ms`,
+        target: `(context) ${title}: ${CONTEXT_LABELS[key] ?? HOT_PATH_METRICS[key].label}, current over pb-fleet ${rev}`,
+        measured: `${fmtHotPathRatio(part.ratios[key])}; ${medians(key, rows)}`,
         pass: null,
       });
     }

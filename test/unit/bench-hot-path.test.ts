@@ -5,7 +5,7 @@
 // rows, and the report's section.
 import { describe, expect, it } from "vitest";
 import {
-  DEFAULT_HOT_PATH_BASELINE_REV, HOT_PATH_PARTS, HOT_PATH_TARGETS, fmtHotPathRatio, hotPathJudge, hotPathRatios, hotPathShape, hotPathShapeProblem,
+  DEFAULT_HOT_PATH_BASELINE_REV, HOT_PATH_PARTS, LIMITED_PART_FLOW, HOT_PATH_TARGETS, fmtHotPathRatio, hotPathJudge, hotPathRatios, hotPathShape, hotPathShapeProblem,
   hotPathTargets, hotPathVerdict, summarizeRuns,
 } from "../../scripts/bench/hot-path.mjs";
 import { renderHotPath, renderReport } from "../../scripts/bench/report.mjs";
@@ -185,6 +185,24 @@ describe("hotPathTargets", () => {
     const none = hotPathTargets(hotPath([], { skipped: "git is not installed", baseline: { rev: "97dd997", skipped: "git is not installed" } }));
     expect(none).toEqual([{ target: expect.stringMatching(/^hot path/), measured: "skipped: git is not installed", pass: null }]);
     expect(hotPathTargets(null)).toEqual([]);
+  });
+});
+
+describe("the limited part (the server part's load with a rate limit set)", () => {
+  it("is context, not a target: jobs/s and PocketBase CPU per job current over the baseline, with the setting in its title", () => {
+    const server = part("server", 2, 0.5);
+    const limited = { ...server, key: "limited", targets: {}, judged: hotPathJudge(server.ratios, {}), sizes: { ...server.sizes, flow: LIMITED_PART_FLOW } };
+    const t = hotPathTargets(hotPath([limited]));
+    expect(t.slice(0, 2)).toEqual([
+      {
+        target: "(context) hot path, server with a rate limit set (8 loops of claim-next (limit 100) + complete, 30,000 jobs, " +
+          'rate limit {"limit":100000,"periodSeconds":1} set): jobs/s, current over pb-fleet 97dd997',
+        measured: "2.00x (per rep 2.00); 2,000 vs 1,000 jobs/s",
+        pass: null,
+      },
+      { target: expect.stringMatching(/^\(context\) hot path, server with a rate limit set .*: PocketBase CPU per job, current over/), measured: "0.50x (per rep 0.50); 250 vs 500 us", pass: null },
+    ]);
+    expect(t[2]).toMatchObject({ measured: "2 of 2 runs", pass: true });
   });
 });
 
