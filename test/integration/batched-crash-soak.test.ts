@@ -56,7 +56,14 @@ function expectAbandons(figures: Figures): void {
 
 /**
  * The load went through the batch endpoints: heartbeats and completions of many items each, no per-job renew or
- * release; and most claims rode on the complete calls (claim-rides.ts), several jobs a claiming request.
+ * release; and the complete calls carried claims (claim-rides.ts), several jobs a claiming request.
+ *
+ * Rides carry at least a third of the claims, not a set majority: the share is timing. A crash sends claims to the
+ * claim loop by design: a Worker's abandoned or restarted slots have no release to ride on, and after a PocketBase
+ * outage the failed completes are retried without a ride (a ride is never sent twice). The whole run lasts a few
+ * seconds and the outage about two of them, so the share swings with the machine's load (on a quiet 2-core machine
+ * 0.53 to 0.66 in the PocketBase crash phase, 0.59 to 0.70 in the worker crash phase; 0.45 once in a loaded CI run).
+ * A Worker whose rides stopped working would claim everything through the loop and fail here.
  */
 function expectBatched(events: SoakEvent[], jobs: number): void {
   const calls = batchCalls(events);
@@ -65,7 +72,7 @@ function expectBatched(events: SoakEvent[], jobs: number): void {
   expect(calls.completeItems).toBeGreaterThanOrEqual(jobs * 0.5);
   expect(calls.completeItems / calls.complete).toBeGreaterThan(2);
   expect(calls.completeAndClaim).toBeGreaterThan(0);
-  expect(calls.rideClaimed).toBeGreaterThan(calls.claimed);
+  expect(calls.rideClaimed / (calls.claimed + calls.rideClaimed)).toBeGreaterThan(1 / 3);
   expect((calls.claimed + calls.rideClaimed) / (calls.claimNext + calls.completeAndClaim)).toBeGreaterThan(2);
   expect(calls.renew).toBe(0);
   expect(calls.release).toBe(0);
