@@ -16,6 +16,7 @@
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { countedClient } from "./counted-client.mjs";
+import { steadyCpu } from "./stats.mjs";
 
 const config = JSON.parse(process.env.BENCH_FLEET_CONFIG ?? "{}");
 const { FleetClient, Worker } = await import(config.clientModule);
@@ -122,6 +123,7 @@ async function unbatchedLoop(workerId) {
 
 /* ------------------------------------------------------------ run */
 
+
 createInterface({ input: process.stdin }).on("line", (line) => {
   if (line.trim() === "go") go();
   if (line.trim() === "stop") stopRequested();
@@ -131,7 +133,13 @@ await started;
 
 const cpu0 = process.cpuUsage();
 const t0 = Date.now();
-const progress = setInterval(() => emit({ ev: "progress", done: completedCount }), 100);
+/** [completions, CPU µs since go] every 100 ms: the steady window's CPU (steadyCpu). */
+const cpuSamples = [];
+const progress = setInterval(() => {
+  const c = process.cpuUsage(cpu0);
+  cpuSamples.push([completedCount, c.user + c.system]);
+  emit({ ev: "progress", done: completedCount });
+}, 100);
 let runners;
 if (mode === "worker") {
   runners = startWorkers();
@@ -150,7 +158,7 @@ writeFileSync(
   reportFile,
   JSON.stringify({
     procName, mode, completed, completedCount, calls, items, problems, errorSamples, firstClaimAt, lastCompletionAt,
-    cpuSeconds: (cpu.user + cpu.system) / 1e6, wallSeconds: (Date.now() - t0) / 1000,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6, wallSeconds: (Date.now() - t0) / 1000, steady: steadyCpu(cpuSamples, completedCount),
   }),
 );
 emit({ ev: "reported", done: completedCount });

@@ -277,6 +277,8 @@ export function fleetTotals(reports, jobs, wallMs) {
     clientJobsPerSec: Number.isFinite(lastDone - firstClaim) && lastDone > firstClaim ? jobs / ((lastDone - firstClaim) / 1000) : null,
     clientCpuMicrosPerJob: (sum((r) => r.cpuSeconds) * 1e6) / jobs,
     clientCpuShare: sum((r) => r.cpuSeconds) / (wallMs / 1000),
+    // Each process's steady window (batched-fleet.mjs steadyCpu): null unless every process has one.
+    clientSteadyCpuMicrosPerJob: reports.every((r) => r.steady) ? sum((r) => r.steady.cpuMicros) / sum((r) => r.steady.jobs) : null,
     // (completeAndClaim is a tally of the complete requests that also claimed, already counted as complete.)
     requestsPerJob: Object.entries(calls).reduce((s, [k, v]) => (k === "completeAndClaim" ? s : s + v), 0) / jobs,
     problems: { leaseLost: sum((r) => r.problems.leaseLost), refused: sum((r) => r.problems.refused), errors: sum((r) => r.problems.errors) },

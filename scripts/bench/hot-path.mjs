@@ -75,6 +75,7 @@ export const HOT_PATH_METRICS = {
   jobsPerSec: { field: "jobsPerSec", label: "jobs/s", direction: "atLeast" },
   pbCpuPerJob: { field: "pbCpuMicrosPerJob", label: "PocketBase CPU per job", direction: "atMost" },
   clientCpuPerJob: { field: "clientCpuMicrosPerJob", label: "client CPU per job", direction: "atMost" },
+  clientSteadyCpuPerJob: { field: "clientSteadyCpuMicrosPerJob", label: "client CPU per job, steady (20-80% of each process's jobs)", direction: "atMost" },
   p99: { field: "p99Ms", label: "p99 claim-to-completion", direction: "atMost" },
   msPerCall: { field: "msPerCall", label: "claim-next ms per call", direction: "atMost" },
 };
@@ -130,7 +131,7 @@ export function hotPathShapeProblem(shape) {
   return null;
 }
 
-/** @typedef {"jobsPerSec" | "pbCpuPerJob" | "clientCpuPerJob" | "p99"} HotPathMetric */
+/** @typedef {"jobsPerSec" | "pbCpuPerJob" | "clientCpuPerJob" | "clientSteadyCpuPerJob" | "p99" | "msPerCall"} HotPathMetric */
 /** @typedef {{ median: number | null, min: number | null, max: number | null, n: number, perRep: Array<number | null> }} HotPathRatio */
 /** @typedef {{ target: number, direction: string, median: number | null, pass: boolean | null }} HotPathJudged */
 
@@ -172,7 +173,7 @@ export function hotPathJudge(ratios, targets) {
 export const fmtHotPathRatio = fmtFlowRatio;
 
 /** Each part's figures shown as context beside its targets (current over the baseline, not judged). */
-const HOT_PATH_CONTEXT = { worker: ["p99"], limited: ["jobsPerSec", "pbCpuPerJob"], held: ["msPerCall"] };
+const HOT_PATH_CONTEXT = { worker: ["clientSteadyCpuPerJob", "p99"], limited: ["jobsPerSec", "pbCpuPerJob"], held: ["msPerCall"] };
 const CONTEXT_LABELS = { p99: "p99 claim-to-completion (finished_at - claimed_at)" };
 
 /** A metric's medians, current vs baseline, in its unit. */
@@ -256,6 +257,7 @@ export function summarizeRuns(runs, variants = HOT_PATH_VARIANTS) {
       perRepPbCpuMicros: mine.map((r) => r.pbCpuMicrosPerJob),
       clientCpuMicrosPerJob: med((r) => r.clientCpuMicrosPerJob),
       perRepClientCpuMicros: mine.map((r) => r.clientCpuMicrosPerJob),
+      clientSteadyCpuMicrosPerJob: med((r) => r.clientSteadyCpuMicrosPerJob),
       latencyMs: { p50: med((r) => r.latencyMs?.p50), p99: med((r) => r.latencyMs?.p99), max: Math.max(0, ...mine.map((r) => r.latencyMs?.max ?? 0)) },
       requestsPerJob: med((r) => r.requestsPerJob),
       msPerCall: med((r) => r.msPerCall),
@@ -452,6 +454,7 @@ async function fleetRun(ctx, env, server, clientModule, { jobs, tag, shape }) {
     pbCpuMicrosPerJob: cpuMicrosPerOp(cpu0, cpu1, jobs),
     pbCpuShare: cpu0 !== null && cpu1 !== null ? (cpu1 - cpu0) / (wallMs / 1000) : null,
     clientCpuMicrosPerJob: t.clientCpuMicrosPerJob,
+    clientSteadyCpuMicrosPerJob: t.clientSteadyCpuMicrosPerJob,
     clientCpuShare: t.clientCpuShare,
     calls: t.calls,
     requestsPerJob: t.requestsPerJob,
@@ -481,7 +484,8 @@ async function alternate(ctx, part, variants, shape, jobs, run, failures) {
       const r = await run(v, { jobs, tag: `hp-${part}-r${rep}-${v.key}` });
       log(
         `hot-path ${part}: rep ${rep + 1}/${shape.reps} ${v.key}: ${fmtInt(r.jobsPerSec)} jobs/s (client clock ${fmtInt(r.clientJobsPerSec)}), ` +
-          `PB CPU ${fmtInt(r.pbCpuMicrosPerJob)} us/job, client CPU ${fmtInt(r.clientCpuMicrosPerJob)} us/job, ` +
+          `PB CPU ${fmtInt(r.pbCpuMicrosPerJob)} us/job, client CPU ${fmtInt(r.clientCpuMicrosPerJob)} us/job` +
+          `${r.clientSteadyCpuMicrosPerJob != null ? ` (steady ${fmtInt(r.clientSteadyCpuMicrosPerJob)})` : ""}, ` +
           `${r.msPerCall !== undefined ? `${round1(r.msPerCall)} ms a claim-next` : `p99 ${r.latencyMs.p99} ms`}, ${r.requestsPerJob.toFixed(3)} requests/job` +
           `${r.failures.length ? `; !!! ${r.failures.join("; ")}` : ""}`,
       );

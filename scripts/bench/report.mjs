@@ -633,13 +633,14 @@ const HOT_PATH_METRIC_LABELS = {
   jobsPerSec: "jobs/s",
   pbCpuPerJob: "PocketBase CPU per job",
   clientCpuPerJob: "client CPU per job",
+  clientSteadyCpuPerJob: "client CPU per job, steady (20-80% of each process's jobs)",
   p99: "p99 claim-to-completion",
   msPerCall: "claim-next ms per call",
 };
 /** The ratios each part of the hot-path phase reports (its targets are among them; the rest are context). */
 const HOT_PATH_PART_METRICS = {
   server: ["jobsPerSec", "pbCpuPerJob", "clientCpuPerJob", "p99"],
-  worker: ["jobsPerSec", "pbCpuPerJob", "clientCpuPerJob", "p99"],
+  worker: ["jobsPerSec", "pbCpuPerJob", "clientCpuPerJob", "clientSteadyCpuPerJob", "p99"],
   limited: ["jobsPerSec", "pbCpuPerJob", "p99"],
   held: ["msPerCall", "pbCpuPerJob"],
 };

@@ -47,3 +47,20 @@ export function histogram(values) {
   for (const v of [...values].sort((a, b) => a - b)) counts[String(v)] = (counts[String(v)] ?? 0) + 1;
   return counts;
 }
+
+/**
+ * The CPU a client process spent while its completions went from 20% to 80%
+ * of their final count `total`, and those completions, from its samples
+ * [completions, CPU µs] in time order: the per-job cost once its code is
+ * compiled and its first claims are in, before the run drains (a cold
+ * process's first jobs carry V8's compilation, a fixed cost that a whole
+ * run's figure spreads over the few jobs each process does). null: too few samples.
+ * @param {Array<[number, number]>} samples
+ * @param {number} total
+ */
+export function steadyCpu(samples, total) {
+  const from = samples.find(([done]) => done >= total * 0.2);
+  const to = samples.findLast(([done]) => done <= total * 0.8);
+  if (!from || !to || to[0] <= from[0]) return null;
+  return { jobs: to[0] - from[0], cpuMicros: to[1] - from[1] };
+}

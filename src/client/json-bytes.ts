@@ -1,10 +1,9 @@
 /**
- * JSON sizes as the Worker's hot path measures them: one JSON.stringify per
- * value and Node's own UTF-8 count (Buffer.byteLength), where src/lib's
- * jsonByteLength (written for goja, without Buffer) counts with regular
- * expressions, and jsonSizeError serializes twice. The same figures: a JSON
- * text has no lone surrogates (JSON.stringify escapes them), so both count
- * every character alike.
+ * JSON sizes as the client measures them: one JSON.stringify per value and
+ * Node's own UTF-8 count (Buffer.byteLength), where src/lib's jsonByteLength
+ * (written for goja, without Buffer) counts with regular expressions. The
+ * same figures: a JSON text has no lone surrogates (JSON.stringify escapes
+ * them), so both count every character alike.
  */
 
 /** Bytes of `value` as JSON text in UTF-8; 0 when it has none (undefined, a function). Throws what JSON.stringify throws. */
@@ -19,9 +18,8 @@ function utf8Bytes(text: string): number {
 }
 
 /**
- * Why `value` cannot be stored as a JSON field of at most `maxBytes`, in the
- * words of queue-options' jsonSizeError (the same sentences), or null when it
- * can: serialized once.
+ * Why `value` cannot be sent as a JSON field of at most `maxBytes` UTF-8 bytes
+ * (the phrase ends "must be ..."), or null when it can: serialized once.
  */
 export function jsonSizeProblem(value: unknown, maxBytes: number): string | null {
   let text: string | undefined;

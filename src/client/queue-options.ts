@@ -8,7 +8,7 @@
  */
 import {
   MAX_ERROR_BYTES, MAX_MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, MAX_PRIORITY, MAX_PROGRESS_BYTES, MAX_RESULT_BYTES,
-  MIN_PRIORITY, jsonByteLength, utf8ByteLength,
+  MIN_PRIORITY, utf8ByteLength,
 } from "../lib/queue.js";
 import {
   GROUP_NAME_RULE, MAX_RATE_LIMITED_FOR_SECONDS, MAX_START_WITHIN_SECONDS, MAX_TIMEOUT_SECONDS, isGroupName,
@@ -16,6 +16,7 @@ import {
 import { MAX_CLAIM_QUEUES, QUEUE_NAME_PATTERN, isQueueName } from "../lib/queue-names.js";
 import { RELEASE_TARGETS, type CompleteItem, type EnqueueItem, type HeartbeatItem } from "../lib/types.js";
 import { reservedWorkerIdError } from "../lib/validate.js";
+import { jsonSizeProblem } from "./json-bytes.js";
 
 /** What a job can be enqueued with besides its probe key (EnqueueItem, with `runAt` also as a Date). */
 export interface EnqueueOptions extends Omit<EnqueueItem, "probeKey" | "runAt"> {
@@ -80,7 +81,7 @@ export function toEnqueueItem(where: string, job: unknown, ignore: ReadonlySet<s
   if (typeof probeKey !== "string" || probeKey === "") throw bad("probeKey", "a non-empty string");
   const item: EnqueueItem = { probeKey };
   if (payload !== undefined) {
-    const error = jsonSizeError(payload, MAX_PAYLOAD_BYTES);
+    const error = jsonSizeProblem(payload, MAX_PAYLOAD_BYTES);
     if (error !== null) throw bad("payload", error);
     item.payload = payload;
   }
@@ -163,26 +164,10 @@ export function checkClaimQueue(where: string, queue: unknown): string | string[
   return [...queue] as string[];
 }
 
-/**
- * Why `value` cannot be sent as a JSON field of at most `maxBytes` UTF-8 bytes
- * (the phrase ends "must be ..."), or null when it can.
- */
-export function jsonSizeError(value: unknown, maxBytes: number): string | null {
-  let bytes: number;
-  try {
-    if (JSON.stringify(value) === undefined) return "a JSON value (not a function, a symbol or undefined)";
-    bytes = jsonByteLength(value);
-  } catch (err) {
-    // BigInt, a cycle, a toJSON that throws.
-    return `a JSON value (${err instanceof Error ? err.message : String(err)})`;
-  }
-  return bytes > maxBytes ? `JSON of at most ${maxBytes} bytes (it is ${bytes})` : null;
-}
-
 /** A renew's progress, checked (TypeError naming `where`). */
 export function checkProgress(where: string, progress: unknown): void {
   if (progress === undefined || progress === null) return;
-  const error = jsonSizeError(progress, MAX_PROGRESS_BYTES);
+  const error = jsonSizeProblem(progress, MAX_PROGRESS_BYTES);
   if (error !== null) throw new TypeError(`${where}: \`progress\` must be ${error}`);
 }
 
@@ -190,7 +175,7 @@ export function checkProgress(where: string, progress: unknown): void {
 export function checkReleaseFields(where: string, status: unknown, fields: { result?: unknown; error?: unknown; rateLimitedFor?: unknown }): void {
   const { result, error, rateLimitedFor } = fields;
   if (result !== undefined && result !== null) {
-    const problem = jsonSizeError(result, MAX_RESULT_BYTES);
+    const problem = jsonSizeProblem(result, MAX_RESULT_BYTES);
     if (problem !== null) throw new TypeError(`${where}: \`result\` must be ${problem}`);
   }
   if (error !== undefined && error !== null && typeof error !== "string") {
@@ -255,7 +240,7 @@ export function toHeartbeatItem(where: string, lease: unknown): HeartbeatItem {
   if (fields.leaseToken !== undefined) item.leaseToken = fields.leaseToken;
   const progress = fields.raw["progress"];
   if (progress !== undefined && progress !== null) {
-    const problem = jsonSizeError(progress, MAX_PROGRESS_BYTES);
+    const problem = jsonSizeProblem(progress, MAX_PROGRESS_BYTES);
     if (problem !== null) throw new TypeError(`${where}: \`progress\` must be ${problem}`);
     item.progress = progress;
   }
@@ -272,7 +257,7 @@ export function toCompleteItem(where: string, release: unknown): CompleteItem {
   const item: CompleteItem = { jobId: fields.jobId, status: status as CompleteItem["status"] };
   if (fields.leaseToken !== undefined) item.leaseToken = fields.leaseToken;
   if (result !== undefined && result !== null) {
-    const problem = jsonSizeError(result, MAX_RESULT_BYTES);
+    const problem = jsonSizeProblem(result, MAX_RESULT_BYTES);
     if (problem !== null) throw new TypeError(`${where}: \`result\` must be ${problem}`);
     item.result = result;
   }

@@ -48,7 +48,8 @@ import type { FleetApi, HeldJob } from "./fleet-client.js";
 import {
   integerFrom, LEASE_SECONDS, NON_NEGATIVE_MS, numberOption, POSITIVE_MS, workerIdOption, type NumberRule,
 } from "./options.js";
-import { checkClaimQueue, jsonSizeError } from "./queue-options.js";
+import { jsonSizeProblem } from "./json-bytes.js";
+import { checkClaimQueue } from "./queue-options.js";
 import {
   RENEW_RETRY_MAX_MS, attemptDeadline, disarmTimeout, isDropped, leaseEnd, type ActiveJob, type Outcome,
 } from "./worker/active-job.js";
@@ -416,7 +417,7 @@ export class Worker<R = unknown, P = unknown> extends FleetEmitter {
 
   /** JobContext.progress: checked, kept for the next renew, which goes within PROGRESS_FLUSH_MS (see there). */
   #recordProgress(job: ActiveJob, value: unknown): void {
-    const problem = jsonSizeError(value, MAX_PROGRESS_BYTES);
+    const problem = jsonSizeProblem(value, MAX_PROGRESS_BYTES);
     if (problem !== null) throw new TypeError(`Worker: job.progress(value): the value must be ${problem}`);
     if (isDropped(job)) return; // no renew will carry it
     // A copy: the progress as it was at this call, whatever the handler does to the object afterwards.

@@ -141,8 +141,8 @@ describe("hotPathVerdict and hotPathJudge", () => {
 /** A part as runHotPathPhase answers it, with one rep: current does `jobs`x the baseline's jobs/s at `cpu`x its CPU per job. */
 function part(key: "server" | "worker", jobs: number, cpu: number, failures: string[] = []) {
   const runs = [
-    { ...run(0, "current", 1000 * jobs, 500 * cpu, 100 * cpu, 50), server: "hot-path-current", clientJobsPerSec: 990 * jobs, latencyMs: { p50: 10, p99: 50, max: 60 }, requestsPerJob: 0.02, failures },
-    { ...run(0, "baseline", 1000, 500, 100, 100), server: "hot-path-baseline", clientJobsPerSec: 990, latencyMs: { p50: 20, p99: 100, max: 120 }, requestsPerJob: 0.03, failures: [] },
+    { ...run(0, "current", 1000 * jobs, 500 * cpu, 100 * cpu, 50), clientSteadyCpuMicrosPerJob: 60 * cpu, server: "hot-path-current", clientJobsPerSec: 990 * jobs, latencyMs: { p50: 10, p99: 50, max: 60 }, requestsPerJob: 0.02, failures },
+    { ...run(0, "baseline", 1000, 500, 100, 100), clientSteadyCpuMicrosPerJob: 60, server: "hot-path-baseline", clientJobsPerSec: 990, latencyMs: { p50: 20, p99: 100, max: 120 }, requestsPerJob: 0.03, failures: [] },
   ];
   const ratios = hotPathRatios(runs);
   const sizes = key === "server" ? { jobs: 30_000, loops: 8, limit: 100, reps: 1 } : { jobs: 30_000, processes: 8, workersPerProcess: 1, concurrency: 50, reps: 1 };
@@ -162,9 +162,9 @@ const hotPath = (parts: unknown[], extra = {}) => ({
 });
 
 describe("hotPathTargets", () => {
-  it("judges the server on jobs/s and PocketBase CPU per job, the Worker on jobs/s and client CPU per job (p99 beside it), and exactly once over every run", () => {
+  it("judges the server on jobs/s and PocketBase CPU per job, the Worker on jobs/s and client CPU per job (its steady CPU and p99 beside it), and exactly once over every run", () => {
     const t = hotPathTargets(hotPath([part("server", 2, 0.4), part("worker", 1.5, 0.2)]));
-    expect(t).toHaveLength(6);
+    expect(t).toHaveLength(7);
     expect(t[0]).toMatchObject({ pass: true, measured: "2.00x (per rep 2.00); 2,000 vs 1,000 jobs/s" });
     expect(t[0]!.target).toBe("hot path, server (8 loops of claim-next (limit 100) + complete, 30,000 jobs): jobs/s >= 1.8x pb-fleet 97dd997");
     expect(t[1]).toMatchObject({ pass: true, measured: "0.40x (per rep 0.40); 200 vs 500 us" });
@@ -173,9 +173,11 @@ describe("hotPathTargets", () => {
     expect(t[2]!.target).toMatch(/^hot path, Worker \(8 Workers x 50 \(8 processes\), 30,000 jobs\): jobs\/s >= 1\.8x/);
     expect(t[3]).toMatchObject({ pass: true, measured: "0.20x (per rep 0.20); 20 vs 100 us" });
     expect(t[3]!.target).toMatch(/client CPU per job <= 0\.3x/);
-    expect(t[4]).toMatchObject({ pass: null, measured: "0.50x (per rep 0.50); 50 vs 100 ms" });
-    expect(t[4]!.target).toMatch(/^\(context\) .*p99 claim-to-completion/);
-    expect(t[5]).toMatchObject({ pass: true, measured: "4 of 4 runs" });
+    expect(t[4]).toMatchObject({ pass: null, measured: "0.20x (per rep 0.20); 12 vs 60 us" });
+    expect(t[4]!.target).toMatch(/^\(context\) .*client CPU per job, steady \(20-80% of each process's jobs\), current over/);
+    expect(t[5]).toMatchObject({ pass: null, measured: "0.50x (per rep 0.50); 50 vs 100 ms" });
+    expect(t[5]!.target).toMatch(/^\(context\) .*p99 claim-to-completion/);
+    expect(t[6]).toMatchObject({ pass: true, measured: "4 of 4 runs" });
   });
 
   it("misses exactly once when a run failed, reports a skipped part or phase as skipped, and nothing without the phase", () => {
