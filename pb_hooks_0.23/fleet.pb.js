@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 356bd06a4f3c"] || (globalThis["pbFleet POST /api/fleet/claim 356bd06a4f3c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim 62f166d83e24"] || (globalThis["pbFleet POST /api/fleet/claim 62f166d83e24"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -773,7 +773,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -1162,6 +1167,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -1173,15 +1183,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 08200f01d71e"] || (globalThis["pbFleet POST /api/fleet/renew 08200f01d71e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 809a2a49af05"] || (globalThis["pbFleet POST /api/fleet/renew 809a2a49af05"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1668,7 +1678,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -2056,6 +2071,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -2067,15 +2087,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release 493811a55397"] || (globalThis["pbFleet POST /api/fleet/release 493811a55397"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release efd4655b5dd9"] || (globalThis["pbFleet POST /api/fleet/release efd4655b5dd9"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2727,7 +2747,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -3155,6 +3180,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -3166,15 +3196,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next 8b890c5156f3"] || (globalThis["pbFleet POST /api/fleet/claim-next 8b890c5156f3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next f2777e21be35"] || (globalThis["pbFleet POST /api/fleet/claim-next f2777e21be35"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -4218,7 +4248,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -4950,6 +4985,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -4961,15 +5001,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 1f81771499b3"] || (globalThis["pbFleet POST /api/fleet/sweep 1f81771499b3"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 99dcad68e74d"] || (globalThis["pbFleet POST /api/fleet/sweep 99dcad68e74d"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5670,7 +5710,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -6053,6 +6098,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -6064,15 +6114,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 68a7c368ef80"] || (globalThis["pbFleet GET /api/fleet/stats 68a7c368ef80"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 9145f802370e"] || (globalThis["pbFleet GET /api/fleet/stats 9145f802370e"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6560,7 +6610,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -6951,6 +7006,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -6962,15 +7022,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions 07173fec337c"] || (globalThis["pbFleet GET /api/fleet/completions 07173fec337c"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions c768978f65b5"] || (globalThis["pbFleet GET /api/fleet/completions c768978f65b5"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -7329,7 +7389,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -7715,6 +7780,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -7726,15 +7796,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue 6a805ca281a5"] || (globalThis["pbFleet POST /api/fleet/enqueue 6a805ca281a5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue fa9d7d45f67c"] || (globalThis["pbFleet POST /api/fleet/enqueue fa9d7d45f67c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8237,7 +8307,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -8729,6 +8804,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -8740,15 +8820,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "enqueue");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel 56c3daff5976"] || (globalThis["pbFleet POST /api/fleet/cancel 56c3daff5976"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel b821413637c0"] || (globalThis["pbFleet POST /api/fleet/cancel b821413637c0"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9268,7 +9348,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -9615,6 +9700,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -9626,15 +9716,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 8b713b82b7a5"] || (globalThis["pbFleet POST /api/fleet/retry 8b713b82b7a5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry 978fff74292c"] || (globalThis["pbFleet POST /api/fleet/retry 978fff74292c"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10172,7 +10262,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -10523,6 +10618,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -10534,15 +10634,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 2a9941774a0c"] || (globalThis["pbFleet POST /api/fleet/maintenance 2a9941774a0c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 24fb84040c76"] || (globalThis["pbFleet POST /api/fleet/maintenance 24fb84040c76"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11353,7 +11453,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -11903,6 +12008,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -11914,15 +12024,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat d84024e5a782"] || (globalThis["pbFleet POST /api/fleet/heartbeat d84024e5a782"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat 2ef74205affd"] || (globalThis["pbFleet POST /api/fleet/heartbeat 2ef74205affd"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -12492,7 +12602,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -13072,6 +13187,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -13083,15 +13203,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete 8056a1910c64"] || (globalThis["pbFleet POST /api/fleet/complete 8056a1910c64"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete a8781438416e"] || (globalThis["pbFleet POST /api/fleet/complete a8781438416e"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14186,7 +14306,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -15232,6 +15357,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -15243,15 +15373,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "worker");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow b1cac9e00479"] || (globalThis["pbFleet POST /api/fleet/flow b1cac9e00479"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 0a80c0353eb5"] || (globalThis["pbFleet POST /api/fleet/flow 0a80c0353eb5"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -15743,7 +15873,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -16176,6 +16311,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -16187,15 +16327,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 43e10ad035f4"] || (globalThis["pbFleet GET /api/fleet/flow 43e10ad035f4"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 1be95cd55489"] || (globalThis["pbFleet GET /api/fleet/flow 1be95cd55489"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -16602,7 +16742,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -16995,6 +17140,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -17006,15 +17156,15 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "admin");
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json ce4f3ed0c7fd"] || (globalThis["pbFleet GET /api/fleet/openapi.json ce4f3ed0c7fd"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 99f4e25c23c2"] || (globalThis["pbFleet GET /api/fleet/openapi.json 99f4e25c23c2"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -17383,7 +17533,12 @@ function serve(e, handler, access) {
     }
   }, access, handler, logError);
   if ("text" in reply) return e.string(reply.status, reply.text);
-  return e.json(reply.status, reply.json);
+  return answerJson(e, reply.status, reply.json);
+}
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
@@ -18133,6 +18288,11 @@ var EXPIRED_LEASE_SQL = `rowid IN (SELECT rowid FROM probe_jobs WHERE ${statusIn
 var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `status != '${s}'`)].join(" AND ");
 
 // src/adapter/pocketbase-0.23.ts
+function answerJson(e, status, json2) {
+  var _a;
+  e.response.header().set("Content-Type", "application/json");
+  return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
+}
 function callerAuth(e) {
   if (e.hasSuperuserAuth()) return { kind: "admin" };
   const rec = e.auth;
@@ -18144,8 +18304,8 @@ function refuseOversizedBody(e, access) {
   const tooLarge = oversizedBodyReply(e.request.contentLength);
   if (tooLarge === null) return e.next();
   const verdict = authorize(callerAuth(e), access);
-  if (!("caller" in verdict)) return e.json(verdict.status, verdict.body);
-  return e.json(tooLarge.status, tooLarge.json);
+  if (!("caller" in verdict)) return answerJson(e, verdict.status, verdict.body);
+  return answerJson(e, tooLarge.status, tooLarge.json);
 }
 return refuseOversizedBody;
 })()(__context, "worker");

@@ -43,6 +43,16 @@ describe("claim-next", () => {
     expect((await getJob(jobs[3]!.id)).status).toBe("pending");
   });
 
+  it("answers every job with its members in one order (docs/protocol-decisions.md: a client builds one shape for them all)", async () => {
+    const prefix = randomKey("cno") + "/";
+    await createJobs(prefix, 20);
+    const res = await claimNext({ workerId: "w", limit: 20, probeKeyPrefix: prefix });
+    expect(res.body.jobs).toHaveLength(20);
+    const orders = new Set(res.body.jobs.map((held: { job: object }) => Object.keys(held.job).join(",")));
+    expect([...orders]).toHaveLength(1);
+    expect(new Set(res.body.jobs.map((held: object) => Object.keys(held).join(",")))).toHaveLength(1);
+  });
+
   it("default limit is 1, and an empty queue answers an empty list", async () => {
     const prefix = randomKey("cn1") + "/";
     await createJobs(prefix, 2);
