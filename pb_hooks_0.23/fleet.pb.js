@@ -5,7 +5,7 @@
 // top level, so helpers are repeated inside each closure.
 
 routerAdd("POST", "/api/fleet/claim", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim 62f166d83e24"] || (globalThis["pbFleet POST /api/fleet/claim 62f166d83e24"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim a4debddc149e"] || (globalThis["pbFleet POST /api/fleet/claim a4debddc149e"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -777,6 +777,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -1169,6 +1170,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -1191,7 +1193,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/renew", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/renew 809a2a49af05"] || (globalThis["pbFleet POST /api/fleet/renew 809a2a49af05"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/renew 1ec2cbb411e7"] || (globalThis["pbFleet POST /api/fleet/renew 1ec2cbb411e7"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -1682,6 +1684,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -2073,6 +2076,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -2095,7 +2099,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/release", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/release efd4655b5dd9"] || (globalThis["pbFleet POST /api/fleet/release efd4655b5dd9"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/release 1d57bc2b9cd4"] || (globalThis["pbFleet POST /api/fleet/release 1d57bc2b9cd4"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -2751,6 +2755,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -3182,6 +3187,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -3204,7 +3210,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/claim-next", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/claim-next f2777e21be35"] || (globalThis["pbFleet POST /api/fleet/claim-next f2777e21be35"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/claim-next 0d8eefc53da3"] || (globalThis["pbFleet POST /api/fleet/claim-next 0d8eefc53da3"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -4252,6 +4258,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -4987,6 +4994,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -5009,7 +5017,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/sweep", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/sweep 99dcad68e74d"] || (globalThis["pbFleet POST /api/fleet/sweep 99dcad68e74d"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/sweep 644446dc5b7a"] || (globalThis["pbFleet POST /api/fleet/sweep 644446dc5b7a"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -5714,6 +5722,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -6100,6 +6109,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -6122,7 +6132,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/stats", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/stats 9145f802370e"] || (globalThis["pbFleet GET /api/fleet/stats 9145f802370e"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/stats 5abbd49de309"] || (globalThis["pbFleet GET /api/fleet/stats 5abbd49de309"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -6614,6 +6624,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -7008,6 +7019,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -7030,7 +7042,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/completions", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/completions c768978f65b5"] || (globalThis["pbFleet GET /api/fleet/completions c768978f65b5"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/completions b7ecf567e9f1"] || (globalThis["pbFleet GET /api/fleet/completions b7ecf567e9f1"] = (() => {
 // src/lib/job-events.ts
 var JOB_EVENTS_KEEP_MS = 15 * 6e4;
 
@@ -7393,6 +7405,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -7782,6 +7795,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -7804,7 +7818,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/enqueue", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/enqueue fa9d7d45f67c"] || (globalThis["pbFleet POST /api/fleet/enqueue fa9d7d45f67c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/enqueue c8b22c2082c9"] || (globalThis["pbFleet POST /api/fleet/enqueue c8b22c2082c9"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -8311,6 +8325,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -8806,6 +8821,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -8828,7 +8844,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/cancel", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/cancel b821413637c0"] || (globalThis["pbFleet POST /api/fleet/cancel b821413637c0"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/cancel cc47704cbe8e"] || (globalThis["pbFleet POST /api/fleet/cancel cc47704cbe8e"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -9352,6 +9368,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -9702,6 +9719,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -9724,7 +9742,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/retry", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/retry 978fff74292c"] || (globalThis["pbFleet POST /api/fleet/retry 978fff74292c"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/retry ca71d1ec9736"] || (globalThis["pbFleet POST /api/fleet/retry ca71d1ec9736"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -10266,6 +10284,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -10620,6 +10639,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -10642,7 +10662,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/maintenance", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/maintenance 24fb84040c76"] || (globalThis["pbFleet POST /api/fleet/maintenance 24fb84040c76"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/maintenance 160b9f46a395"] || (globalThis["pbFleet POST /api/fleet/maintenance 160b9f46a395"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -11457,6 +11477,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -12010,6 +12031,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -12032,7 +12054,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/heartbeat", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/heartbeat 2ef74205affd"] || (globalThis["pbFleet POST /api/fleet/heartbeat 2ef74205affd"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/heartbeat d9d4ebe0aca4"] || (globalThis["pbFleet POST /api/fleet/heartbeat d9d4ebe0aca4"] = (() => {
 var __defProp = Object.defineProperty;
 var __getOwnPropSymbols = Object.getOwnPropertySymbols;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
@@ -12606,6 +12628,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -13189,6 +13212,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -13211,7 +13235,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/complete", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/complete a8781438416e"] || (globalThis["pbFleet POST /api/fleet/complete a8781438416e"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/complete c86fc36f5bfc"] || (globalThis["pbFleet POST /api/fleet/complete c86fc36f5bfc"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -14310,6 +14334,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -15359,6 +15384,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -15381,7 +15407,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("POST", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet POST /api/fleet/flow 0a80c0353eb5"] || (globalThis["pbFleet POST /api/fleet/flow 0a80c0353eb5"] = (() => {
+return (globalThis["pbFleet POST /api/fleet/flow 37f8964985e5"] || (globalThis["pbFleet POST /api/fleet/flow 37f8964985e5"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -15877,6 +15903,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -16313,6 +16340,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -16335,7 +16363,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/flow", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/flow 1be95cd55489"] || (globalThis["pbFleet GET /api/fleet/flow 1be95cd55489"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/flow 86a6891b48d0"] || (globalThis["pbFleet GET /api/fleet/flow 86a6891b48d0"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -16746,6 +16774,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -17142,6 +17171,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -17164,7 +17194,7 @@ return refuseOversizedBody;
 }, -995, "pbFleetBodyLimit"));
 
 routerAdd("GET", "/api/fleet/openapi.json", (__context) => {
-return (globalThis["pbFleet GET /api/fleet/openapi.json 99f4e25c23c2"] || (globalThis["pbFleet GET /api/fleet/openapi.json 99f4e25c23c2"] = (() => {
+return (globalThis["pbFleet GET /api/fleet/openapi.json 570e998239c7"] || (globalThis["pbFleet GET /api/fleet/openapi.json 570e998239c7"] = (() => {
 var __defProp = Object.defineProperty;
 var __defProps = Object.defineProperties;
 var __getOwnPropDescs = Object.getOwnPropertyDescriptors;
@@ -17537,6 +17567,7 @@ function serve(e, handler, access) {
 }
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }
@@ -18290,6 +18321,7 @@ var LIVE_UNIQUE_KEY_SQL = ["unique_key != ''", ...TERMINAL_STATUSES.map((s) => `
 // src/adapter/pocketbase-0.23.ts
 function answerJson(e, status, json2) {
   var _a;
+  if (e.request.url.query().get("fields") !== "") return e.json(status, json2);
   e.response.header().set("Content-Type", "application/json");
   return e.string(status, (_a = JSON.stringify(json2)) != null ? _a : "null");
 }

@@ -123,7 +123,6 @@ async function unbatchedLoop(workerId) {
 
 /* ------------------------------------------------------------ run */
 
-
 createInterface({ input: process.stdin }).on("line", (line) => {
   if (line.trim() === "go") go();
   if (line.trim() === "stop") stopRequested();

@@ -1,6 +1,6 @@
 // POST /api/fleet/claim-next: the oldest claimable jobs, atomically, scoped by prefix.
 import { describe, expect, it } from "vitest";
-import { createJob, futureDate, getJob, pastDate, post, randomKey } from "./support/fleet-api";
+import { createJob, enqueueOk, futureDate, getJob, pastDate, post, randomKey } from "./support/fleet-api";
 
 function claimNext(body: unknown) {
   return post("/api/fleet/claim-next", body);
@@ -51,6 +51,22 @@ describe("claim-next", () => {
     const orders = new Set(res.body.jobs.map((held: { job: object }) => Object.keys(held.job).join(",")));
     expect([...orders]).toHaveLength(1);
     expect(new Set(res.body.jobs.map((held: object) => Object.keys(held).join(",")))).toHaveLength(1);
+    // Without a prefix (the set-based claim, as the Worker claims): a queue of this test's own.
+    const queue = randomKey("cnoq");
+    await enqueueOk(Array.from({ length: 20 }, (_, i) => ({ probeKey: `${queue}/${i}`, queue })));
+    const byQueue = await claimNext({ workerId: "w", limit: 20, queue });
+    expect(byQueue.body.jobs).toHaveLength(20);
+    const queueOrders = new Set(byQueue.body.jobs.map((held: { job: object }) => Object.keys(held.job).join(",")));
+    expect([...queueOrders]).toHaveLength(1);
+  });
+
+  it("still applies PocketBase's ?fields= picker to an answer", async () => {
+    const prefix = randomKey("cnf") + "/";
+    await createJobs(prefix, 2);
+    const res = await post("/api/fleet/claim-next?fields=jobs.leaseToken", { workerId: "w", limit: 2, probeKeyPrefix: prefix });
+    expect(res.status).toBe(200);
+    expect(res.body.jobs).toHaveLength(2);
+    for (const held of res.body.jobs) expect(Object.keys(held)).toEqual(["leaseToken"]);
   });
 
   it("default limit is 1, and an empty queue answers an empty list", async () => {
