@@ -93,9 +93,13 @@ export class FakeRequestEvent {
     this.wentOn = true;
   }
 
-  get response(): FakeResponse | null {
+  /** The one answer the handler gave (null: none yet). */
+  get answered(): FakeResponse | null {
     return this.#answer.response;
   }
+  /** The http.ResponseWriter: only its headers, which a string answer's Content-Type is read from. */
+  readonly response = { header: () => this.#headers };
+  readonly #headers = new FakeHeader();
   /** 0.23+ throws where 0.22 read `{}`: invalid JSON, a top-level array, another content type. */
   requestInfo(): { body: unknown } {
     if (this.#body === UNPARSEABLE_BODY) throw new Error("fake PocketBase: invalid character '}' looking for beginning of value");
@@ -111,8 +115,21 @@ export class FakeRequestEvent {
   json(status: number, body: unknown): void {
     this.#answer.json(status, body);
   }
+  /** A text answer; one sent as application/json is read as its JSON, as a client would read it. */
   string(status: number, text: string): void {
-    this.#answer.string(status, text);
+    if (this.#headers.get("Content-Type") === "application/json") this.#answer.json(status, JSON.parse(String(text)) as unknown);
+    else this.#answer.string(status, text);
+  }
+}
+
+/** http.Header, as far as the handlers use it. */
+class FakeHeader {
+  readonly #values = new Map<string, string>();
+  set(name: string, value: string): void {
+    this.#values.set(name.toLowerCase(), String(value));
+  }
+  get(name: string): string {
+    return this.#values.get(name.toLowerCase()) ?? "";
   }
 }
 
@@ -148,8 +165,8 @@ export class FakeRouteMiddleware implements FakeMiddleware {
     runtime["__args"] = [event];
     vm.runInContext(`{(${this.#text}).apply(undefined, __args)}`, runtime, { filename: `middleware ${this.middleware}` });
     if (event.wentOn) return null;
-    if (!event.response) throw new Error(`middleware ${this.middleware} neither answered nor went on`);
-    return event.response;
+    if (!event.answered) throw new Error(`middleware ${this.middleware} neither answered nor went on`);
+    return event.answered;
   }
 }
 

@@ -797,7 +797,8 @@ export class FakeContext {
     return null;
   }
 
-  get response(): FakeResponse | null {
+  /** The one answer the handler gave (null: none yet). */
+  get answered(): FakeResponse | null {
     return this.#answer.response;
   }
   request(): { contentLength: number } {
@@ -990,7 +991,7 @@ export function runHookWith(hook: CapturedCreateHook, runtime: vm.Context, event
 export function runRouteWith(
   route: CapturedRoute,
   caller: Caller,
-  context: { response: FakeResponse | null },
+  context: { answered: FakeResponse | null },
   runtime: vm.Context,
   contentLength = 0,
 ): FakeResponse {
@@ -1000,8 +1001,8 @@ export function runRouteWith(
   }
   runtime["__args"] = [context];
   vm.runInContext(`{(${route.text}).apply(undefined, __args)}`, runtime, { filename: `${route.method} ${route.path}` });
-  if (!context.response) throw new Error(`${route.method} ${route.path} gave no answer`);
-  return context.response;
+  if (!context.answered) throw new Error(`${route.method} ${route.path} gave no answer`);
+  return context.answered;
 }
 
 /** One cron tick, as cronAdd runs it: `{(<text>).apply(undefined)}` in a fresh context. */
