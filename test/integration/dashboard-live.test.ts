@@ -152,7 +152,9 @@ describe("the dashboard at /fleet/", () => {
     const leaseLeft = () => jobRow(page, "in-flight", a1!.id).locator(".lease-left").getAttribute("data-seconds").then(Number);
     const first = await leaseLeft();
     expect(first).toBeGreaterThan(25);
-    expect(first).toBeLessThanOrEqual(30);
+    // 30 s, or 31: the page's estimate of the server's clock (ServerClock) can lag by up to an answer's round trip,
+    // which a loaded machine stretches near a second, and the countdown rounds up (it read 31 once in a CI rehearsal).
+    expect(first).toBeLessThanOrEqual(31);
     // No write happens meanwhile: the page counts down by itself. 4 s for a drop of 2: the page's estimate of the
     // server's clock may move by up to a second as answers arrive on a loaded machine (ServerClock smooths them).
     await sleep(4_000);
