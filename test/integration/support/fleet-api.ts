@@ -16,6 +16,8 @@ export interface RequestOptions {
   rawBody?: string;
   /** Defaults to application/json. */
   contentType?: string;
+  /** How long to wait for the answer, ms (default REQUEST_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
 export interface ApiResponse {
@@ -53,7 +55,7 @@ export async function send(method: string, path: string, body: unknown, opts: Re
     method,
     headers,
     body: payload,
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    signal: AbortSignal.timeout(opts.timeoutMs ?? REQUEST_TIMEOUT_MS),
   });
   const text = await res.text();
   let parsed: unknown = text;
